@@ -1,0 +1,113 @@
+"""Fixtures: every test that uses ``redis_db`` runs against fakeredis and a real Redis.
+
+The real run needs ``REDIS_URL`` (e.g. ``redis://127.0.0.1:6379/15``). Each test
+gets its own key prefix and deletes only its own keys afterwards, so the suite
+can share a Redis with anything else.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+from fakeredis import FakeRedisConnection
+
+from whos_online import failsafe
+from whos_online.connection import get_client
+
+REDIS_URL = os.environ.get("REDIS_URL", "")
+
+
+def django_redis_cache(location: str, **options: Any) -> dict[str, Any]:
+    return {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": location, "OPTIONS": options}
+
+
+FAKE_CACHE = django_redis_cache(
+    "redis://fakeredis-tests:6379/0",
+    CONNECTION_POOL_KWARGS={"connection_class": FakeRedisConnection},
+)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_outage() -> Iterator[None]:
+    """The back-off state is per process; no test inherits another's outage."""
+    failsafe.outage.failed_at = None
+    yield
+    failsafe.outage.failed_at = None
+
+
+@pytest.fixture(params=["fake", "real"])
+def redis_db(request: pytest.FixtureRequest, settings: Any) -> Iterator[redis.Redis]:
+    """The Redis whos_online talks to, namespaced for this test and cleaned afterwards."""
+    if request.param == "real":
+        if not REDIS_URL:
+            pytest.skip("REDIS_URL is not set, so the real-Redis run is off")
+        settings.CACHES = {"default": django_redis_cache(REDIS_URL)}
+    else:
+        settings.CACHES = {"default": FAKE_CACHE}
+    prefix = f"whos_online_test:{uuid.uuid4().hex}"
+    settings.WHOS_ONLINE_KEY_PREFIX = prefix
+    client = get_client()
+    client.ping()  # fail (not skip) here if REDIS_URL is set but unreachable
+    yield client
+    client.delete(f"{prefix}:users", f"{prefix}:guests")
+
+
+class RoundTrips:
+    """Every payload sent to any Redis connection while the fixture is active."""
+
+    def __init__(self) -> None:
+        self.payloads: list[bytes] = []
+
+    @property
+    def count(self) -> int:
+        return len(self.payloads)
+
+    @property
+    def commands(self) -> list[list[str]]:
+        """Command names per round trip, e.g. [["ZADD", "EXPIRE"]]."""
+        return [
+            [name.decode().upper() for name in re.findall(rb"\*\d+\r\n\$\d+\r\n(\w+)\r\n", p)]
+            for p in self.payloads
+        ]
+
+    def clear(self) -> None:
+        self.payloads.clear()
+
+
+@pytest.fixture
+def round_trips(redis_db: redis.Redis, monkeypatch: pytest.MonkeyPatch) -> RoundTrips:
+    """Counts network round trips: a pipeline is one, a single command is one."""
+    trips = RoundTrips()
+    original = redis.connection.AbstractConnection.send_packed_command
+
+    def spy(self: Any, command: Any, *args: Any, **kwargs: Any) -> Any:
+        chunks = command if isinstance(command, (list, tuple)) else [command]
+        trips.payloads.append(b"".join(bytes(chunk) for chunk in chunks))
+        return original(self, command, *args, **kwargs)
+
+    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", spy)
+    return trips
+
+
+@pytest.fixture
+def closed_port() -> int:
+    """A loopback port nothing listens on: connecting is refused at once."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def black_hole() -> Iterator[int]:
+    """A loopback port that accepts connections and never answers."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(64)
+        yield int(sock.getsockname()[1])

@@ -1,0 +1,135 @@
+"""The Python API, against fakeredis and a real Redis."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+import redis
+import time_machine
+
+from whos_online import presence
+
+# Near the real clock: fakeredis expires keys by the travelled clock, Redis by its own.
+START = datetime.now(timezone.utc).replace(microsecond=0)
+
+
+def test_keys_are_prefix_users_and_prefix_guests(redis_db: redis.Redis, settings: Any) -> None:
+    presence.record_user("alice")
+    presence.record_guest("203.0.113.7")
+    prefix = settings.WHOS_ONLINE_KEY_PREFIX
+    assert redis_db.zrange(f"{prefix}:users", 0, -1) == [b"alice"]
+    assert redis_db.zcard(f"{prefix}:guests") == 1
+
+
+def test_online_users_most_recent_first_with_limit(redis_db: redis.Redis) -> None:
+    with time_machine.travel(START, tick=False) as traveller:
+        for name in ["alice", "bob", "carol"]:
+            presence.record_user(name)
+            traveller.shift(10)
+        assert presence.online_users() == ["carol", "bob", "alice"]
+        assert presence.online_users(limit=2) == ["carol", "bob"]
+        assert presence.user_count() == 3
+
+
+def test_members_leave_the_window_without_pruning(redis_db: redis.Redis, settings: Any) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = timedelta(minutes=10)
+    with time_machine.travel(START, tick=False) as traveller:
+        presence.record_user("alice")
+        presence.record_guest("203.0.113.7")
+        traveller.shift(timedelta(minutes=9))
+        presence.record_user("bob")
+        assert presence.online_users() == ["bob", "alice"]
+        traveller.shift(timedelta(minutes=1, seconds=1))
+        assert presence.online_users() == ["bob"]
+        assert (presence.user_count(), presence.guest_count()) == (1, 0)
+
+
+def test_score_is_last_seen_and_never_moves_backwards(redis_db: redis.Redis) -> None:
+    with time_machine.travel(START, tick=False):
+        presence.record_user("alice")
+    assert presence.last_seen("alice") == START
+    with time_machine.travel(START - timedelta(seconds=30), tick=False):
+        presence.record_user("alice")  # an app server whose clock lags
+    seen = presence.last_seen("alice")
+    assert seen == START and seen.tzinfo is not None
+    assert presence.last_seen("nobody") is None
+
+
+def test_forget_user(redis_db: redis.Redis) -> None:
+    presence.record_user("alice")
+    assert presence.forget_user("alice") is True
+    assert presence.online_users() == []
+    assert presence.forget_user("alice") is False
+
+
+def test_prune_removes_only_stale_members(redis_db: redis.Redis, settings: Any) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    with time_machine.travel(START, tick=False) as traveller:
+        presence.record_user("old")
+        presence.record_guest("203.0.113.1")
+        presence.record_guest("203.0.113.2")
+        traveller.shift(300)
+        presence.record_user("recent")
+        presence.record_guest("203.0.113.3")
+        traveller.shift(301)
+        assert presence.prune() == (1, 2)
+        assert presence.guest_count() == 1
+        assert redis_db.zrange(f"{settings.WHOS_ONLINE_KEY_PREFIX}:users", 0, -1) == [b"recent"]
+        assert presence.prune() == (0, 0)
+
+
+def test_record_is_one_round_trip_that_also_sets_a_ttl(
+    redis_db: redis.Redis, round_trips: Any, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    presence.record_user("alice")
+    assert round_trips.commands == [["ZADD", "EXPIRE"]]
+    assert 590 <= redis_db.ttl(f"{settings.WHOS_ONLINE_KEY_PREFIX}:users") <= 600
+
+
+def test_summary_is_one_round_trip(redis_db: redis.Redis, round_trips: Any) -> None:
+    for name in ["alice", "bob", "carol"]:
+        presence.record_user(name)
+    presence.record_guest("203.0.113.7")
+    round_trips.clear()
+    summary = presence.summary(limit=2)
+    assert round_trips.count == 1
+    assert len(summary.usernames) == 2
+    assert (summary.user_count, summary.guest_count, summary.total, summary.more) == (3, 1, 4, 1)
+
+
+def test_usernames_round_trip_as_utf8(redis_db: redis.Redis) -> None:
+    name = "Zoë <b>&\"' \u202eevil \U0001f600" + "x" * 150
+    presence.record_user(name)
+    assert presence.online_users() == [name]
+
+
+@pytest.mark.parametrize(
+    "same, other",
+    [
+        ("::ffff:203.0.113.7", "203.0.113.7"),
+        ("fe80::1%eth0", "fe80::1"),
+        ("2001:DB8::1", "2001:db8::1"),
+    ],
+)
+def test_one_address_spelled_two_ways_is_one_guest(
+    redis_db: redis.Redis, same: str, other: str
+) -> None:
+    presence.record_guest(same)
+    presence.record_guest(other)
+    assert presence.guest_count() == 1
+
+
+def test_no_raw_ip_is_stored(redis_db: redis.Redis, settings: Any) -> None:
+    presence.record_guest("203.0.113.7")
+    members = redis_db.zrange(f"{settings.WHOS_ONLINE_KEY_PREFIX}:guests", 0, -1)
+    assert len(members) == 1
+    assert b"203.0.113" not in members[0]
+    assert len(members[0]) == 16
+
+
+def test_record_guest_rejects_what_is_not_an_address(redis_db: redis.Redis) -> None:
+    with pytest.raises(ValueError):
+        presence.record_guest("not-an-ip")

@@ -1,0 +1,3 @@
+"""Who's online for Django, tracked in Redis sorted sets."""
+
+__version__ = "0.1.0"

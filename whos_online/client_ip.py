@@ -1,0 +1,34 @@
+"""The client address a guest is known by, trusting proxies only as far as the site says."""
+
+from __future__ import annotations
+
+import ipaddress
+
+from django.http import HttpRequest
+
+from whos_online.conf import conf
+
+
+def client_ip(request: HttpRequest) -> str | None:
+    """Return the visitor's address, or None if there is no usable one.
+
+    With ``WHOS_ONLINE_PROXY_COUNT = 0`` (the default) this is REMOTE_ADDR and
+    X-Forwarded-For is ignored: a client can write anything there. With N
+    proxies in front, each appends the address it saw, so the N-th entry from
+    the right was written by our outermost proxy; anything left of it is the
+    client's own claim.
+    """
+    proxies = conf.proxy_count
+    if proxies > 0:
+        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
+        hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
+        candidate = hops[-proxies] if len(hops) >= proxies else None
+    else:
+        candidate = request.META.get("REMOTE_ADDR")
+    if not candidate:
+        return None
+    try:
+        ipaddress.ip_address(candidate.split("%", 1)[0])
+    except ValueError:
+        return None
+    return candidate

@@ -1,0 +1,91 @@
+"""Records each visitor at most once per ``WHOS_ONLINE_COOKIE_AGE`` seconds."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Awaitable, Callable
+
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
+from django.conf import settings
+from django.http import HttpRequest, HttpResponseBase
+
+from whos_online import failsafe, presence
+from whos_online.client_ip import client_ip
+from whos_online.conf import conf
+
+
+class WhosOnlineMiddleware:
+    """Record the user or guest behind a request, unless the "online" cookie says it is done.
+
+    The cookie holds a digest of the session cookie it was set alongside. Django
+    rotates the session key on login and flushes it on logout, so any change of
+    identity makes the cookie stale, while an unchanged identity is recognised
+    from the cookies alone: no session load, no user query, no Redis call.
+    """
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(
+        self,
+        get_response: Callable[[HttpRequest], HttpResponseBase]
+        | Callable[[HttpRequest], Awaitable[HttpResponseBase]],
+    ) -> None:
+        self.get_response = get_response
+        self.async_mode = iscoroutinefunction(get_response)
+        if self.async_mode:
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase | Awaitable[HttpResponseBase]:
+        if self.async_mode:
+            return self.__acall__(request)
+        token = _due_token(request)
+        recorded = token is not None and _record(request)
+        response = self.get_response(request)
+        assert isinstance(response, HttpResponseBase)
+        if recorded:
+            _set_cookie(request, response, token)
+        return response
+
+    async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
+        token = _due_token(request)
+        recorded = token is not None and await sync_to_async(_record)(request)
+        response = await self.get_response(request)  # type: ignore[misc]
+        assert isinstance(response, HttpResponseBase)
+        if recorded:
+            _set_cookie(request, response, token)
+        return response
+
+
+def _due_token(request: HttpRequest) -> str | None:
+    """The cookie value for this request's identity, or None if the cookie already holds it."""
+    session = request.COOKIES.get(settings.SESSION_COOKIE_NAME, "")
+    token = hashlib.blake2b(
+        session.encode(), digest_size=12, person=b"whos_online"
+    ).hexdigest()
+    return None if request.COOKIES.get(conf.cookie_name) == token else token
+
+
+def _record(request: HttpRequest) -> bool:
+    """Record the visitor; False only when Redis failed, so the visit is retried."""
+    # Without a session cookie nobody is logged in, and reading request.user
+    # would load the session for nothing (and add Vary: Cookie).
+    if settings.SESSION_COOKIE_NAME in request.COOKIES and request.user.is_authenticated:
+        return failsafe.call(presence.record_user, request.user.get_username()) is not None
+    if not conf.track_guests:
+        return True
+    ip = client_ip(request)
+    if ip is None:
+        return True
+    return failsafe.call(presence.record_guest, ip) is not None
+
+
+def _set_cookie(request: HttpRequest, response: HttpResponseBase, token: str | None) -> None:
+    response.set_cookie(
+        conf.cookie_name,
+        token or "",
+        max_age=conf.cookie_age,
+        httponly=True,
+        samesite="Lax",
+        secure=request.is_secure() or settings.SESSION_COOKIE_SECURE,
+    )

@@ -1,0 +1,140 @@
+"""Who is online, kept in two Redis sorted sets scored by last-seen Unix time.
+
+``<prefix>:users`` holds usernames and ``<prefix>:guests`` holds guest ids
+derived from client addresses. "Online" means a score inside the window
+(``WHOS_ONLINE_MAX_AGE``), so stale members never show even when pruning is
+late. Every function here is one Redis round trip and raises
+``redis.exceptions.RedisError`` when Redis fails; the middleware, template tag
+and signals call them through :mod:`whos_online.failsafe` instead.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from django.utils.crypto import salted_hmac
+
+from whos_online.conf import conf
+from whos_online.connection import get_client
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What the who's-online block shows: one consistent read of both sets."""
+
+    usernames: list[str]
+    user_count: int
+    guest_count: int
+
+    @property
+    def total(self) -> int:
+        return self.user_count + self.guest_count
+
+    @property
+    def more(self) -> int:
+        """Members online but not in ``usernames`` because of the list limit."""
+        return max(self.user_count - len(self.usernames), 0)
+
+
+def record_user(username: str) -> float:
+    """Mark ``username`` as seen now; return the score written."""
+    return _record(conf.users_key, username)
+
+
+def record_guest(ip: str) -> float:
+    """Mark the guest at address ``ip`` as seen now; return the score written.
+
+    Raises ValueError if ``ip`` is not an IP address.
+    """
+    return _record(conf.guests_key, guest_id(ip))
+
+
+def forget_user(username: str) -> bool:
+    """Take ``username`` off the list at once (e.g. on logout); True if it was there."""
+    return bool(get_client().zrem(conf.users_key, username))
+
+
+def online_users(limit: int | None = None) -> list[str]:
+    """Usernames seen inside the window, most recent first, at most ``limit``."""
+    client = get_client()
+    if limit is None:
+        raw = client.zrange(conf.users_key, "+inf", _cutoff(), desc=True, byscore=True)
+    else:
+        raw = client.zrange(
+            conf.users_key, "+inf", _cutoff(), desc=True, byscore=True, offset=0, num=limit
+        )
+    return [_text(member) for member in raw]
+
+
+def user_count() -> int:
+    """How many members were seen inside the window."""
+    return int(get_client().zcount(conf.users_key, _cutoff(), "+inf"))
+
+
+def guest_count() -> int:
+    """How many guests were seen inside the window."""
+    return int(get_client().zcount(conf.guests_key, _cutoff(), "+inf"))
+
+
+def summary(limit: int) -> Summary:
+    """Usernames (at most ``limit``) and both counts, in one pipelined round trip."""
+    cutoff = _cutoff()
+    pipe = get_client().pipeline(transaction=False)
+    pipe.zrange(conf.users_key, "+inf", cutoff, desc=True, byscore=True, offset=0, num=limit)
+    pipe.zcount(conf.users_key, cutoff, "+inf")
+    pipe.zcount(conf.guests_key, cutoff, "+inf")
+    raw, users, guests = pipe.execute()
+    return Summary([_text(member) for member in raw], int(users), int(guests))
+
+
+def last_seen(username: str) -> datetime | None:
+    """When ``username`` was last seen (aware, UTC), or None if never seen or pruned."""
+    score = get_client().zscore(conf.users_key, username)
+    if score is None:
+        return None
+    return datetime.fromtimestamp(float(score), tz=timezone.utc)
+
+
+def prune() -> tuple[int, int]:
+    """Remove members older than the window from both sets; return (users, guests) removed."""
+    stale = f"({_cutoff()}"
+    pipe = get_client().pipeline(transaction=False)
+    pipe.zremrangebyscore(conf.users_key, "-inf", stale)
+    pipe.zremrangebyscore(conf.guests_key, "-inf", stale)
+    users, guests = pipe.execute()
+    return int(users), int(guests)
+
+
+def guest_id(ip: str) -> str:
+    """A short keyed hash of the address, so no raw IP is stored in Redis.
+
+    IPv4-mapped IPv6 addresses count as their IPv4 address and zone ids are
+    dropped, so one visitor is one guest however their address is spelled.
+    """
+    address = ipaddress.ip_address(ip.split("%", 1)[0])
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped
+    return salted_hmac("whos_online.guest", address.packed, algorithm="sha256").hexdigest()[:16]
+
+
+def _record(key: str, member: str) -> float:
+    now = time.time()
+    pipe = get_client().pipeline(transaction=False)
+    # GT: a write from a server whose clock lags never moves a score backwards.
+    pipe.zadd(key, {member: now}, gt=True)
+    # A namespace nobody writes to any more disappears once it is all stale.
+    pipe.expire(key, math.ceil(conf.max_age))
+    pipe.execute()
+    return now
+
+
+def _cutoff() -> float:
+    return time.time() - conf.max_age
+
+
+def _text(member: bytes | str) -> str:
+    return member.decode("utf-8", "replace") if isinstance(member, bytes) else member

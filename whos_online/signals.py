@@ -1,0 +1,21 @@
+"""Login and logout change the list at once, without waiting for the next request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.signals import user_logged_in, user_logged_out
+from django.dispatch import receiver
+
+from whos_online import failsafe, presence
+
+
+@receiver(user_logged_in, dispatch_uid="whos_online.record_login")
+def record_login(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
+    failsafe.call(presence.record_user, user.get_username())
+
+
+@receiver(user_logged_out, dispatch_uid="whos_online.forget_logout")
+def forget_logout(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
+    if user is not None:
+        failsafe.call(presence.forget_user, user.get_username())
