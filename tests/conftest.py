@@ -47,6 +47,8 @@ def redis_db(request: pytest.FixtureRequest, settings: Any) -> Iterator[redis.Re
     """The Redis whos_online talks to, namespaced for this test and cleaned afterwards."""
     if request.param == "real":
         if not REDIS_URL:
+            if os.environ.get("CI"):
+                pytest.fail("REDIS_URL must be set in CI: the real-Redis run may not be skipped")
             pytest.skip("REDIS_URL is not set, so the real-Redis run is off")
         settings.CACHES = {"default": django_redis_cache(REDIS_URL)}
     else:

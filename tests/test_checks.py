@@ -1,0 +1,117 @@
+"""System checks: each misconfiguration gives exactly its id."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.core.checks import run_checks
+from django.core.management import call_command
+from django.core.management.base import SystemCheckError
+
+MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
+SESSION = "django.contrib.sessions.middleware.SessionMiddleware"
+AUTH = "django.contrib.auth.middleware.AuthenticationMiddleware"
+
+
+def ids() -> list[str]:
+    return sorted(m.id for m in run_checks() if m.id and m.id.startswith("whos_online."))
+
+
+def test_the_test_settings_pass() -> None:
+    assert ids() == []
+
+
+def test_checks_run_with_the_check_command(settings: Any) -> None:
+    settings.MIDDLEWARE = [SESSION, AUTH]
+    with pytest.raises(SystemCheckError, match="whos_online.E001"):
+        call_command("check", stdout=StringIO(), stderr=StringIO())
+
+
+def test_middleware_missing(settings: Any) -> None:
+    settings.MIDDLEWARE = [SESSION, AUTH]
+    assert ids() == ["whos_online.E001"]
+
+
+@pytest.mark.parametrize("middleware", [[SESSION, MIDDLEWARE, AUTH], [SESSION, MIDDLEWARE]])
+def test_middleware_before_or_without_authentication(settings: Any, middleware: list[str]) -> None:
+    settings.MIDDLEWARE = middleware
+    assert ids() == ["whos_online.E002"]
+
+
+def test_cache_alias_missing(settings: Any) -> None:
+    settings.WHOS_ONLINE_CACHE_ALIAS = "presence"
+    assert ids() == ["whos_online.E003"]
+
+
+def test_cache_alias_not_django_redis(settings: Any) -> None:
+    settings.CACHES = {
+        **settings.CACHES,
+        "local": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    }
+    settings.WHOS_ONLINE_CACHE_ALIAS = "local"
+    assert ids() == ["whos_online.E004"]
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("WHOS_ONLINE_MAX_AGE", "600"),
+        ("WHOS_ONLINE_MAX_AGE", 0),
+        ("WHOS_ONLINE_MAX_AGE", timedelta(0)),
+        ("WHOS_ONLINE_COOKIE_AGE", 1.5),
+        ("WHOS_ONLINE_TRACK_GUESTS", "yes"),
+        ("WHOS_ONLINE_LIST_LIMIT", -1),
+        ("WHOS_ONLINE_PROXY_COUNT", True),
+        ("WHOS_ONLINE_PROXY_COUNT", -1),
+        ("WHOS_ONLINE_BACKOFF", None),
+        ("WHOS_ONLINE_SOCKET_TIMEOUT", 0),
+        ("WHOS_ONLINE_KEY_PREFIX", 3),
+        ("WHOS_ONLINE_COOKIE_NAME", None),
+    ],
+)
+def test_settings_of_the_wrong_type_or_range(settings: Any, name: str, value: Any) -> None:
+    setattr(settings, name, value)
+    assert ids() == ["whos_online.E005"]
+
+
+def test_good_values_of_every_accepted_type(settings: Any) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = timedelta(minutes=15)
+    settings.WHOS_ONLINE_BACKOFF = 10.5
+    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 1
+    settings.WHOS_ONLINE_LIST_LIMIT = 0
+    settings.WHOS_ONLINE_PROXY_COUNT = 2
+    assert ids() == []
+
+
+@pytest.mark.parametrize("cookie_age, max_age", [(600, 600), (900, timedelta(minutes=10))])
+def test_cookie_age_not_shorter_than_the_window(
+    settings: Any, cookie_age: int, max_age: Any
+) -> None:
+    settings.WHOS_ONLINE_COOKIE_AGE = cookie_age
+    settings.WHOS_ONLINE_MAX_AGE = max_age
+    assert ids() == ["whos_online.W001"]
+
+
+@pytest.mark.parametrize("backoff", [0, 0.5, 3600])
+def test_back_off_out_of_range(settings: Any, backoff: float) -> None:
+    settings.WHOS_ONLINE_BACKOFF = backoff
+    assert ids() == ["whos_online.W002"]
+
+
+@pytest.mark.parametrize("timeout", [0.001, 5])
+def test_socket_timeout_out_of_range(settings: Any, timeout: float) -> None:
+    settings.WHOS_ONLINE_SOCKET_TIMEOUT = timeout
+    assert ids() == ["whos_online.W003"]
+
+
+def test_every_message_has_a_hint(settings: Any) -> None:
+    settings.MIDDLEWARE = [SESSION, AUTH]
+    settings.WHOS_ONLINE_COOKIE_AGE = 900
+    settings.WHOS_ONLINE_BACKOFF = 0
+    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 9
+    messages = [m for m in run_checks() if m.id and m.id.startswith("whos_online.")]
+    assert len(messages) == 4
+    assert all(m.hint for m in messages)

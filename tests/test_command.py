@@ -1,0 +1,45 @@
+"""``whos_online_prune`` through call_command, as cron runs it."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from io import StringIO
+from typing import Any
+
+import pytest
+import redis
+import time_machine
+from django.core.management import CommandError, call_command
+
+from tests.conftest import django_redis_cache
+from whos_online import presence
+
+NOW = datetime.now(timezone.utc).replace(microsecond=0)
+
+
+def test_prunes_stale_members_and_reports_counts(redis_db: redis.Redis, settings: Any) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_user("old")
+        presence.record_guest("203.0.113.1")
+        traveller.shift(500)
+        presence.record_user("fresh")
+        presence.record_guest("203.0.113.2")
+        traveller.shift(200)
+        out = StringIO()
+        call_command("whos_online_prune", stdout=out)
+    assert out.getvalue().strip() == "Pruned 1 stale member(s) and 1 stale guest(s)."
+    users_key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:users"
+    assert redis_db.zrange(users_key, 0, -1) == [b"fresh"]
+
+
+def test_verbosity_zero_is_silent(redis_db: redis.Redis) -> None:
+    out = StringIO()
+    call_command("whos_online_prune", verbosity=0, stdout=out)
+    assert out.getvalue() == ""
+
+
+def test_unreachable_redis_is_a_command_error(settings: Any, closed_port: int) -> None:
+    settings.CACHES = {"default": django_redis_cache(f"redis://127.0.0.1:{closed_port}/0")}
+    with pytest.raises(CommandError, match="Redis is unreachable, nothing pruned"):
+        call_command("whos_online_prune")

@@ -1,0 +1,215 @@
+"""The middleware through Django's test clients, sync and async."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import redis
+from asgiref.sync import async_to_sync
+from django.contrib.auth.models import User
+from django.test import AsyncClient, Client
+
+from whos_online import presence
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def alice() -> User:
+    return User.objects.create_user("alice", password="pw")
+
+
+def test_first_visit_counts_the_guest_and_sets_the_cookie(
+    redis_db: redis.Redis, client: Client, round_trips: Any
+) -> None:
+    response = client.get("/", REMOTE_ADDR="203.0.113.7")
+    assert response.status_code == 200
+    assert round_trips.commands == [["ZADD", "EXPIRE"]]
+    assert presence.guest_count() == 1
+    cookie = response.cookies["online"]
+    assert cookie["max-age"] == 300
+    assert cookie["httponly"] and cookie["samesite"] == "Lax" and not cookie["secure"]
+
+
+def test_the_visitor_counts_on_their_own_first_page(redis_db: redis.Redis, client: Client) -> None:
+    response = client.get("/block/", REMOTE_ADDR="203.0.113.7")
+    assert "1 guest" in response.content.decode()
+
+
+def test_with_the_cookie_a_request_costs_no_redis_call_and_no_query(
+    redis_db: redis.Redis,
+    client: Client,
+    alice: User,
+    round_trips: Any,
+    django_assert_num_queries: Any,
+) -> None:
+    client.force_login(alice)
+    client.get("/")
+    round_trips.clear()
+    with django_assert_num_queries(0):
+        response = client.get("/")
+    assert round_trips.count == 0
+    assert "online" not in response.cookies
+
+
+def test_without_the_cookie_a_member_costs_one_round_trip(
+    redis_db: redis.Redis, client: Client, alice: User, round_trips: Any
+) -> None:
+    client.force_login(alice)
+    round_trips.clear()
+    client.get("/")
+    assert round_trips.commands == [["ZADD", "EXPIRE"]]
+    assert presence.online_users() == ["alice"]
+
+
+def test_cookie_age_throttles_and_expiry_records_again(
+    redis_db: redis.Redis, client: Client, round_trips: Any, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_COOKIE_AGE = 42
+    response = client.get("/")
+    assert response.cookies["online"]["max-age"] == 42
+    client.get("/")
+    assert round_trips.count == 1
+    del client.cookies["online"]  # what the browser does after max-age
+    client.get("/")
+    assert round_trips.count == 2
+
+
+def test_secure_cookie_on_https_or_with_secure_sessions(
+    redis_db: redis.Redis, client: Client, settings: Any
+) -> None:
+    assert client.get("/", secure=True).cookies["online"]["secure"]
+    client.cookies.clear()
+    settings.SESSION_COOKIE_SECURE = True
+    assert client.get("/").cookies["online"]["secure"]
+
+
+def test_login_shows_the_member_at_once_and_the_cookie_does_not_hide_them(
+    redis_db: redis.Redis, client: Client, alice: User, round_trips: Any
+) -> None:
+    client.get("/")  # a guest with a throttle cookie
+    assert presence.online_users() == []
+    client.force_login(alice)  # user_logged_in
+    assert presence.online_users() == ["alice"]
+    round_trips.clear()
+    client.get("/")  # new session key: the guest's cookie no longer counts
+    assert round_trips.commands == [["ZADD", "EXPIRE"]]
+    round_trips.clear()
+    client.get("/")
+    assert round_trips.count == 0
+
+
+def test_logout_takes_the_member_off_at_once(
+    redis_db: redis.Redis, client: Client, alice: User
+) -> None:
+    client.force_login(alice)
+    client.get("/")
+    client.logout()  # user_logged_out
+    assert presence.online_users() == []
+    client.get("/")
+    assert presence.online_users() == []
+
+
+def test_switching_accounts_records_the_new_one(
+    redis_db: redis.Redis, client: Client, alice: User
+) -> None:
+    bob = User.objects.create_user("bob", password="pw")
+    client.force_login(alice)
+    client.get("/")
+    client.force_login(bob)
+    client.get("/")
+    assert set(presence.online_users()) == {"alice", "bob"}
+
+
+def test_a_forged_cookie_records_anyway(
+    redis_db: redis.Redis, client: Client, round_trips: Any
+) -> None:
+    client.cookies["online"] = "forged"
+    response = client.get("/")
+    assert round_trips.count == 1
+    assert response.cookies["online"].value != "forged"
+
+
+def test_guests_are_not_tracked_when_disabled(
+    redis_db: redis.Redis, client: Client, alice: User, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_TRACK_GUESTS = False
+    client.get("/")
+    assert presence.guest_count() == 0
+    client.force_login(alice)
+    client.get("/")
+    assert presence.online_users() == ["alice"]
+
+
+def test_x_forwarded_for_is_ignored_by_default(redis_db: redis.Redis) -> None:
+    for spoofed in ["198.51.100.1", "198.51.100.2", "198.51.100.3"]:
+        Client().get("/", REMOTE_ADDR="203.0.113.7", HTTP_X_FORWARDED_FOR=spoofed)
+    assert presence.guest_count() == 1
+
+
+def test_with_one_proxy_the_rightmost_forwarded_address_is_the_guest(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_PROXY_COUNT = 1
+    # The client prepends spoofed entries; only the proxy's own entry counts.
+    for spoofed in ["198.51.100.1", "198.51.100.2"]:
+        Client().get(
+            "/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR=f"{spoofed}, 203.0.113.7"
+        )
+    Client().get("/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR="203.0.113.8")
+    assert presence.guest_count() == 2
+
+
+def test_with_two_proxies_the_second_from_the_right_counts(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_PROXY_COUNT = 2
+    Client().get("/", HTTP_X_FORWARDED_FOR="198.51.100.1, 203.0.113.7, 10.0.0.2")
+    Client().get("/", HTTP_X_FORWARDED_FOR="198.51.100.2, 203.0.113.7, 10.0.0.3")
+    assert presence.guest_count() == 1
+    presence.record_guest("203.0.113.7")
+    assert presence.guest_count() == 1
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        {"REMOTE_ADDR": "not an address"},
+        {"REMOTE_ADDR": ""},
+    ],
+)
+def test_an_unusable_address_is_not_recorded_and_is_no_error(
+    redis_db: redis.Redis, meta: dict[str, str]
+) -> None:
+    response = Client().get("/", **meta)
+    assert response.status_code == 200
+    assert presence.guest_count() == 0
+
+
+def test_too_few_forwarded_hops_records_no_guest(redis_db: redis.Redis, settings: Any) -> None:
+    settings.WHOS_ONLINE_PROXY_COUNT = 2
+    assert Client().get("/", HTTP_X_FORWARDED_FOR="203.0.113.7").status_code == 200
+    assert presence.guest_count() == 0
+
+
+def test_async_client_records_and_then_throttles(
+    redis_db: redis.Redis, round_trips: Any
+) -> None:
+    client = AsyncClient()
+    first = async_to_sync(client.get)("/", REMOTE_ADDR="203.0.113.7")
+    assert first.status_code == 200 and "online" in first.cookies
+    assert presence.guest_count() == 1
+    client.cookies["online"] = first.cookies["online"].value
+    round_trips.clear()
+    second = async_to_sync(client.get)("/")
+    assert round_trips.count == 0 and "online" not in second.cookies
+
+
+def test_async_client_records_members(
+    redis_db: redis.Redis, alice: User, round_trips: Any
+) -> None:
+    client = AsyncClient()
+    client.force_login(alice)
+    async_to_sync(client.get)("/")
+    assert presence.online_users() == ["alice"]
