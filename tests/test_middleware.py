@@ -182,7 +182,7 @@ def test_with_two_proxies_the_second_from_the_right_counts(
 def test_an_unusable_address_is_not_recorded_and_is_no_error(
     redis_db: redis.Redis, meta: dict[str, str]
 ) -> None:
-    response = Client().get("/", **meta)
+    response = Client().get("/", **meta)  # type: ignore[arg-type]
     assert response.status_code == 200
     assert presence.guest_count() == 0
 

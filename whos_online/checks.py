@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
@@ -84,7 +84,7 @@ def check_cache(**kwargs: Any) -> list[CheckMessage]:
 
 @register(Tags.compatibility)
 def check_settings(**kwargs: Any) -> list[CheckMessage]:
-    errors = [
+    errors: list[CheckMessage] = [
         Error(
             f"{name} is {value!r}; it must be {_describe(types, minimum)}.",
             hint=f"Fix or remove it (the default is {DEFAULTS[name]!r}).",
@@ -95,7 +95,7 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
         and not _valid(value := getattr(settings, name), types, minimum)
     ]
     if errors:
-        return list(errors)
+        return errors
     warnings: list[CheckMessage] = []
     if conf.cookie_age >= conf.max_age:
         warnings.append(
@@ -138,8 +138,8 @@ def _valid(value: Any, types: tuple[type, ...], minimum: float | None) -> bool:
         return False
     if minimum is None:
         return True
-    number = value.total_seconds() if isinstance(value, timedelta) else value
-    return bool(number >= minimum)
+    number = value.total_seconds() if isinstance(value, timedelta) else cast(float, value)
+    return number >= minimum
 
 
 def _describe(types: tuple[type, ...], minimum: float | None) -> str:

@@ -19,12 +19,13 @@ def client_ip(request: HttpRequest) -> str | None:
     client's own claim.
     """
     proxies = conf.proxy_count
+    candidate: str | None
     if proxies > 0:
-        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
+        forwarded = str(request.META.get("HTTP_X_FORWARDED_FOR", ""))
         hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
         candidate = hops[-proxies] if len(hops) >= proxies else None
     else:
-        candidate = request.META.get("REMOTE_ADDR")
+        candidate = str(request.META.get("REMOTE_ADDR") or "")
     if not candidate:
         return None
     try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, cast
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.conf import settings
@@ -41,8 +41,7 @@ class WhosOnlineMiddleware:
             return self.__acall__(request)
         token = _due_token(request)
         recorded = token is not None and _record(request)
-        response = self.get_response(request)
-        assert isinstance(response, HttpResponseBase)
+        response = cast(HttpResponseBase, self.get_response(request))
         if recorded:
             _set_cookie(request, response, token)
         return response
@@ -50,8 +49,7 @@ class WhosOnlineMiddleware:
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
         token = _due_token(request)
         recorded = token is not None and await sync_to_async(_record)(request)
-        response = await self.get_response(request)  # type: ignore[misc]
-        assert isinstance(response, HttpResponseBase)
+        response = await cast(Awaitable[HttpResponseBase], self.get_response(request))
         if recorded:
             _set_cookie(request, response, token)
         return response

@@ -15,6 +15,7 @@ import math
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import Any
 
 from django.utils.crypto import salted_hmac
 
@@ -136,5 +137,5 @@ def _cutoff() -> float:
     return time.time() - conf.max_age
 
 
-def _text(member: bytes | str) -> str:
+def _text(member: Any) -> str:
     return member.decode("utf-8", "replace") if isinstance(member, bytes) else member
