@@ -7,6 +7,7 @@ DEBUG = False
 ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1"]
 USE_TZ = True
 ROOT_URLCONF = "tests.urls"
+STATIC_URL = "/static/"
 DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
 DEFAULT_AUTO_FIELD = "django.db.models.AutoField"
 

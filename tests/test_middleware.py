@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 import redis
-from asgiref.sync import async_to_sync
+from asgiref.sync import async_to_sync, sync_to_async
 from django.contrib.auth.models import User
 from django.test import AsyncClient, Client
 
-from whos_online import presence
+from whos_online import middleware, presence
 
 pytestmark = pytest.mark.django_db
 
@@ -193,17 +193,26 @@ def test_too_few_forwarded_hops_records_no_guest(redis_db: redis.Redis, settings
     assert presence.guest_count() == 0
 
 
-def test_async_client_records_and_then_throttles(
-    redis_db: redis.Redis, round_trips: Any
+def test_async_client_records_and_then_throttles_without_a_thread_hop(
+    redis_db: redis.Redis, round_trips: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    hops: list[Any] = []
+
+    def counting_sync_to_async(func: Any) -> Any:
+        hops.append(func)
+        return sync_to_async(func)
+
+    monkeypatch.setattr(middleware, "sync_to_async", counting_sync_to_async)
     client = AsyncClient()
     first = async_to_sync(client.get)("/", REMOTE_ADDR="203.0.113.7")
     assert first.status_code == 200 and "online" in first.cookies
     assert presence.guest_count() == 1
+    assert len(hops) == 1  # the write runs in a thread
     client.cookies["online"] = first.cookies["online"].value
     round_trips.clear()
     second = async_to_sync(client.get)("/")
     assert round_trips.count == 0 and "online" not in second.cookies
+    assert len(hops) == 1  # the throttled path stays on the event loop
 
 
 def test_async_client_records_members(
