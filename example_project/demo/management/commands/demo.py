@@ -1,0 +1,70 @@
+"""``manage.py demo``: everything the demo needs, then the development server, in one process.
+
+One process matters: without REDIS_URL the Redis is fakeredis, held in this
+process's memory, so the visitors seeded here are only visible to a server
+started from here (and runserver's auto-reloader, a child process, is off).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandParser
+
+DEMO_USERS = ("alice", "bob", "carol")
+DEMO_PASSWORD = "demo"
+DEFAULT_ADDRPORT = "127.0.0.1:8000"
+
+
+class Command(BaseCommand):
+    help = (
+        "Migrate, create the demo users (alice, bob, carol; password 'demo'), "
+        "simulate visitors, then run the development server."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "addrport",
+            nargs="?",
+            default=DEFAULT_ADDRPORT,
+            help=f"Address and port to serve on, as for runserver (default {DEFAULT_ADDRPORT}).",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        addrport: str = options["addrport"]
+        call_command("migrate", verbosity=0, interactive=False)
+        created = self.create_users()
+        call_command("simulate_visitors", verbosity=options["verbosity"])
+
+        redis = "the one at REDIS_URL" if settings.REDIS_URL else "embedded fakeredis (in memory)"
+        self.stdout.write("")
+        self.stdout.write(self.style.SUCCESS(f"Open {url_for(addrport)} — log in as alice / demo"))
+        self.stdout.write(
+            f"Demo users: {', '.join(DEMO_USERS)} (password {DEMO_PASSWORD!r})"
+            + (f"; created {', '.join(created)}." if created else ".")
+        )
+        self.stdout.write(f"Redis: {redis}. Stop with CONTROL-C.")
+        self.stdout.write("")
+        call_command("runserver", addrport, use_reloader=False)
+
+    def create_users(self) -> list[str]:
+        """Create whichever demo users are missing; return their names."""
+        created = []
+        for username in DEMO_USERS:
+            if not User.objects.filter(username=username).exists():
+                User.objects.create_user(username=username, password=DEMO_PASSWORD)
+                created.append(username)
+        return created
+
+
+def url_for(addrport: str) -> str:
+    """The URL to open for a runserver address: "8000", "0.0.0.0:8000" or "[::1]:8000"."""
+    if addrport.isdigit():
+        return f"http://127.0.0.1:{addrport}/"
+    host, _, port = addrport.rpartition(":")
+    if host in ("0.0.0.0", "[::]", "0"):
+        host = "127.0.0.1"
+    return f"http://{host}:{port}/"

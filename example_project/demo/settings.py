@@ -1,0 +1,101 @@
+"""Settings for the whos_online demo: one local process, SQLite, and a real or embedded Redis.
+
+Not for production: the secret key is public and DEBUG is on.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+SECRET_KEY = "whos-online-demo-only-not-secret"
+DEBUG = True
+ALLOWED_HOSTS: list[str] = []  # with DEBUG on, Django allows localhost, 127.0.0.1 and [::1]
+
+INSTALLED_APPS = [
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whos_online",
+    "demo",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # After AuthenticationMiddleware: it needs request.user to tell members from guests.
+    "whos_online.middleware.WhosOnlineMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "demo.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    }
+]
+
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": BASE_DIR / "db.sqlite3",
+    }
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+USE_TZ = True
+TIME_ZONE = "UTC"
+
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/"
+
+# whos_online reaches Redis through this django-redis cache alias ("default").
+REDIS_URL = os.environ.get("REDIS_URL", "")
+CACHES: dict[str, dict[str, Any]]
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 1, "SOCKET_TIMEOUT": 1},
+        }
+    }
+else:
+    # No Redis server needed: fakeredis emulates one. Its data lives in the memory of
+    # the process that uses it, so every process gets its own empty "server". That is
+    # why `manage.py demo` seeds visitors and then runs the web server in one process,
+    # and why runserver's auto-reloader (a second process) is off there.
+    import fakeredis
+
+    CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": "redis://demo-fakeredis:6379/0",
+            "OPTIONS": {
+                "CONNECTION_POOL_KWARGS": {"connection_class": fakeredis.FakeRedisConnection}
+            },
+        }
+    }
+
+# A 10-minute window, and each visitor re-recorded at most once a minute, so the
+# demo feels lively. The cookie age must stay well below the window.
+WHOS_ONLINE_MAX_AGE = 600
+WHOS_ONLINE_COOKIE_AGE = 60

@@ -1,0 +1,17 @@
+"""The demo's pages, plus Django's own login and logout views."""
+
+from __future__ import annotations
+
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from demo import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("about/", views.about, name="about"),
+    path("members/", views.members, name="members"),
+    path("simulate/", views.simulate_visitors, name="simulate"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+]
