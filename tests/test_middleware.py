@@ -100,6 +100,17 @@ def test_login_shows_the_member_at_once_and_the_cookie_does_not_hide_them(
     assert round_trips.count == 0
 
 
+def test_a_guest_who_logs_in_stops_counting_as_a_guest(
+    redis_db: redis.Redis, client: Client, alice: User
+) -> None:
+    client.get("/", REMOTE_ADDR="203.0.113.7")
+    Client().get("/", REMOTE_ADDR="198.51.100.1")  # someone else
+    assert presence.guest_count() == 2
+    client.post("/login/", {"username": "alice", "password": "pw"}, REMOTE_ADDR="203.0.113.7")
+    assert presence.online_users() == ["alice"]
+    assert presence.guest_count() == 1
+
+
 def test_logout_takes_the_member_off_at_once(
     redis_db: redis.Redis, client: Client, alice: User
 ) -> None:

@@ -1,3 +1,4 @@
+from django.contrib.auth import authenticate, login
 from django.http import HttpRequest, HttpResponse
 from django.template import engines
 from django.urls import path
@@ -10,6 +11,12 @@ def plain(request: HttpRequest) -> HttpResponse:
     return HttpResponse("ok")
 
 
+def log_in(request: HttpRequest) -> HttpResponse:
+    user = authenticate(request, username=request.POST["username"], password=request.POST["password"])
+    login(request, user)
+    return HttpResponse("welcome")
+
+
 def block(request: HttpRequest) -> HttpResponse:
     return HttpResponse(BLOCK.render({}, request))
 
@@ -17,4 +24,5 @@ def block(request: HttpRequest) -> HttpResponse:
 urlpatterns = [
     path("", plain),
     path("block/", block),
+    path("login/", log_in),
 ]

@@ -59,6 +59,11 @@ def forget_user(username: str) -> bool:
     return bool(get_client().zrem(conf.users_key, username))
 
 
+def forget_guest(ip: str) -> bool:
+    """Take the guest at ``ip`` off the count now (e.g. on login); True if it was there."""
+    return bool(get_client().zrem(conf.guests_key, guest_id(ip)))
+
+
 def online_users(limit: int | None = None) -> list[str]:
     """Usernames seen inside the window, most recent first, at most ``limit``."""
     client = get_client()

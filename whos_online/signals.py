@@ -8,11 +8,17 @@ from django.contrib.auth.signals import user_logged_in, user_logged_out
 from django.dispatch import receiver
 
 from whos_online import failsafe, presence
+from whos_online.client_ip import client_ip
 
 
 @receiver(user_logged_in, dispatch_uid="whos_online.record_login")
 def record_login(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
-    failsafe.call(presence.record_user, user.get_username())
+    """Count the visitor as a member now, and no longer as a guest."""
+    if failsafe.call(presence.record_user, user.get_username()) is None:
+        return
+    ip = client_ip(request) if request is not None else None
+    if ip is not None:
+        failsafe.call(presence.forget_guest, ip)
 
 
 @receiver(user_logged_out, dispatch_uid="whos_online.forget_logout")
