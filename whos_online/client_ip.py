@@ -29,7 +29,7 @@ def client_ip(request: HttpRequest) -> str | None:
     if not candidate:
         return None
     try:
-        ipaddress.ip_address(candidate.split("%", 1)[0])
+        ipaddress.ip_address(candidate)
     except ValueError:
         return None
     return candidate

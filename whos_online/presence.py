@@ -119,9 +119,10 @@ def guest_id(ip: str) -> str:
     """A short keyed hash of the address, so no raw IP is stored in Redis.
 
     IPv4-mapped IPv6 addresses count as their IPv4 address and zone ids are
-    dropped, so one visitor is one guest however their address is spelled.
+    ignored (the packed form has none), so one visitor is one guest however
+    their address is spelled.
     """
-    address = ipaddress.ip_address(ip.split("%", 1)[0])
+    address = ipaddress.ip_address(ip)
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
         address = address.ipv4_mapped
     return salted_hmac("whos_online.guest", address.packed, algorithm="sha256").hexdigest()[:16]
