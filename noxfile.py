@@ -1,0 +1,54 @@
+"""Nox sessions: the test suite on every supported Python x Django pair, and mypy.
+
+Run them with ``python3 dev.py matrix [nox args]``, which installs nox and puts the
+pyenv interpreters on PATH. Examples::
+
+    python3 dev.py matrix --list
+    python3 dev.py matrix -s mypy
+    python3 dev.py matrix -k "django='4.2'" -- -x
+
+REDIS_URL is passed through from the environment, adding the real-Redis test run.
+"""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.sessions = ["tests", "mypy"]
+nox.options.error_on_missing_interpreters = True
+nox.options.reuse_venv = "yes"
+
+# Only valid pairs are listed, so no session is ever skipped.
+PYTHONS_FOR_DJANGO = {
+    "4.2": ["3.10", "3.11", "3.12"],
+    "5.2": ["3.10", "3.11", "3.12", "3.13"],
+    "6.0": ["3.12"],
+    "6.1": ["3.12", "3.13"],
+}
+# django-redis 7 requires Django >= 5.2.
+EXTRA_PINS = {"4.2": ["django-redis<7"]}
+
+
+@nox.session
+@nox.parametrize(
+    "python,django",
+    [(python, django) for django, pythons in PYTHONS_FOR_DJANGO.items() for python in pythons],
+)
+def tests(session: nox.Session, django: str) -> None:
+    """Run pytest against one Python x Django pair."""
+    session.install(".[test]", f"Django~={django}.0", *EXTRA_PINS.get(django, []))
+    session.run(
+        "python",
+        "-c",
+        "import django, django_redis, redis; "
+        "print('Django', django.__version__, '| django-redis', django_redis.__version__,"
+        " '| redis-py', redis.__version__)",
+    )
+    session.run("python", "-m", "pytest", *session.posargs)
+
+
+@nox.session(python="3.11")
+def mypy(session: nox.Session) -> None:
+    """Type-check whos_online (strict, django-stubs plugin; config in pyproject.toml)."""
+    session.install(".[test]", "mypy", "django-stubs[compatible-mypy]")
+    session.run("python", "-m", "mypy", *session.posargs)
