@@ -42,7 +42,7 @@ class WhosOnlineMiddleware:
         token = _due_token(request)
         recorded = token is not None and _record(request)
         response = cast(HttpResponseBase, self.get_response(request))
-        if recorded:
+        if token is not None and recorded:
             _set_cookie(request, response, token)
         return response
 
@@ -50,7 +50,7 @@ class WhosOnlineMiddleware:
         token = _due_token(request)
         recorded = token is not None and await sync_to_async(_record)(request)
         response = await cast(Awaitable[HttpResponseBase], self.get_response(request))
-        if recorded:
+        if token is not None and recorded:
             _set_cookie(request, response, token)
         return response
 
@@ -78,10 +78,10 @@ def _record(request: HttpRequest) -> bool:
     return failsafe.call(presence.record_guest, ip) is not None
 
 
-def _set_cookie(request: HttpRequest, response: HttpResponseBase, token: str | None) -> None:
+def _set_cookie(request: HttpRequest, response: HttpResponseBase, token: str) -> None:
     response.set_cookie(
         conf.cookie_name,
-        token or "",
+        token,
         max_age=conf.cookie_age,
         httponly=True,
         samesite="Lax",
