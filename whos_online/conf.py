@@ -1,4 +1,9 @@
-"""Settings with their defaults, read at every access so ``override_settings`` works."""
+"""Settings with their defaults; ``override_settings`` and the test ``settings`` fixture work.
+
+Values are cached because Django's settings object raises and catches an
+AttributeError for every unset setting, which on the cookie-throttled path cost
+more than the rest of the middleware (see benchmarks/RESULTS.md).
+"""
 
 from __future__ import annotations
 
@@ -21,8 +26,18 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+# name -> (the settings object it was read from, value)
+_cache: dict[str, tuple[object, Any]] = {}
+
+
 def _get(name: str) -> Any:
-    return getattr(settings, name, DEFAULTS[name])
+    # override_settings (and pytest-django's settings fixture) swap in a new
+    # settings object (LazySettings._wrapped), so a value read from another is stale.
+    source: object = settings._wrapped  # type: ignore[misc]
+    entry = _cache.get(name)
+    if entry is None or entry[0] is not source:
+        entry = _cache[name] = (source, getattr(settings, name, DEFAULTS[name]))
+    return entry[1]
 
 
 class Settings:
