@@ -66,14 +66,7 @@ def forget_guest(ip: str) -> bool:
 
 def online_users(limit: int | None = None) -> list[str]:
     """Usernames seen inside the window, most recent first, at most ``limit``."""
-    client = get_client()
-    if limit is None:
-        raw = client.zrange(conf.users_key, "+inf", _cutoff(), desc=True, byscore=True)
-    else:
-        raw = client.zrange(
-            conf.users_key, "+inf", _cutoff(), desc=True, byscore=True, offset=0, num=limit
-        )
-    return [_text(member) for member in raw]
+    return [_text(member) for member in _newest_users(get_client(), _cutoff(), limit)]
 
 
 def user_count() -> int:
@@ -90,7 +83,7 @@ def summary(limit: int) -> Summary:
     """Usernames (at most ``limit``) and both counts, in one pipelined round trip."""
     cutoff = _cutoff()
     pipe = get_client().pipeline(transaction=False)
-    pipe.zrange(conf.users_key, "+inf", cutoff, desc=True, byscore=True, offset=0, num=limit)
+    _newest_users(pipe, cutoff, limit)
     pipe.zcount(conf.users_key, cutoff, "+inf")
     pipe.zcount(conf.guests_key, cutoff, "+inf")
     raw, users, guests = pipe.execute()
@@ -137,6 +130,19 @@ def _record(key: str, member: str) -> float:
     pipe.expire(key, math.ceil(conf.max_age))
     pipe.execute()
     return now
+
+
+def _newest_users(client: Any, cutoff: float, limit: int | None) -> Any:
+    """ZRANGE users +inf cutoff BYSCORE REV [LIMIT 0 limit], on a client or a pipeline."""
+    return client.zrange(
+        conf.users_key,
+        "+inf",
+        cutoff,
+        desc=True,
+        byscore=True,
+        offset=None if limit is None else 0,
+        num=limit,
+    )
 
 
 def _cutoff() -> float:
