@@ -12,6 +12,7 @@ import re
 import socket
 import uuid
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
@@ -22,6 +23,10 @@ from whos_online import failsafe
 from whos_online.connection import get_client
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
+
+# Time-travel tests start near the real clock: fakeredis expires keys by the
+# travelled clock, a real Redis by its own, and both must agree.
+NOW = datetime.now(timezone.utc).replace(microsecond=0)
 
 
 def django_redis_cache(location: str, **options: Any) -> dict[str, Any]:
@@ -104,6 +109,12 @@ def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def dead_redis(settings: Any, closed_port: int) -> None:
+    """Point the cache alias at a port where no Redis answers."""
+    settings.CACHES = {"default": django_redis_cache(f"redis://127.0.0.1:{closed_port}/0")}
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from io import StringIO
 from typing import Any
 
@@ -11,11 +10,8 @@ import redis
 import time_machine
 from django.core.management import CommandError, call_command
 
-from tests.conftest import django_redis_cache
+from tests.conftest import NOW
 from whos_online import presence
-
-NOW = datetime.now(timezone.utc).replace(microsecond=0)
-
 
 def test_prunes_stale_members_and_reports_counts(redis_db: redis.Redis, settings: Any) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
@@ -39,7 +35,6 @@ def test_verbosity_zero_is_silent(redis_db: redis.Redis) -> None:
     assert out.getvalue() == ""
 
 
-def test_unreachable_redis_is_a_command_error(settings: Any, closed_port: int) -> None:
-    settings.CACHES = {"default": django_redis_cache(f"redis://127.0.0.1:{closed_port}/0")}
+def test_unreachable_redis_is_a_command_error(dead_redis: None) -> None:
     with pytest.raises(CommandError, match="Redis is unreachable, nothing pruned"):
         call_command("whos_online_prune")

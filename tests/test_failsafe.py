@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
-from datetime import datetime, timezone
 from typing import Any
 
 import pytest
@@ -14,12 +12,10 @@ import time_machine
 from django.contrib.auth.models import User
 from django.test import Client
 
-from tests.conftest import FAKE_CACHE, django_redis_cache
+from tests.conftest import FAKE_CACHE, NOW, django_redis_cache
 from whos_online import presence
 
 pytestmark = pytest.mark.django_db
-
-NOW = datetime.now(timezone.utc).replace(microsecond=0)
 
 
 @pytest.fixture
@@ -34,12 +30,6 @@ def connects(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
     monkeypatch.setattr(redis.connection.AbstractConnection, "connect", spy)
     return attempts
-
-
-@pytest.fixture
-def dead_redis(settings: Any, closed_port: int) -> Iterator[None]:
-    settings.CACHES = {"default": django_redis_cache(f"redis://127.0.0.1:{closed_port}/0")}
-    yield
 
 
 def errors(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:

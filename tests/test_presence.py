@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Any
 
 import pytest
 import redis
 import time_machine
 
+from tests.conftest import NOW
 from whos_online import presence
-
-# Near the real clock: fakeredis expires keys by the travelled clock, Redis by its own.
-START = datetime.now(timezone.utc).replace(microsecond=0)
 
 
 def test_keys_are_prefix_users_and_prefix_guests(redis_db: redis.Redis, settings: Any) -> None:
@@ -24,7 +22,7 @@ def test_keys_are_prefix_users_and_prefix_guests(redis_db: redis.Redis, settings
 
 
 def test_online_users_most_recent_first_with_limit(redis_db: redis.Redis) -> None:
-    with time_machine.travel(START, tick=False) as traveller:
+    with time_machine.travel(NOW, tick=False) as traveller:
         for name in ["alice", "bob", "carol"]:
             presence.record_user(name)
             traveller.shift(10)
@@ -35,7 +33,7 @@ def test_online_users_most_recent_first_with_limit(redis_db: redis.Redis) -> Non
 
 def test_members_leave_the_window_without_pruning(redis_db: redis.Redis, settings: Any) -> None:
     settings.WHOS_ONLINE_MAX_AGE = timedelta(minutes=10)
-    with time_machine.travel(START, tick=False) as traveller:
+    with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_user("alice")
         presence.record_guest("203.0.113.7")
         traveller.shift(timedelta(minutes=9))
@@ -47,13 +45,13 @@ def test_members_leave_the_window_without_pruning(redis_db: redis.Redis, setting
 
 
 def test_score_is_last_seen_and_never_moves_backwards(redis_db: redis.Redis) -> None:
-    with time_machine.travel(START, tick=False):
+    with time_machine.travel(NOW, tick=False):
         presence.record_user("alice")
-    assert presence.last_seen("alice") == START
-    with time_machine.travel(START - timedelta(seconds=30), tick=False):
+    assert presence.last_seen("alice") == NOW
+    with time_machine.travel(NOW - timedelta(seconds=30), tick=False):
         presence.record_user("alice")  # an app server whose clock lags
     seen = presence.last_seen("alice")
-    assert seen == START and seen.tzinfo is not None
+    assert seen == NOW and seen.tzinfo is not None
     assert presence.last_seen("nobody") is None
 
 
@@ -66,7 +64,7 @@ def test_forget_user(redis_db: redis.Redis) -> None:
 
 def test_prune_removes_only_stale_members(redis_db: redis.Redis, settings: Any) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
-    with time_machine.travel(START, tick=False) as traveller:
+    with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_user("old")
         presence.record_guest("203.0.113.1")
         presence.record_guest("203.0.113.2")

@@ -10,7 +10,6 @@ import redis
 from django.template import engines
 from django.test import Client, RequestFactory
 
-from tests.conftest import django_redis_cache
 from whos_online import presence
 
 pytestmark = pytest.mark.django_db
@@ -69,8 +68,7 @@ def test_one_round_trip_per_block(redis_db: redis.Redis, round_trips: Any) -> No
     assert round_trips.count == 1
 
 
-def test_unavailable_state_when_redis_is_down(settings: Any, closed_port: int) -> None:
-    settings.CACHES = {"default": django_redis_cache(f"redis://127.0.0.1:{closed_port}/0")}
+def test_unavailable_state_when_redis_is_down(dead_redis: None) -> None:
     response = Client().get("/block/")
     assert response.status_code == 200
     assert "unavailable right now" in response.content.decode()
