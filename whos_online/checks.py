@@ -58,7 +58,7 @@ def check_middleware(**kwargs: Any) -> list[CheckMessage]:
 
 @register(Tags.caches)
 def check_cache(**kwargs: Any) -> list[CheckMessage]:
-    alias = getattr(settings, "WHOS_ONLINE_CACHE_ALIAS", DEFAULTS["WHOS_ONLINE_CACHE_ALIAS"])
+    alias = conf.cache_alias
     caches = getattr(settings, "CACHES", {})
     if alias not in caches:
         return [
