@@ -68,6 +68,11 @@ class Settings:
         return float(value)
 
     @property
+    def window_minutes(self) -> int:
+        """The window in whole minutes, at least 1, as the block shows it."""
+        return round(self.max_age / 60) or 1
+
+    @property
     def cookie_name(self) -> str:
         return str(_get("WHOS_ONLINE_COOKIE_NAME"))
 

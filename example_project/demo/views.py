@@ -13,6 +13,7 @@ from redis.exceptions import RedisError
 
 from demo.simulation import simulate
 from whos_online import presence
+from whos_online.conf import conf
 
 # What one click on the home page's button adds.
 BUTTON_MEMBERS = 5
@@ -21,18 +22,13 @@ BUTTON_GUESTS = 15
 MEMBERS_PAGE_LIMIT = 100
 
 
-def window_minutes() -> int:
-    """The online window in minutes, rounded as the block rounds it, so the pages agree."""
-    return round(settings.WHOS_ONLINE_MAX_AGE / 60) or 1
-
-
 def home(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "home.html",
         {
             "button_visitors": BUTTON_MEMBERS + BUTTON_GUESTS,
-            "window_minutes": window_minutes(),
+            "window_minutes": conf.window_minutes,
         },
     )
 
@@ -74,7 +70,7 @@ def members(request: HttpRequest) -> HttpResponse:
             "counts": counts,
             "error": error,
             "limit": MEMBERS_PAGE_LIMIT,
-            "window_minutes": window_minutes(),
+            "window_minutes": conf.window_minutes,
         },
     )
 

@@ -17,6 +17,6 @@ def whos_online(context: template.Context) -> dict[str, Any]:
     """Members (most recent first), counts and the window; ``online`` is None if Redis is down."""
     return {
         "online": failsafe.call(presence.summary, conf.list_limit),
-        "window_minutes": round(conf.max_age / 60) or 1,
+        "window_minutes": conf.window_minutes,
         "request": context.get("request"),
     }
