@@ -4,6 +4,7 @@
     python3 dev.py test [pytest args...]   run the test suite
     python3 dev.py demo [addrport]         migrate, seed and run the demo site
     python3 dev.py matrix [nox args...]    run nox: tests on every Python x Django, and mypy
+    python3 dev.py bench [args...]         run the benchmark suite against REDIS_URL's server
 
 Each command creates ``.venv`` next to this file when it is missing and installs what
 it needs into it. A stamp file keyed on pyproject.toml's hash makes later runs skip
@@ -75,7 +76,7 @@ def main(argv: list[str]) -> int:
         sys.exit("dev.py needs Python 3.10 or newer")
     command, args = (argv[0], argv[1:]) if argv else ("", [])
     if command == "test":
-        python = ensure_venv("test", "-e", ".[test]")
+        python = ensure_venv("test", "-e", ".[test,load]")
         redis_url = os.environ.get("REDIS_URL")
         if redis_url:
             print(f"dev.py: real-Redis run ON (REDIS_URL={redis_url})")
@@ -85,6 +86,9 @@ def main(argv: list[str]) -> int:
     if command == "demo":
         python = ensure_venv("demo", "-e", ".[demo]")
         return run(python, [str(Path("example_project", "manage.py")), "demo", *args])
+    if command == "bench":
+        python = ensure_venv("bench", "-e", ".[test,load,bench]")
+        return run(python, [str(Path("benchmarks", "run.py")), *args])
     if command == "matrix":
         python = ensure_venv("matrix", "nox>=2024.10.9")
         path = os.pathsep.join([*pyenv_bin_dirs(), os.environ.get("PATH", "")])
