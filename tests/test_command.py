@@ -24,7 +24,7 @@ def test_prunes_stale_members_and_reports_counts(redis_db: redis.Redis, settings
         traveller.shift(200)
         out = StringIO()
         call_command("whos_online_prune", stdout=out)
-    assert out.getvalue().strip() == "Pruned 1 stale member(s) and 1 stale guest(s)."
+    assert out.getvalue().strip() == "Pruned 1 stale member(s) and 1 stale guest(s) in 2 batch(es)."
     users_key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:users"
     assert redis_db.zrange(users_key, 0, -1) == [b"fresh"]
 
@@ -36,5 +36,23 @@ def test_verbosity_zero_is_silent(redis_db: redis.Redis) -> None:
 
 
 def test_unreachable_redis_is_a_command_error(dead_redis: None) -> None:
-    with pytest.raises(CommandError, match="Redis is unreachable, nothing pruned"):
+    with pytest.raises(CommandError, match="Redis failed, pruning stopped"):
         call_command("whos_online_prune")
+
+
+def test_batch_size_option_sets_how_many_go_per_call(redis_db: redis.Redis, settings: Any) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    with time_machine.travel(NOW, tick=False) as traveller:
+        for name in ("a", "b", "c", "d", "e"):
+            presence.record_user(name)
+        traveller.shift(300)
+        presence.record_user("fresh")
+        traveller.shift(301)
+        out = StringIO()
+        call_command("whos_online_prune", "--batch-size", "2", stdout=out)
+    assert out.getvalue().strip() == "Pruned 5 stale member(s) and 0 stale guest(s) in 4 batch(es)."
+
+
+def test_batch_size_below_one_is_a_command_error(redis_db: redis.Redis) -> None:
+    with pytest.raises(CommandError, match="--batch-size must be at least 1"):
+        call_command("whos_online_prune", "--batch-size", "0")

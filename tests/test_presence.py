@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -72,10 +73,28 @@ def test_prune_removes_only_stale_members(redis_db: redis.Redis, settings: Any) 
         presence.record_user("recent")
         presence.record_guest("203.0.113.3")
         traveller.shift(301)
-        assert presence.prune() == (1, 2)
+        assert presence.prune() == presence.PruneResult(users=1, guests=2, batches=2)
         assert presence.guest_count() == 1
         assert redis_db.zrange(f"{settings.WHOS_ONLINE_KEY_PREFIX}:users", 0, -1) == [b"recent"]
-        assert presence.prune() == (0, 0)
+        assert presence.prune() == presence.PruneResult(users=0, guests=0, batches=2)
+
+
+def test_prune_removes_in_batches_oldest_first(redis_db: redis.Redis, settings: Any) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    users_key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:users"
+    with time_machine.travel(NOW, tick=False):
+        now = time.time()
+        redis_db.zadd(users_key, {f"stale{i}": now - 700 - i for i in range(25)})
+        redis_db.zadd(users_key, {f"fresh{i}": now - 599 + i for i in range(3)})
+        result = presence.prune(batch_size=10)
+    # users: 10 + 10 + 5 (a short batch ends the key), guests: one empty batch
+    assert result == presence.PruneResult(users=25, guests=0, batches=4)
+    assert sorted(redis_db.zrange(users_key, 0, -1)) == [b"fresh0", b"fresh1", b"fresh2"]
+
+
+def test_prune_rejects_a_batch_size_below_one(redis_db: redis.Redis) -> None:
+    with pytest.raises(ValueError, match="batch_size"):
+        presence.prune(batch_size=0)
 
 
 def test_record_is_one_round_trip_that_also_sets_a_ttl(
