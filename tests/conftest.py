@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import redis
+from django.test import AsyncClient, Client
 from fakeredis import FakeRedisConnection
 
 from whos_online import failsafe
@@ -27,6 +28,38 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 # Time-travel tests start near the real clock: fakeredis expires keys by the
 # travelled clock, a real Redis by its own, and both must agree.
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
+
+
+# The default bot filter ignores requests without a User-Agent, as Django's
+# test clients send them; these clients look like a browser instead.
+BROWSER = "Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0"
+
+
+class _BrowserHeaders:
+    # Per request, because AsyncClient drops headers given to its constructor.
+    def generic(self, *args: Any, headers: dict[str, str] | None = None, **kwargs: Any) -> Any:
+        headers = {"User-Agent": BROWSER, **(headers or {})}
+        return super().generic(*args, headers=headers, **kwargs)  # type: ignore[misc]
+
+
+class BrowserClient(_BrowserHeaders, Client):
+    pass
+
+
+class BrowserAsyncClient(_BrowserHeaders, AsyncClient):
+    pass
+
+
+@pytest.fixture
+def client() -> BrowserClient:
+    """pytest-django's ``client``, sending a browser User-Agent."""
+    return BrowserClient()
+
+
+@pytest.fixture
+def async_client() -> BrowserAsyncClient:
+    """pytest-django's ``async_client``, sending a browser User-Agent."""
+    return BrowserAsyncClient()
 
 
 def django_redis_cache(location: str, **options: Any) -> dict[str, Any]:

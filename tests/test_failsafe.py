@@ -10,9 +10,8 @@ import pytest
 import redis
 import time_machine
 from django.contrib.auth.models import User
-from django.test import Client
 
-from tests.conftest import FAKE_CACHE, NOW, django_redis_cache
+from tests.conftest import FAKE_CACHE, NOW, BrowserClient, django_redis_cache
 from whos_online import presence
 
 pytestmark = pytest.mark.django_db
@@ -41,7 +40,7 @@ def errors(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
 def test_dead_redis_pages_render_and_the_error_is_logged_once(
     dead_redis: None, caplog: pytest.LogCaptureFixture
 ) -> None:
-    client = Client()
+    client = BrowserClient()
     for _ in range(5):
         response = client.get("/block/")
         assert response.status_code == 200
@@ -59,21 +58,21 @@ def test_back_off_skips_redis_then_retries_and_recovers(
 ) -> None:
     settings.WHOS_ONLINE_BACKOFF = 30
     with time_machine.travel(NOW, tick=False) as traveller:
-        Client().get("/")
+        BrowserClient().get("/")
         assert len(connects) == 1
         for _ in range(10):
-            Client().get("/block/")
+            BrowserClient().get("/block/")
         assert len(connects) == 1  # N requests do not cost N timeouts
         traveller.shift(31)
-        Client().get("/")
+        BrowserClient().get("/")
         assert len(connects) == 2  # tried again, still down: no second log record
         assert len(errors(caplog)) == 1
 
         settings.CACHES = {"default": FAKE_CACHE}  # Redis is back
-        Client().get("/")
+        BrowserClient().get("/")
         assert presence.guest_count() == 0  # still inside the new back-off
         traveller.shift(31)
-        response = Client().get("/", REMOTE_ADDR="203.0.113.9")
+        response = BrowserClient().get("/", REMOTE_ADDR="203.0.113.9")
         assert "online" in response.cookies
         assert presence.guest_count() == 1
         assert any("answers again" in r.getMessage() for r in caplog.records)
@@ -91,8 +90,8 @@ def test_a_hung_redis_costs_one_short_timeout_whatever_the_cache_options(
     }
     settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.2
     started = time.monotonic()
-    assert Client().get("/block/").status_code == 200
-    assert Client().get("/block/").status_code == 200
+    assert BrowserClient().get("/block/").status_code == 200
+    assert BrowserClient().get("/block/").status_code == 200
     # Without our own timeout this would hang for 30 s (or forever).
     assert time.monotonic() - started < 5
     [record] = errors(caplog)
@@ -103,7 +102,7 @@ def test_errors_other_than_connection_errors_fail_open_too(
     redis_db: redis.Redis, settings: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     redis_db.set(f"{settings.WHOS_ONLINE_KEY_PREFIX}:guests", "not a sorted set")
-    response = Client().get("/")
+    response = BrowserClient().get("/")
     assert response.status_code == 200 and "online" not in response.cookies
     [record] = errors(caplog)
     assert isinstance(record.exc_info[1], redis.ResponseError)  # type: ignore[index]
@@ -111,7 +110,7 @@ def test_errors_other_than_connection_errors_fail_open_too(
 
 def test_login_and_logout_work_while_redis_is_down(dead_redis: None) -> None:
     User.objects.create_user("alice", password="pw")
-    client = Client()
+    client = BrowserClient()
     assert client.login(username="alice", password="pw")  # user_logged_in fails open
     assert client.get("/").status_code == 200
     client.logout()  # user_logged_out fails open

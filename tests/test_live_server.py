@@ -8,6 +8,7 @@ from typing import Any
 
 import redis
 
+from tests.conftest import BROWSER
 from whos_online import presence
 
 
@@ -16,6 +17,7 @@ def test_a_visitor_counts_on_their_first_page_and_is_then_throttled(
 ) -> None:
     jar = http.cookiejar.CookieJar()
     browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    browser.addheaders = [("User-Agent", BROWSER)]
 
     first = browser.open(f"{live_server.url}/block/").read().decode()
     assert "1 user online" in first and "1 guest" in first

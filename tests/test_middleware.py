@@ -8,8 +8,9 @@ import pytest
 import redis
 from asgiref.sync import async_to_sync, sync_to_async
 from django.contrib.auth.models import User
-from django.test import AsyncClient, Client
+from django.test import AsyncClient
 
+from tests.conftest import BrowserAsyncClient, BrowserClient
 from whos_online import middleware, presence
 
 pytestmark = pytest.mark.django_db
@@ -34,7 +35,7 @@ def test_first_visit_counts_the_guest_and_sets_the_cookie(
 ) -> None:
     response = client.get("/", REMOTE_ADDR="203.0.113.7")
     assert response.status_code == 200
-    assert round_trips.commands == [["ZADD", "EXPIRE"]]
+    assert round_trips.commands == [["ZADD", "ZREMRANGEBYRANK", "EXPIRE"]]
     assert presence.guest_count() == 1
     cookie = response.cookies["online"]
     assert cookie["max-age"] == 300
@@ -113,7 +114,7 @@ def test_a_guest_who_logs_in_stops_counting_as_a_guest(
     redis_db: redis.Redis, client: Client, alice: User
 ) -> None:
     client.get("/", REMOTE_ADDR="203.0.113.7")
-    Client().get("/", REMOTE_ADDR="198.51.100.1")  # someone else
+    BrowserClient().get("/", REMOTE_ADDR="198.51.100.1")  # someone else
     assert presence.guest_count() == 2
     client.post("/login/", {"username": "alice", "password": "pw"}, REMOTE_ADDR="203.0.113.7")
     assert presence.online_users() == ["alice"]
@@ -164,7 +165,7 @@ def test_guests_are_not_tracked_when_disabled(
 
 def test_x_forwarded_for_is_ignored_by_default(redis_db: redis.Redis) -> None:
     for spoofed in ["198.51.100.1", "198.51.100.2", "198.51.100.3"]:
-        Client().get("/", REMOTE_ADDR="203.0.113.7", HTTP_X_FORWARDED_FOR=spoofed)
+        BrowserClient().get("/", REMOTE_ADDR="203.0.113.7", HTTP_X_FORWARDED_FOR=spoofed)
     assert presence.guest_count() == 1
 
 
@@ -174,10 +175,10 @@ def test_with_one_proxy_the_rightmost_forwarded_address_is_the_guest(
     settings.WHOS_ONLINE_PROXY_COUNT = 1
     # The client prepends spoofed entries; only the proxy's own entry counts.
     for spoofed in ["198.51.100.1", "198.51.100.2"]:
-        Client().get(
+        BrowserClient().get(
             "/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR=f"{spoofed}, 203.0.113.7"
         )
-    Client().get("/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR="203.0.113.8")
+    BrowserClient().get("/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR="203.0.113.8")
     assert presence.guest_count() == 2
 
 
@@ -185,8 +186,8 @@ def test_with_two_proxies_the_second_from_the_right_counts(
     redis_db: redis.Redis, settings: Any
 ) -> None:
     settings.WHOS_ONLINE_PROXY_COUNT = 2
-    Client().get("/", HTTP_X_FORWARDED_FOR="198.51.100.1, 203.0.113.7, 10.0.0.2")
-    Client().get("/", HTTP_X_FORWARDED_FOR="198.51.100.2, 203.0.113.7, 10.0.0.3")
+    BrowserClient().get("/", HTTP_X_FORWARDED_FOR="198.51.100.1, 203.0.113.7, 10.0.0.2")
+    BrowserClient().get("/", HTTP_X_FORWARDED_FOR="198.51.100.2, 203.0.113.7, 10.0.0.3")
     assert presence.guest_count() == 1
     presence.record_guest("203.0.113.7")
     assert presence.guest_count() == 1
@@ -202,14 +203,14 @@ def test_with_two_proxies_the_second_from_the_right_counts(
 def test_an_unusable_address_is_not_recorded_and_is_no_error(
     redis_db: redis.Redis, meta: dict[str, str]
 ) -> None:
-    response = Client().get("/", **meta)  # type: ignore[arg-type]
+    response = BrowserClient().get("/", **meta)  # type: ignore[arg-type]
     assert response.status_code == 200
     assert presence.guest_count() == 0
 
 
 def test_too_few_forwarded_hops_records_no_guest(redis_db: redis.Redis, settings: Any) -> None:
     settings.WHOS_ONLINE_PROXY_COUNT = 2
-    assert Client().get("/", HTTP_X_FORWARDED_FOR="203.0.113.7").status_code == 200
+    assert BrowserClient().get("/", HTTP_X_FORWARDED_FOR="203.0.113.7").status_code == 200
     assert presence.guest_count() == 0
 
 
@@ -223,7 +224,7 @@ def test_async_client_records_and_then_throttles_without_a_thread_hop(
         return sync_to_async(func)
 
     monkeypatch.setattr(middleware, "sync_to_async", counting_sync_to_async)
-    client = AsyncClient()
+    client = BrowserAsyncClient()
     first = async_get(client, "/", REMOTE_ADDR="203.0.113.7")
     assert first.status_code == 200 and "online" in first.cookies
     assert presence.guest_count() == 1
@@ -238,7 +239,7 @@ def test_async_client_records_and_then_throttles_without_a_thread_hop(
 def test_async_client_records_members(
     redis_db: redis.Redis, alice: User, round_trips: Any
 ) -> None:
-    client = AsyncClient()
+    client = BrowserAsyncClient()
     client.force_login(alice)
     async_get(client, "/")
     assert presence.online_users() == ["alice"]

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 import redis
 from django.template import engines
-from django.test import Client, RequestFactory
+from django.test import RequestFactory
 
+from tests.conftest import BrowserClient
 from whos_online import presence
 
 pytestmark = pytest.mark.django_db
@@ -69,7 +70,7 @@ def test_one_round_trip_per_block(redis_db: redis.Redis, round_trips: Any) -> No
 
 
 def test_unavailable_state_when_redis_is_down(dead_redis: None) -> None:
-    response = Client().get("/block/")
+    response = BrowserClient().get("/block/")
     assert response.status_code == 200
     assert "unavailable right now" in response.content.decode()
 

@@ -8,9 +8,12 @@ more than the rest of the middleware (see benchmarks/RESULTS.md).
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from functools import lru_cache
+from typing import Any, Callable
 
 from django.conf import settings
+from django.http import HttpRequest
+from django.utils.module_loading import import_string
 
 DEFAULTS: dict[str, Any] = {
     "WHOS_ONLINE_CACHE_ALIAS": "default",
@@ -23,6 +26,10 @@ DEFAULTS: dict[str, Any] = {
     "WHOS_ONLINE_PROXY_COUNT": 0,
     "WHOS_ONLINE_BACKOFF": 30,
     "WHOS_ONLINE_SOCKET_TIMEOUT": 0.25,
+    "WHOS_ONLINE_MAX_GUESTS": 100_000,
+    "WHOS_ONLINE_IPV6_PREFIX": 64,
+    "WHOS_ONLINE_STORE_RAW_IP": False,
+    "WHOS_ONLINE_IS_BOT": "whos_online.bots.is_bot",
 }
 
 
@@ -99,6 +106,29 @@ class Settings:
     @property
     def socket_timeout(self) -> float:
         return float(_get("WHOS_ONLINE_SOCKET_TIMEOUT"))
+
+    @property
+    def max_guests(self) -> int:
+        return int(_get("WHOS_ONLINE_MAX_GUESTS"))
+
+    @property
+    def ipv6_prefix(self) -> int:
+        return int(_get("WHOS_ONLINE_IPV6_PREFIX"))
+
+    @property
+    def store_raw_ip(self) -> bool:
+        return bool(_get("WHOS_ONLINE_STORE_RAW_IP"))
+
+    @property
+    def is_bot(self) -> Callable[[HttpRequest], bool] | None:
+        """The bot filter: a callable, imported once if the setting is a dotted path."""
+        value = _get("WHOS_ONLINE_IS_BOT")
+        return _import(value) if isinstance(value, str) else value
+
+
+@lru_cache(maxsize=None)
+def _import(path: str) -> Any:
+    return import_string(path)
 
 
 conf = Settings()

@@ -8,6 +8,7 @@ from typing import Awaitable, Callable, cast
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.conf import settings
 from django.http import HttpRequest, HttpResponseBase
+from django.utils.cache import patch_cache_control
 
 from whos_online import failsafe, presence
 from whos_online.client_ip import client_ip
@@ -65,13 +66,20 @@ def _due_token(request: HttpRequest) -> str | None:
 
 
 def _record(request: HttpRequest) -> bool:
-    """Record the visitor; False only when Redis failed, so the visit is retried."""
+    """Record the visitor; True if the cookie should now hold off the next records.
+
+    False when Redis failed (the next request retries) and for bots and
+    prefetches (a cookie set on a prefetch would hide the real visit after it).
+    """
     # Without a session cookie nobody is logged in, and reading request.user
     # would load the session for nothing (and add Vary: Cookie).
     if settings.SESSION_COOKIE_NAME in request.COOKIES and request.user.is_authenticated:
         return failsafe.call(presence.record_user, request.user.get_username()) is not None
     if not conf.track_guests:
         return True
+    is_bot = conf.is_bot
+    if is_bot is not None and is_bot(request):
+        return False
     ip = client_ip(request)
     if ip is None:
         return True
@@ -79,6 +87,8 @@ def _record(request: HttpRequest) -> bool:
 
 
 def _set_cookie(request: HttpRequest, response: HttpResponseBase, token: str) -> None:
+    # A shared cache must not replay one visitor's cookie to the next.
+    patch_cache_control(response, private=True)
     response.set_cookie(
         conf.cookie_name,
         token,

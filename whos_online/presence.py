@@ -51,7 +51,7 @@ def record_guest(ip: str) -> float:
 
     Raises ValueError if ``ip`` is not an IP address.
     """
-    return _record(conf.guests_key, guest_id(ip))
+    return _record(conf.guests_key, guest_id(ip), keep=conf.max_guests)
 
 
 def forget_user(username: str) -> bool:
@@ -144,23 +144,38 @@ def prune(batch_size: int = 1000) -> PruneResult:
 
 
 def guest_id(ip: str) -> str:
-    """A short keyed hash of the address, so no raw IP is stored in Redis.
+    """The member that stands for the guest at ``ip`` in the guests set.
 
-    IPv4-mapped IPv6 addresses count as their IPv4 address and zone ids are
-    ignored (the packed form has none), so one visitor is one guest however
-    their address is spelled.
+    The address is normalised first, so one visitor is one guest however it is
+    spelled: IPv4-mapped IPv6 counts as its IPv4 address, zone ids are ignored,
+    and IPv6 is cut to its ``WHOS_ONLINE_IPV6_PREFIX`` network, because one
+    device rotates privacy addresses inside its /64. By default the result is a
+    keyed hash (HMAC-SHA256 under SECRET_KEY, 16 hex digits: short enough for
+    Redis's compact small-set encoding), so no address is stored; with
+    ``WHOS_ONLINE_STORE_RAW_IP`` it is the normalised address itself.
+
+    Raises ValueError if ``ip`` is not an IP address.
     """
     address = ipaddress.ip_address(ip)
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
         address = address.ipv4_mapped
-    return salted_hmac("whos_online.guest", address.packed, algorithm="sha256").hexdigest()[:16]
+    network = ipaddress.ip_network(address)
+    if network.version == 6:
+        network = network.supernet(new_prefix=conf.ipv6_prefix)
+    if conf.store_raw_ip:
+        return str(network.network_address if network.num_addresses == 1 else network)
+    packed = network.network_address.packed
+    return salted_hmac("whos_online.guest", packed, algorithm="sha256").hexdigest()[:16]
 
 
-def _record(key: str, member: str) -> float:
+def _record(key: str, member: str, keep: int | None = None) -> float:
     now = time.time()
     pipe = get_client().pipeline(transaction=False)
     # GT: a write from a server whose clock lags never moves a score backwards.
     pipe.zadd(key, {member: now}, gt=True)
+    if keep is not None:
+        # A flood of addresses pushes out the oldest guests, in the same round trip.
+        pipe.zremrangebyrank(key, 0, -keep - 1)
     # A namespace nobody writes to any more disappears once it is all stale.
     pipe.expire(key, math.ceil(conf.max_age))
     pipe.execute()

@@ -1,0 +1,45 @@
+"""The default ``WHOS_ONLINE_IS_BOT`` filter: requests that are no visitor at a screen.
+
+Crawlers never keep cookies, so without a filter every crawler request would be
+a Redis write and a fake guest. Known crawlers are recognised with the
+maintained pattern list of the ``crawler-user-agents`` package (the ``bots``
+extra); without it, only the header checks below apply (check W004 says so).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from django.http import HttpRequest
+
+try:
+    from crawleruseragents import is_crawler
+except ImportError:  # pragma: no cover - exercised by check W004's test
+    is_crawler = None
+
+# Headers browsers send on speculative loads that the visitor may never see.
+PREFETCH_HEADERS = {
+    "HTTP_SEC_PURPOSE": "prefetch",  # Chromium speculation rules (also "prefetch;prerender")
+    "HTTP_PURPOSE": "prefetch",  # older Chromium and Safari
+    "HTTP_X_PURPOSE": "preview",  # Safari top sites
+    "HTTP_X_MOZ": "prefetch",  # Firefox
+}
+
+
+def is_bot(request: HttpRequest) -> bool:
+    """True for HEAD requests, prefetches, an empty User-Agent and known crawlers."""
+    if request.method == "HEAD":
+        return True
+    meta = request.META
+    if any(
+        value in str(meta.get(header, "")).lower() for header, value in PREFETCH_HEADERS.items()
+    ):
+        return True
+    user_agent = str(meta.get("HTTP_USER_AGENT", "")).strip()
+    return not user_agent or known_crawler(user_agent)
+
+
+@lru_cache(maxsize=1024)
+def known_crawler(user_agent: str) -> bool:
+    """Whether the User-Agent matches the crawler list; cached, as crawlers reuse theirs."""
+    return is_crawler is not None and is_crawler(user_agent)
