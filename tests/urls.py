@@ -1,5 +1,8 @@
+import io
+import itertools
+
 from django.contrib.auth import authenticate, login
-from django.http import HttpRequest, HttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.template import engines
 from django.urls import path
 
@@ -21,8 +24,29 @@ def block(request: HttpRequest) -> HttpResponse:
     return HttpResponse(BLOCK.render({}, request))
 
 
+# Bodies for streaming and file responses: every byte value, more than one chunk.
+PAYLOAD = bytes(range(256)) * 300
+_renders = itertools.count(1)
+
+
+def counter(request: HttpRequest) -> HttpResponse:
+    """A different body each time the view runs, so a cache hit is visible."""
+    return HttpResponse(f"render {next(_renders)}")
+
+
+def stream(request: HttpRequest) -> StreamingHttpResponse:
+    return StreamingHttpResponse(PAYLOAD[i : i + 4096] for i in range(0, len(PAYLOAD), 4096))
+
+
+def download(request: HttpRequest) -> FileResponse:
+    return FileResponse(io.BytesIO(PAYLOAD), filename="payload.bin")
+
+
 urlpatterns = [
     path("", plain),
+    path("counter/", counter),
+    path("stream/", stream),
+    path("download/", download),
     path("block/", block),
     path("login/", log_in),
 ]

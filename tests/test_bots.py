@@ -1,0 +1,81 @@
+"""Crawlers, empty User-Agents, HEAD requests and prefetches are no guests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import redis
+from django.contrib.auth.models import User
+from django.http import HttpRequest
+
+from tests.conftest import BrowserClient
+from whos_online import presence
+
+pytestmark = pytest.mark.django_db
+
+GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+BINGBOT = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm) Chrome/116.0.1938.76 Safari/537.36"  # noqa: E501
+CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/141.0.0.0 Safari/537.36"  # noqa: E501
+
+
+def only_staff_tools(request: HttpRequest) -> bool:
+    """A site's own filter: its uptime checker is a bot, everything else is a visitor."""
+    return request.headers.get("User-Agent", "").startswith("uptime-checker")
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"User-Agent": GOOGLEBOT},
+        {"User-Agent": BINGBOT},
+        {"User-Agent": "python-requests/2.32.3"},
+        {"User-Agent": ""},
+        {"User-Agent": "   "},
+        {"User-Agent": CHROME, "Sec-Purpose": "prefetch;prerender"},
+        {"User-Agent": CHROME, "Purpose": "prefetch"},
+        {"User-Agent": CHROME, "X-Moz": "prefetch"},
+    ],
+    ids=["googlebot", "bingbot", "requests", "empty", "blank", "prerender", "purpose", "x-moz"],
+)
+def test_not_a_guest_and_no_cookie(redis_db: redis.Redis, headers: dict[str, str]) -> None:
+    response = BrowserClient().get("/", headers=headers)
+    assert response.status_code == 200
+    assert presence.guest_count() == 0
+    # A cookie on a prefetch would hide the real visit that follows it.
+    assert "online" not in response.cookies
+
+
+def test_head_is_not_a_visit(redis_db: redis.Redis) -> None:
+    assert BrowserClient().head("/").status_code == 200
+    assert presence.guest_count() == 0
+
+
+def test_a_real_browser_after_its_prefetch_is_counted(redis_db: redis.Redis) -> None:
+    client = BrowserClient()
+    client.get("/", headers={"User-Agent": CHROME, "Sec-Purpose": "prefetch"})
+    client.get("/", headers={"User-Agent": CHROME})
+    assert presence.guest_count() == 1
+
+
+def test_members_are_recorded_whatever_their_user_agent(redis_db: redis.Redis) -> None:
+    client = BrowserClient()
+    client.force_login(User.objects.create_user("alice"))
+    client.get("/", headers={"User-Agent": GOOGLEBOT})
+    assert presence.online_users() == ["alice"]
+
+
+def test_the_filter_is_pluggable_by_dotted_path(redis_db: redis.Redis, settings: Any) -> None:
+    settings.WHOS_ONLINE_IS_BOT = "tests.test_bots.only_staff_tools"
+    BrowserClient().get("/", headers={"User-Agent": GOOGLEBOT}, REMOTE_ADDR="203.0.113.1")
+    BrowserClient().get("/", headers={"User-Agent": "uptime-checker/1"}, REMOTE_ADDR="203.0.113.2")
+    assert presence.guest_count() == 1
+
+
+def test_the_filter_can_be_a_callable_or_off(redis_db: redis.Redis, settings: Any) -> None:
+    settings.WHOS_ONLINE_IS_BOT = only_staff_tools
+    BrowserClient().get("/", headers={"User-Agent": "uptime-checker/1"}, REMOTE_ADDR="203.0.113.1")
+    assert presence.guest_count() == 0
+    settings.WHOS_ONLINE_IS_BOT = None
+    BrowserClient().get("/", headers={"User-Agent": ""}, REMOTE_ADDR="203.0.113.2")
+    assert presence.guest_count() == 1

@@ -1,0 +1,134 @@
+"""Guest identity: one visitor is one guest, no address is stored, floods are bounded."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+import pytest
+import redis
+import time_machine
+
+from tests.conftest import NOW, BrowserClient
+from whos_online import presence
+
+pytestmark = pytest.mark.django_db
+
+
+def guests(redis_db: redis.Redis, settings: Any) -> list[bytes]:
+    return list(redis_db.zrange(f"{settings.WHOS_ONLINE_KEY_PREFIX}:guests", 0, -1))
+
+
+def test_privacy_addresses_in_one_ipv6_64_are_one_guest(redis_db: redis.Redis) -> None:
+    presence.record_guest("2001:db8:1:2:aaaa::1")
+    presence.record_guest("2001:db8:1:2:bbbb:cccc:dddd:eeee")
+    assert presence.guest_count() == 1
+    presence.record_guest("2001:db8:1:3::1")
+    assert presence.guest_count() == 2
+
+
+def test_ipv6_grouping_follows_the_setting(redis_db: redis.Redis, settings: Any) -> None:
+    settings.WHOS_ONLINE_IPV6_PREFIX = 128
+    presence.record_guest("2001:db8:1:2::1")
+    presence.record_guest("2001:db8:1:2::2")
+    assert presence.guest_count() == 2
+    settings.WHOS_ONLINE_IPV6_PREFIX = 48
+    presence.record_guest("2001:db8:1:ffff::9")
+    assert presence.guest_count() == 3  # a new id space: one more guest, not two
+
+
+def test_raw_ips_only_when_opted_in(redis_db: redis.Redis, settings: Any) -> None:
+    settings.WHOS_ONLINE_STORE_RAW_IP = True
+    presence.record_guest("::ffff:203.0.113.7")
+    presence.record_guest("2001:db8:1:2:aaaa::1")
+    assert sorted(guests(redis_db, settings)) == [b"2001:db8:1:2::/64", b"203.0.113.7"]
+
+
+ADDRESSES = ["203.0.113.7", "198.51.100.23", "2001:db8:1:2:3:4:5:6", "::ffff:192.0.2.99"]
+
+
+def traces(address: str) -> list[bytes]:
+    """Every spelling of an address that could give it away."""
+    ip = ipaddress.ip_address(address)
+    mapped = getattr(ip, "ipv4_mapped", None)
+    forms = [ip, mapped] if mapped else [ip]
+    found = []
+    for form in forms:
+        found += [str(form).encode(), form.exploded.encode(), form.packed, form.packed.hex().encode()]
+    if ip.version == 6 and not mapped:
+        found += [str(ipaddress.ip_network(f"{address}/64", strict=False).network_address).encode()]
+    return found
+
+
+def test_no_trace_of_any_address_in_any_key_or_member(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    for address in ADDRESSES:
+        BrowserClient().get("/", REMOTE_ADDR=address)
+        BrowserClient().get("/block/", REMOTE_ADDR=address)
+    presence.prune()
+    assert presence.guest_count() == len(ADDRESSES)
+    # Everything in the database, not only the keys we expect to have written.
+    dump = b""
+    for key in redis_db.scan_iter(count=1000):
+        dump += key
+        if redis_db.type(key) == b"zset":
+            dump += b"".join(m for m, _ in redis_db.zrange(key, 0, -1, withscores=True))
+        else:
+            dump += redis_db.dump(key) or b""
+    for address in ADDRESSES:
+        for trace in traces(address):
+            assert trace not in dump, (address, trace)
+
+
+def test_members_are_short_enough_for_the_compact_encoding(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    for i in range(10):
+        presence.record_guest(f"203.0.113.{i}")
+    # zset-max-listpack-value is 64 bytes by default
+    assert all(len(member) == 16 for member in guests(redis_db, settings))
+
+
+@pytest.mark.parametrize("redis_db", ["real"], indirect=True)  # fakeredis has no OBJECT
+def test_real_redis_keeps_a_small_guest_set_compact(redis_db: redis.Redis, settings: Any) -> None:
+    for i in range(100):
+        presence.record_guest(f"203.0.113.{i}")
+    assert redis_db.object("encoding", f"{settings.WHOS_ONLINE_KEY_PREFIX}:guests") == b"listpack"
+
+
+def test_a_flood_of_addresses_keeps_only_the_newest_guests(
+    redis_db: redis.Redis, settings: Any, round_trips: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_GUESTS = 3
+    with time_machine.travel(NOW, tick=False) as traveller:
+        for i in range(1, 6):
+            presence.record_guest(f"203.0.113.{i}")
+            traveller.shift(1)
+    assert round_trips.count == 5  # the cap costs no extra round trip
+    assert presence.guest_count() == 3
+    newest = {presence.guest_id(f"203.0.113.{i}").encode() for i in (3, 4, 5)}
+    assert set(guests(redis_db, settings)) == newest
+
+
+def test_rotating_forwarded_addresses_cannot_grow_the_set(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_PROXY_COUNT = 1
+    settings.WHOS_ONLINE_MAX_GUESTS = 50
+    for i in range(200):
+        BrowserClient().get("/", HTTP_X_FORWARDED_FOR=f"10.{i // 256}.{i % 256}.1")
+    assert redis_db.zcard(f"{settings.WHOS_ONLINE_KEY_PREFIX}:guests") == 50
+
+
+def test_every_key_written_carries_a_ttl(
+    redis_db: redis.Redis, settings: Any, django_user_model: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    client = BrowserClient()
+    client.get("/", REMOTE_ADDR="203.0.113.7")
+    client.force_login(django_user_model.objects.create_user("alice"))
+    client.get("/")
+    keys = list(redis_db.scan_iter(match=f"{settings.WHOS_ONLINE_KEY_PREFIX}:*"))
+    assert len(keys) == 2
+    assert all(0 < redis_db.ttl(key) <= 600 for key in keys)
