@@ -152,6 +152,21 @@ def test_a_forged_cookie_records_anyway(
     assert response.cookies["online"].value != "forged"
 
 
+def test_a_cookie_from_another_session_records_anyway(
+    redis_db: redis.Redis, alice: User, django_user_model: Any
+) -> None:
+    bob = django_user_model.objects.create_user("bob")
+    alices, bobs = BrowserClient(), BrowserClient()
+    alices.force_login(alice)
+    bobs.force_login(bob)
+    stolen = alices.get("/").cookies["online"].value
+    presence.forget_user("bob")
+    bobs.cookies["online"] = stolen
+    response = bobs.get("/")
+    assert presence.online_users() == ["bob", "alice"]
+    assert response.cookies["online"].value != stolen
+
+
 def test_guests_are_not_tracked_when_disabled(
     redis_db: redis.Redis, client: Client, alice: User, settings: Any
 ) -> None:

@@ -9,6 +9,7 @@ import pytest
 import redis
 from django.template import engines
 from django.test import RequestFactory
+from django.utils.html import escape
 
 from tests.conftest import BrowserClient
 from whos_online import presence
@@ -60,6 +61,26 @@ def test_usernames_are_escaped(redis_db: redis.Redis) -> None:
     html = render()
     assert "<script>" not in html
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html
+
+
+ODD_NAMES = [
+    "O'Brien \"quoted\" & <b>bold</b>",
+    "\u202eevil\u202c right-to-left override",
+    "zero\u200bwidth\u200djoiner",
+    "emoji \U0001f600\U0001f469\u200d\U0001f4bb",
+    "שלום עליכם",
+    "long" + "x" * 180,
+]
+
+
+def test_odd_usernames_render_escaped_and_whole(redis_db: redis.Redis) -> None:
+    for name in ODD_NAMES:
+        presence.record_user(name)
+    html = render()
+    assert "<b>bold</b>" not in html
+    for name in ODD_NAMES:
+        assert escape(name) in html
+    assert sorted(presence.online_users()) == sorted(ODD_NAMES)
 
 
 def test_one_round_trip_per_block(redis_db: redis.Redis, round_trips: Any) -> None:

@@ -1,0 +1,98 @@
+"""whos_online next to HTTP caches, streaming and file responses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import redis
+from django.contrib.auth.models import User
+from django.core.cache import caches
+
+from tests.conftest import BrowserClient
+from tests.urls import PAYLOAD
+from whos_online import presence
+
+pytestmark = pytest.mark.django_db
+
+SESSION = "django.contrib.sessions.middleware.SessionMiddleware"
+AUTH = "django.contrib.auth.middleware.AuthenticationMiddleware"
+WHOS_ONLINE = "whos_online.middleware.WhosOnlineMiddleware"
+UPDATE_CACHE = "django.middleware.cache.UpdateCacheMiddleware"
+FETCH_CACHE = "django.middleware.cache.FetchFromCacheMiddleware"
+
+ORDERS = {
+    # Django's recommended place: cache outermost, whos_online inside it.
+    "cache-outside": [UPDATE_CACHE, SESSION, AUTH, WHOS_ONLINE, FETCH_CACHE],
+    # whos_online outermost: it sees every request, even those the cache answers.
+    "cache-inside": [SESSION, AUTH, WHOS_ONLINE, UPDATE_CACHE, FETCH_CACHE],
+}
+
+
+@pytest.fixture(params=list(ORDERS))
+def page_cache(request: pytest.FixtureRequest, settings: Any, redis_db: redis.Redis) -> str:
+    settings.MIDDLEWARE = ORDERS[request.param]
+    settings.CACHES = {
+        **settings.CACHES,
+        "pages": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    }
+    settings.CACHE_MIDDLEWARE_ALIAS = "pages"
+    settings.CACHE_MIDDLEWARE_SECONDS = 60
+    yield request.param
+    caches["pages"].clear()
+
+
+def test_a_cached_page_never_replays_one_visitors_cookie(page_cache: str) -> None:
+    alice, bob = User.objects.create_user("alice"), User.objects.create_user("bob")
+    first, second = BrowserClient(), BrowserClient()
+    first.force_login(alice)
+    second.force_login(bob)
+    one = first.get("/counter/")
+    two = second.get("/counter/")
+    assert one.cookies["online"].value != two.cookies["online"].value
+    # each cookie is the one its own session would get: the next request is throttled
+    for client in (first, second):
+        assert "online" not in client.get("/counter/").cookies
+    assert set(presence.online_users()) == {"alice", "bob"}
+
+
+def test_the_response_that_sets_the_cookie_is_private(page_cache: str) -> None:
+    response = BrowserClient().get("/counter/", REMOTE_ADDR="203.0.113.1")
+    assert "online" in response.cookies
+    assert "private" in response["Cache-Control"]
+
+
+def test_guests_served_from_the_cache_still_count(page_cache: str) -> None:
+    first = BrowserClient().get("/counter/", REMOTE_ADDR="203.0.113.1")
+    first_body = first.content
+    visitor = BrowserClient()
+    second = visitor.get("/counter/", REMOTE_ADDR="203.0.113.2")
+    if page_cache == "cache-inside":
+        # stored before whos_online added its cookie, so it is shared, cookie-free
+        assert second.content == first_body
+    else:
+        # a response carrying a Set-Cookie is private: never stored, rendered again
+        assert second.content != first_body
+    assert presence.guest_count() == 2
+    assert "online" in second.cookies
+    # once the cookie holds off the writes, the page is cacheable again
+    third = visitor.get("/counter/", REMOTE_ADDR="203.0.113.2")
+    assert "online" not in third.cookies
+    assert visitor.get("/counter/", REMOTE_ADDR="203.0.113.2").content == third.content
+
+
+def test_cookieless_guests_get_no_vary_cookie(redis_db: redis.Redis) -> None:
+    response = BrowserClient().get("/", REMOTE_ADDR="203.0.113.1")
+    assert "online" in response.cookies
+    assert "Cookie" not in response.get("Vary", "")
+
+
+@pytest.mark.parametrize("path", ["/stream/", "/download/"])
+def test_streaming_and_file_responses_pass_through_untouched(
+    redis_db: redis.Redis, path: str
+) -> None:
+    response = BrowserClient().get(path, REMOTE_ADDR="203.0.113.1")
+    assert response.streaming
+    assert b"".join(response.streaming_content) == PAYLOAD
+    assert "online" in response.cookies
+    assert presence.guest_count() == 1
