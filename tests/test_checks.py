@@ -11,6 +11,8 @@ from django.core.checks import run_checks
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
+from whos_online import bots
+
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
 SESSION = "django.contrib.sessions.middleware.SessionMiddleware"
 AUTH = "django.contrib.auth.middleware.AuthenticationMiddleware"
@@ -70,6 +72,10 @@ def test_cache_alias_not_django_redis(settings: Any) -> None:
         ("WHOS_ONLINE_SOCKET_TIMEOUT", 0),
         ("WHOS_ONLINE_KEY_PREFIX", 3),
         ("WHOS_ONLINE_COOKIE_NAME", None),
+        ("WHOS_ONLINE_MAX_GUESTS", 0),
+        ("WHOS_ONLINE_IPV6_PREFIX", 0),
+        ("WHOS_ONLINE_IPV6_PREFIX", 129),
+        ("WHOS_ONLINE_STORE_RAW_IP", 1),
     ],
 )
 def test_settings_of_the_wrong_type_or_range(settings: Any, name: str, value: Any) -> None:
@@ -83,6 +89,24 @@ def test_good_values_of_every_accepted_type(settings: Any) -> None:
     settings.WHOS_ONLINE_SOCKET_TIMEOUT = 1
     settings.WHOS_ONLINE_LIST_LIMIT = 0
     settings.WHOS_ONLINE_PROXY_COUNT = 2
+    settings.WHOS_ONLINE_IPV6_PREFIX = 128
+    settings.WHOS_ONLINE_STORE_RAW_IP = True
+    settings.WHOS_ONLINE_IS_BOT = None
+    assert ids() == []
+
+
+@pytest.mark.parametrize("value", ["whos_online.bots.no_such_filter", "no.such.module", 42])
+def test_bot_filter_that_cannot_be_used(settings: Any, value: Any) -> None:
+    settings.WHOS_ONLINE_IS_BOT = value
+    assert ids() == ["whos_online.E006"]
+
+
+def test_default_bot_filter_without_the_crawler_list(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bots, "is_crawler", None)
+    assert ids() == ["whos_online.W004"]
+    settings.WHOS_ONLINE_IS_BOT = "tests.test_bots.only_staff_tools"
     assert ids() == []
 
 
@@ -112,6 +136,7 @@ def test_every_message_has_a_hint(settings: Any) -> None:
     settings.WHOS_ONLINE_COOKIE_AGE = 900
     settings.WHOS_ONLINE_BACKOFF = 0
     settings.WHOS_ONLINE_SOCKET_TIMEOUT = 9
+    settings.WHOS_ONLINE_IS_BOT = 42
     messages = [m for m in run_checks() if m.id and m.id.startswith("whos_online.")]
-    assert len(messages) == 4
+    assert len(messages) == 5
     assert all(m.hint for m in messages)

@@ -9,13 +9,19 @@ extra); without it, only the header checks below apply (check W004 says so).
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Callable
 
 from django.http import HttpRequest
 
+is_crawler: Callable[[str], bool] | None
 try:
-    from crawleruseragents import is_crawler
-except ImportError:  # pragma: no cover - exercised by check W004's test
+    from crawleruseragents import is_crawler as _is_crawler
+except ImportError:  # check W004 tells the site
     is_crawler = None
+else:
+    is_crawler = _is_crawler
+
+__all__ = ["PREFETCH_HEADERS", "is_bot", "is_crawler", "known_crawler"]
 
 # Headers browsers send on speculative loads that the visitor may never see.
 PREFETCH_HEADERS = {

@@ -8,24 +8,28 @@ from typing import Any, cast
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 
+from whos_online import bots
 from whos_online.conf import DEFAULTS, conf
 
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
 AUTH_MIDDLEWARE = "django.contrib.auth.middleware.AuthenticationMiddleware"
 DJANGO_REDIS_BACKEND = "django_redis.cache.RedisCache"
 
-# Setting -> (accepted types, smallest allowed value or None).
-TYPES: dict[str, tuple[tuple[type, ...], float | None]] = {
-    "WHOS_ONLINE_CACHE_ALIAS": ((str,), None),
-    "WHOS_ONLINE_KEY_PREFIX": ((str,), None),
-    "WHOS_ONLINE_MAX_AGE": ((int, timedelta), 1),
-    "WHOS_ONLINE_COOKIE_NAME": ((str,), None),
-    "WHOS_ONLINE_COOKIE_AGE": ((int,), 1),
-    "WHOS_ONLINE_TRACK_GUESTS": ((bool,), None),
-    "WHOS_ONLINE_LIST_LIMIT": ((int,), 0),
-    "WHOS_ONLINE_PROXY_COUNT": ((int,), 0),
-    "WHOS_ONLINE_BACKOFF": ((int, float), 0),
-    "WHOS_ONLINE_SOCKET_TIMEOUT": ((int, float), 0.001),
+# Setting -> (accepted types, smallest allowed value, largest) (None: no bound).
+TYPES: dict[str, tuple[tuple[type, ...], float | None, float | None]] = {
+    "WHOS_ONLINE_CACHE_ALIAS": ((str,), None, None),
+    "WHOS_ONLINE_KEY_PREFIX": ((str,), None, None),
+    "WHOS_ONLINE_MAX_AGE": ((int, timedelta), 1, None),
+    "WHOS_ONLINE_COOKIE_NAME": ((str,), None, None),
+    "WHOS_ONLINE_COOKIE_AGE": ((int,), 1, None),
+    "WHOS_ONLINE_TRACK_GUESTS": ((bool,), None, None),
+    "WHOS_ONLINE_LIST_LIMIT": ((int,), 0, None),
+    "WHOS_ONLINE_PROXY_COUNT": ((int,), 0, None),
+    "WHOS_ONLINE_BACKOFF": ((int, float), 0, None),
+    "WHOS_ONLINE_SOCKET_TIMEOUT": ((int, float), 0.001, None),
+    "WHOS_ONLINE_MAX_GUESTS": ((int,), 1, None),
+    "WHOS_ONLINE_IPV6_PREFIX": ((int,), 1, 128),
+    "WHOS_ONLINE_STORE_RAW_IP": ((bool,), None, None),
 }
 SANE_BACKOFF = (1, 600)
 SANE_SOCKET_TIMEOUT = (0.01, 2)
@@ -86,13 +90,13 @@ def check_cache(**kwargs: Any) -> list[CheckMessage]:
 def check_settings(**kwargs: Any) -> list[CheckMessage]:
     errors: list[CheckMessage] = [
         Error(
-            f"{name} is {value!r}; it must be {_describe(types, minimum)}.",
+            f"{name} is {value!r}; it must be {_describe(types, minimum, maximum)}.",
             hint=f"Fix or remove it (the default is {DEFAULTS[name]!r}).",
             id="whos_online.E005",
         )
-        for name, (types, minimum) in TYPES.items()
+        for name, (types, minimum, maximum) in TYPES.items()
         if hasattr(settings, name)
-        and not _valid(value := getattr(settings, name), types, minimum)
+        and not _valid(value := getattr(settings, name), types, minimum, maximum)
     ]
     if errors:
         return errors
@@ -130,18 +134,54 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
     return warnings
 
 
-def _valid(value: Any, types: tuple[type, ...], minimum: float | None) -> bool:
+@register(Tags.compatibility)
+def check_bot_filter(**kwargs: Any) -> list[CheckMessage]:
+    value = getattr(settings, "WHOS_ONLINE_IS_BOT", DEFAULTS["WHOS_ONLINE_IS_BOT"])
+    if value is None:
+        return []
+    try:
+        is_bot = conf.is_bot
+    except ImportError as exc:
+        problem = f"cannot be imported ({exc})"
+    else:
+        if callable(is_bot):
+            if value == DEFAULTS["WHOS_ONLINE_IS_BOT"] and bots.is_crawler is None:
+                return [
+                    Warning(
+                        "crawler-user-agents is not installed, so the default bot filter "
+                        "only skips HEAD requests, prefetches and empty User-Agents: "
+                        "every crawler request counts as a guest and costs a Redis write.",
+                        hint="pip install 'whos-online[bots]', or set WHOS_ONLINE_IS_BOT "
+                        "to your own filter.",
+                        id="whos_online.W004",
+                    )
+                ]
+            return []
+        problem = "is not callable"
+    return [
+        Error(
+            f"WHOS_ONLINE_IS_BOT is {value!r}, which {problem}.",
+            hint="Set it to a callable taking the request (or its dotted path), or to None "
+            "to record every request.",
+            id="whos_online.E006",
+        )
+    ]
+
+
+def _valid(
+    value: Any, types: tuple[type, ...], minimum: float | None, maximum: float | None
+) -> bool:
     # bool is an int subclass; True is no number of seconds.
     if isinstance(value, bool) and bool not in types:
         return False
     if not isinstance(value, types):
         return False
-    if minimum is None:
-        return True
     number = value.total_seconds() if isinstance(value, timedelta) else cast(float, value)
-    return number >= minimum
+    return (minimum is None or number >= minimum) and (maximum is None or number <= maximum)
 
 
-def _describe(types: tuple[type, ...], minimum: float | None) -> str:
+def _describe(types: tuple[type, ...], minimum: float | None, maximum: float | None) -> str:
     names = " or ".join(t.__name__ for t in types)
+    if minimum is not None and maximum is not None:
+        return f"{names} from {minimum:g} to {maximum:g}"
     return names if minimum is None else f"{names} >= {minimum:g}"

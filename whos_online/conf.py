@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from django.conf import settings
 from django.http import HttpRequest
@@ -123,7 +123,10 @@ class Settings:
     def is_bot(self) -> Callable[[HttpRequest], bool] | None:
         """The bot filter: a callable, imported once if the setting is a dotted path."""
         value = _get("WHOS_ONLINE_IS_BOT")
-        return _import(value) if isinstance(value, str) else value
+        return cast(
+            "Callable[[HttpRequest], bool] | None",
+            _import(value) if isinstance(value, str) else value,
+        )
 
 
 @lru_cache(maxsize=None)
