@@ -45,7 +45,7 @@ def is_bot(request: HttpRequest) -> bool:
     return not user_agent or known_crawler(user_agent)
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=4096)
 def known_crawler(user_agent: str) -> bool:
     """Whether the User-Agent matches the crawler list; cached, as crawlers reuse theirs."""
     return is_crawler is not None and is_crawler(user_agent)

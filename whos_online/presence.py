@@ -3,7 +3,7 @@
 ``<prefix>:users`` holds usernames and ``<prefix>:guests`` holds guest ids
 derived from client addresses. "Online" means a score inside the window
 (``WHOS_ONLINE_MAX_AGE``), so stale members never show even when pruning is
-late. Every function here is one Redis round trip and raises
+late. Every function here but ``prune`` is one Redis round trip and raises
 ``redis.exceptions.RedisError`` when Redis fails; the middleware, template tag
 and signals call them through :mod:`whos_online.failsafe` instead.
 """
