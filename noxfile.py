@@ -44,7 +44,8 @@ def tests(session: nox.Session, django: str) -> None:
         "print('Django', django.__version__, '| django-redis', django_redis.__version__,"
         " '| redis-py', redis.__version__)",
     )
-    session.run("python", "-m", "pytest", *session.posargs)
+    # The load test (real gunicorn/uvicorn under locust) runs once, in `dev.py test`.
+    session.run("python", "-m", "pytest", "-m", "not load", *session.posargs)
 
 
 @nox.session(python="3.11")
