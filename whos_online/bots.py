@@ -41,7 +41,9 @@ def is_bot(request: HttpRequest) -> bool:
         value in str(meta.get(header, "")).lower() for header, value in PREFETCH_HEADERS.items()
     ):
         return True
-    user_agent = str(meta.get("HTTP_USER_AGENT", "")).strip()
+    # Real User-Agents are a few hundred characters; a longer one is cut so a
+    # huge header cannot make the pattern search expensive.
+    user_agent = str(meta.get("HTTP_USER_AGENT", "")).strip()[:512]
     return not user_agent or known_crawler(user_agent)
 
 
