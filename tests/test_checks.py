@@ -76,6 +76,9 @@ def test_cache_alias_not_django_redis(settings: Any) -> None:
         ("WHOS_ONLINE_IPV6_PREFIX", 0),
         ("WHOS_ONLINE_IPV6_PREFIX", 129),
         ("WHOS_ONLINE_STORE_RAW_IP", 1),
+        ("WHOS_ONLINE_IDLE_AFTER", 0),
+        ("WHOS_ONLINE_RETENTION", "30 days"),
+        ("WHOS_ONLINE_RETENTION", timedelta(0)),
     ],
 )
 def test_settings_of_the_wrong_type_or_range(settings: Any, name: str, value: Any) -> None:
@@ -92,7 +95,14 @@ def test_good_values_of_every_accepted_type(settings: Any) -> None:
     settings.WHOS_ONLINE_IPV6_PREFIX = 128
     settings.WHOS_ONLINE_STORE_RAW_IP = True
     settings.WHOS_ONLINE_IS_BOT = None
+    settings.WHOS_ONLINE_IDLE_AFTER = timedelta(minutes=5)
+    settings.WHOS_ONLINE_RETENTION = timedelta(days=30)
     assert ids() == []
+
+
+def test_idle_after_not_shorter_than_the_window(settings: Any) -> None:
+    settings.WHOS_ONLINE_IDLE_AFTER = 600
+    assert ids() == ["whos_online.W005"]
 
 
 @pytest.mark.parametrize("value", ["whos_online.bots.no_such_filter", "no.such.module", 42])

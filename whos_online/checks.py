@@ -30,6 +30,8 @@ TYPES: dict[str, tuple[tuple[type, ...], float | None, float | None]] = {
     "WHOS_ONLINE_MAX_GUESTS": ((int,), 1, None),
     "WHOS_ONLINE_IPV6_PREFIX": ((int,), 1, 128),
     "WHOS_ONLINE_STORE_RAW_IP": ((bool,), None, None),
+    "WHOS_ONLINE_IDLE_AFTER": ((int, timedelta), 1, None),
+    "WHOS_ONLINE_RETENTION": ((int, timedelta, type(None)), 1, None),
 }
 SANE_BACKOFF = (1, 600)
 SANE_SOCKET_TIMEOUT = (0.01, 2)
@@ -111,6 +113,15 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
                 id="whos_online.W001",
             )
         )
+    if conf.idle_after >= conf.max_age:
+        warnings.append(
+            Warning(
+                f"WHOS_ONLINE_IDLE_AFTER ({conf.idle_after:g} s) is not shorter than "
+                f"WHOS_ONLINE_MAX_AGE ({conf.max_age:g} s), so no member ever shows as idle.",
+                hint="Make it shorter than the window, e.g. half of it.",
+                id="whos_online.W005",
+            )
+        )
     if not SANE_BACKOFF[0] <= conf.backoff <= SANE_BACKOFF[1]:
         warnings.append(
             Warning(
@@ -171,6 +182,8 @@ def check_bot_filter(**kwargs: Any) -> list[CheckMessage]:
 def _valid(
     value: Any, types: tuple[type, ...], minimum: float | None, maximum: float | None
 ) -> bool:
+    if value is None:
+        return type(None) in types
     # bool is an int subclass; True is no number of seconds.
     if isinstance(value, bool) and bool not in types:
         return False
@@ -181,7 +194,7 @@ def _valid(
 
 
 def _describe(types: tuple[type, ...], minimum: float | None, maximum: float | None) -> str:
-    names = " or ".join(t.__name__ for t in types)
+    names = " or ".join("None" if t is type(None) else t.__name__ for t in types)
     if minimum is not None and maximum is not None:
         return f"{names} from {minimum:g} to {maximum:g}"
     return names if minimum is None else f"{names} >= {minimum:g}"

@@ -30,6 +30,8 @@ DEFAULTS: dict[str, Any] = {
     "WHOS_ONLINE_IPV6_PREFIX": 64,
     "WHOS_ONLINE_STORE_RAW_IP": False,
     "WHOS_ONLINE_IS_BOT": "whos_online.bots.is_bot",
+    "WHOS_ONLINE_IDLE_AFTER": 300,
+    "WHOS_ONLINE_RETENTION": None,
 }
 
 
@@ -69,10 +71,18 @@ class Settings:
     @property
     def max_age(self) -> float:
         """The online window in seconds (the setting may be a timedelta)."""
-        value = _get("WHOS_ONLINE_MAX_AGE")
-        if isinstance(value, timedelta):
-            return value.total_seconds()
-        return float(value)
+        return _seconds(_get("WHOS_ONLINE_MAX_AGE"))
+
+    @property
+    def idle_after(self) -> float:
+        """Seconds after which a member inside the window shows as idle."""
+        return _seconds(_get("WHOS_ONLINE_IDLE_AFTER"))
+
+    @property
+    def retention(self) -> float:
+        """How long members' last-seen times are kept: at least the window."""
+        value = _get("WHOS_ONLINE_RETENTION")
+        return self.max_age if value is None else max(_seconds(value), self.max_age)
 
     @property
     def window_minutes(self) -> int:
@@ -127,6 +137,10 @@ class Settings:
             "Callable[[HttpRequest], bool] | None",
             _import(value) if isinstance(value, str) else value,
         )
+
+
+def _seconds(value: Any) -> float:
+    return value.total_seconds() if isinstance(value, timedelta) else float(value)
 
 
 @lru_cache(maxsize=None)

@@ -15,9 +15,10 @@ import math
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Iterable, Literal
 
 from django.utils.crypto import salted_hmac
+from redis.exceptions import ResponseError
 
 from whos_online.conf import conf
 from whos_online.connection import get_client
@@ -41,9 +42,12 @@ class Summary:
         return max(self.user_count - len(self.usernames), 0)
 
 
+Status = Literal["online", "idle", "offline"]
+
+
 def record_user(username: str) -> float:
     """Mark ``username`` as seen now; return the score written."""
-    return _record(conf.users_key, username)
+    return _record(conf.users_key, username, ttl=conf.retention)
 
 
 def record_guest(ip: str) -> float:
@@ -51,7 +55,7 @@ def record_guest(ip: str) -> float:
 
     Raises ValueError if ``ip`` is not an IP address.
     """
-    return _record(conf.guests_key, guest_id(ip), keep=conf.max_guests)
+    return _record(conf.guests_key, guest_id(ip), ttl=conf.max_age, keep=conf.max_guests)
 
 
 def forget_user(username: str) -> bool:
@@ -91,11 +95,30 @@ def summary(limit: int) -> Summary:
 
 
 def last_seen(username: str) -> datetime | None:
-    """When ``username`` was last seen (aware, UTC), or None if never seen or pruned."""
-    score = get_client().zscore(conf.users_key, username)
-    if score is None:
-        return None
-    return datetime.fromtimestamp(float(score), tz=timezone.utc)
+    """When ``username`` was last seen (aware, UTC), or None if never seen or pruned.
+
+    Members are kept for ``WHOS_ONLINE_RETENTION``, so this can be days ago.
+    """
+    return last_seen_many([username])[username]
+
+
+def last_seen_many(usernames: Iterable[str]) -> dict[str, datetime | None]:
+    """``last_seen`` for a page of members in one round trip."""
+    return {
+        name: None if score is None else datetime.fromtimestamp(score, tz=timezone.utc)
+        for name, score in _scores(usernames).items()
+    }
+
+
+def status(username: str) -> Status:
+    """Online if seen within ``WHOS_ONLINE_IDLE_AFTER``, idle within the window, else offline."""
+    return statuses([username])[username]
+
+
+def statuses(usernames: Iterable[str]) -> dict[str, Status]:
+    """``status`` for a page of members (avatars, a member list) in one round trip."""
+    now = time.time()
+    return {name: _status(score, now) for name, score in _scores(usernames).items()}
 
 
 @dataclass(frozen=True)
@@ -119,8 +142,9 @@ return n
 
 
 def prune(batch_size: int = 1000) -> PruneResult:
-    """Remove members older than the window from both sets, ``batch_size`` per Redis call.
+    """Remove guests older than the window and members older than the retention.
 
+    Removes ``batch_size`` per Redis call.
     One ZREMRANGEBYSCORE over 100,000 stale members blocks Redis (often shared
     with the site's cache and sessions) for ~80 ms; a batch of 1,000 takes ~1 ms.
     """
@@ -128,10 +152,11 @@ def prune(batch_size: int = 1000) -> PruneResult:
         raise ValueError("batch_size must be at least 1")
     client = get_client()
     script = client.register_script(_PRUNE_BATCH)
-    stale = f"({_cutoff()}"
+    now = time.time()
     removed = []
     batches = 0
-    for key in (conf.users_key, conf.guests_key):
+    for key, kept_for in ((conf.users_key, conf.retention), (conf.guests_key, conf.max_age)):
+        stale = f"({now - kept_for}"
         total = 0
         while True:
             count = int(script(keys=[key], args=[stale, batch_size]))
@@ -168,7 +193,7 @@ def guest_id(ip: str) -> str:
     return salted_hmac("whos_online.guest", packed, algorithm="sha256").hexdigest()[:16]
 
 
-def _record(key: str, member: str, keep: int | None = None) -> float:
+def _record(key: str, member: str, ttl: float, keep: int | None = None) -> float:
     now = time.time()
     pipe = get_client().pipeline(transaction=False)
     # GT: a write from a server whose clock lags never moves a score backwards.
@@ -177,7 +202,7 @@ def _record(key: str, member: str, keep: int | None = None) -> float:
         # A flood of addresses pushes out the oldest guests, in the same round trip.
         pipe.zremrangebyrank(key, 0, -keep - 1)
     # A namespace nobody writes to any more disappears once it is all stale.
-    pipe.expire(key, math.ceil(conf.max_age))
+    pipe.expire(key, math.ceil(ttl))
     pipe.execute()
     return now
 
@@ -193,6 +218,30 @@ def _newest_users(client: Any, cutoff: float, limit: int | None) -> Any:
         offset=None if limit is None else 0,
         num=limit,
     )
+
+
+def _scores(usernames: Iterable[str]) -> dict[str, float | None]:
+    names = list(dict.fromkeys(usernames))
+    if not names:
+        return {}
+    client = get_client()
+    try:
+        raw = client.zmscore(conf.users_key, names)
+    except ResponseError as exc:
+        if "unknown command" not in str(exc).lower():
+            raise
+        # Redis before 6.2 has no ZMSCORE: the same answer, pipelined.
+        pipe = client.pipeline(transaction=False)
+        for name in names:
+            pipe.zscore(conf.users_key, name)
+        raw = pipe.execute()
+    return {name: None if score is None else float(score) for name, score in zip(names, raw)}
+
+
+def _status(score: float | None, now: float) -> Status:
+    if score is None or score < now - conf.max_age:
+        return "offline"
+    return "online" if score >= now - conf.idle_after else "idle"
 
 
 def _cutoff() -> float:

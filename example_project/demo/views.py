@@ -50,15 +50,16 @@ def members(request: HttpRequest) -> HttpResponse:
     Unlike the template tag, the presence API does not fail open, so this page
     catches RedisError itself and says so instead of raising a 500.
     """
-    rows: list[tuple[str, datetime | None]] = []
+    rows: list[tuple[str, datetime | None, str]] = []
     counts: tuple[int, int] | None = None
     error = ""
     try:
-        # last_seen may be None if a member was pruned between the two calls.
-        rows = [
-            (name, presence.last_seen(name))
-            for name in presence.online_users(limit=MEMBERS_PAGE_LIMIT)
-        ]
+        names = presence.online_users(limit=MEMBERS_PAGE_LIMIT)
+        # One round trip each for the whole page, however many rows it has.
+        # last_seen may be None if a member was pruned between the calls.
+        seen = presence.last_seen_many(names)
+        states = presence.statuses(names)
+        rows = [(name, seen[name], states[name]) for name in names]
         counts = (presence.user_count(), presence.guest_count())
     except RedisError as exc:
         error = f"{type(exc).__name__}: {exc}"
