@@ -96,7 +96,9 @@ def redis_db(request: pytest.FixtureRequest, settings: Any) -> Iterator[redis.Re
     client = get_client()
     client.ping()  # fail (not skip) here if REDIS_URL is set but unreachable
     yield client
-    client.delete(f"{prefix}:users", f"{prefix}:guests")
+    own = list(client.scan_iter(match=f"{prefix}:*"))
+    if own:
+        client.delete(*own)
 
 
 class RoundTrips:

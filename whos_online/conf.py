@@ -69,6 +69,10 @@ class Settings:
         return f"{self.key_prefix}:guests"
 
     @property
+    def peak_key(self) -> str:
+        return f"{self.key_prefix}:peak"
+
+    @property
     def max_age(self) -> float:
         """The online window in seconds (the setting may be a timedelta)."""
         return _seconds(_get("WHOS_ONLINE_MAX_AGE"))

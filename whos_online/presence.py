@@ -25,12 +25,21 @@ from whos_online.connection import get_client
 
 
 @dataclass(frozen=True)
+class Peak:
+    """The most people (members + guests) ever seen online at once, and when."""
+
+    count: int
+    at: datetime
+
+
+@dataclass(frozen=True)
 class Summary:
     """What the who's-online block shows: one consistent read of both sets."""
 
     usernames: list[str]
     user_count: int
     guest_count: int
+    peak: Peak | None = None
 
     @property
     def total(self) -> int:
@@ -84,14 +93,21 @@ def guest_count() -> int:
 
 
 def summary(limit: int) -> Summary:
-    """Usernames (at most ``limit``) and both counts, in one pipelined round trip."""
-    cutoff = _cutoff()
+    """Usernames (at most ``limit``), both counts and the peak, in one round trip.
+
+    Reading the counts also raises the peak if they beat it.
+    """
+    now = time.time()
     pipe = get_client().pipeline(transaction=False)
-    _newest_users(pipe, cutoff, limit)
-    pipe.zcount(conf.users_key, cutoff, "+inf")
-    pipe.zcount(conf.guests_key, cutoff, "+inf")
-    raw, users, guests = pipe.execute()
-    return Summary([_text(member) for member in raw], int(users), int(guests))
+    _newest_users(pipe, now - conf.max_age, limit)
+    _count_and_raise_peak(pipe, now)
+    raw, (users, guests, *peak) = pipe.execute()
+    return Summary([_text(member) for member in raw], int(users), int(guests), _peak(*peak))
+
+
+def peak() -> Peak | None:
+    """The most ever online at once, or None before anyone was counted."""
+    return _peak(*get_client().hmget(conf.peak_key, "count", "at"))
 
 
 def last_seen(username: str) -> datetime | None:
@@ -165,6 +181,8 @@ def prune(batch_size: int = 1000) -> PruneResult:
             if count < batch_size:
                 break
         removed.append(total)
+    # Cron runs this every few minutes: it samples the peak even if no page does.
+    _count_and_raise_peak(client, now)
     return PruneResult(users=removed[0], guests=removed[1], batches=batches)
 
 
@@ -218,6 +236,35 @@ def _newest_users(client: Any, cutoff: float, limit: int | None) -> Any:
         offset=None if limit is None else 0,
         num=limit,
     )
+
+
+# Counts both sets and raises the peak in one atomic step, so two servers that
+# read at once can never lower it (no read-then-write race). The peak key
+# outlives any window but still expires a year after the last count.
+_COUNT_AND_RAISE_PEAK = """
+local users = redis.call('ZCOUNT', KEYS[1], ARGV[1], '+inf')
+local guests = redis.call('ZCOUNT', KEYS[2], ARGV[1], '+inf')
+local best = tonumber(redis.call('HGET', KEYS[3], 'count') or '0')
+if users + guests > best then
+  redis.call('HSET', KEYS[3], 'count', users + guests, 'at', ARGV[2])
+end
+if users + guests > 0 or best > 0 then redis.call('EXPIRE', KEYS[3], ARGV[3]) end
+local peak = redis.call('HMGET', KEYS[3], 'count', 'at')
+return {users, guests, peak[1], peak[2]}
+"""
+PEAK_TTL = 366 * 24 * 3600
+
+
+def _count_and_raise_peak(client: Any, now: float) -> Any:
+    """EVAL, not EVALSHA: a pipeline with a registered script adds a SCRIPT EXISTS round trip."""
+    keys = (conf.users_key, conf.guests_key, conf.peak_key)
+    return client.eval(_COUNT_AND_RAISE_PEAK, len(keys), *keys, now - conf.max_age, now, PEAK_TTL)
+
+
+def _peak(count: Any, at: Any) -> Peak | None:
+    if count is None or at is None:
+        return None
+    return Peak(int(count), datetime.fromtimestamp(float(at), tz=timezone.utc))
 
 
 def _scores(usernames: Iterable[str]) -> dict[str, float | None]:

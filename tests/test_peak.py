@@ -1,0 +1,81 @@
+"""The most ever online: raised atomically whenever the block or the prune command counts."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from io import StringIO
+from typing import Any
+
+import pytest
+import redis
+import time_machine
+from django.core.management import call_command
+from django.template import engines
+
+from tests.conftest import NOW
+from whos_online import presence
+
+pytestmark = pytest.mark.django_db
+
+BLOCK = "{% load whos_online %}{% whos_online %}"
+
+
+def render() -> str:
+    return engines["django"].from_string(BLOCK).render({})
+
+
+def test_no_peak_before_anyone_is_counted(redis_db: redis.Redis) -> None:
+    assert presence.peak() is None
+    assert "Most ever online" not in render()
+
+
+def test_the_block_raises_the_peak_and_it_never_drops(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_user("alice")
+        presence.record_guest("203.0.113.1")
+        presence.record_guest("203.0.113.2")
+        traveller.shift(60)
+        render()
+        assert presence.peak() == presence.Peak(3, NOW + timedelta(seconds=60))
+        traveller.shift(700)  # everyone left the window
+        presence.record_user("bob")
+        html = render()
+        assert "1 user online" in html
+        assert presence.peak() == presence.Peak(3, NOW + timedelta(seconds=60))
+    assert "Most ever online: 3 users on " in html
+
+
+def test_summary_carries_the_peak_in_its_one_round_trip(
+    redis_db: redis.Redis, round_trips: Any
+) -> None:
+    presence.record_user("alice")
+    round_trips.clear()
+    summary = presence.summary(limit=10)
+    assert round_trips.commands == [["ZRANGE", "EVAL"]]
+    assert summary.peak is not None and summary.peak.count == 1
+
+
+def test_pruning_samples_the_peak_when_no_page_is_rendered(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    with time_machine.travel(NOW, tick=False):
+        for i in range(5):
+            presence.record_guest(f"203.0.113.{i}")
+        call_command("whos_online_prune", stdout=StringIO())
+    assert presence.peak() == presence.Peak(5, NOW)
+
+
+def test_a_lower_count_read_later_never_overwrites_a_higher_one(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    # Two app servers: one read 4 online, one read 2 a moment later. With a
+    # read-then-write the second would store 2; the script compares in Redis.
+    peak_key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:peak"
+    redis_db.hset(peak_key, mapping={"count": 4, "at": NOW.timestamp()})
+    presence.record_user("alice")
+    presence.record_user("bob")
+    assert presence.summary(limit=10).peak == presence.Peak(4, NOW)
