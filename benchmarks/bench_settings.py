@@ -1,0 +1,59 @@
+"""Settings of the benchmarked Django site (DJANGO_SETTINGS_MODULE for benchmarks/run.py).
+
+Every variant runs under these settings plus its own few overrides (its
+MIDDLEWARE, its key prefix), so the site without whos_online and the site with
+it are the same app. All Redis keys live under ``whos_online_bench:<pid>:``, in
+the database of ``REDIS_URL``; benchmarks/run.py deletes them at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/13")
+PREFIX = f"whos_online_bench:{os.getpid()}"
+# A file, not ":memory:": under ASGI every request queries from a thread of its own,
+# and each thread gets its own connection (an in-memory database per connection).
+DATABASE_FILE = Path(tempfile.gettempdir()) / f"whos_online_bench_{os.getpid()}.sqlite3"
+
+SESSION_AND_AUTH = [
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+]
+
+DEBUG = False
+SECRET_KEY = "whos-online-benchmark-not-a-secret"
+ALLOWED_HOSTS = ["testserver"]
+USE_TZ = True
+ROOT_URLCONF = "benchsite"
+INSTALLED_APPS = [
+    "django.contrib.contenttypes",
+    "django.contrib.auth",
+    "django.contrib.sessions",
+    "whos_online",
+]
+MIDDLEWARE = SESSION_AND_AUTH
+DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": str(DATABASE_FILE)}}
+DEFAULT_AUTO_FIELD = "django.db.models.AutoField"
+CACHES = {
+    "default": {
+        "BACKEND": "django_redis.cache.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": PREFIX,
+    }
+}
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "APP_DIRS": True,
+        # {% load baselines %}: the blocks of the two baseline implementations.
+        "OPTIONS": {"libraries": {"baselines": "baselines"}},
+    }
+]
+
+WHOS_ONLINE_KEY_PREFIX = PREFIX
+# An hour, so the members filled in at the start stay online however long the run
+# takes. Every cost measured here is independent of the window's length.
+WHOS_ONLINE_MAX_AGE = 3600
