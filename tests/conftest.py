@@ -113,7 +113,7 @@ class RoundTrips:
 
     @property
     def commands(self) -> list[list[str]]:
-        """Command names per round trip, e.g. [["ZADD", "EXPIRE"]]."""
+        """Command names per round trip, e.g. [["ZADD", "ZREM", "EXPIRE"]]."""
         return [
             [name.decode().upper() for name in re.findall(rb"\*\d+\r\n\$\d+\r\n(\w+)\r\n", p)]
             for p in self.payloads

@@ -106,9 +106,15 @@ def test_idle_after_not_shorter_than_the_window(settings: Any) -> None:
 
 
 @pytest.mark.parametrize("value", ["whos_online.bots.no_such_filter", "no.such.module", 42])
-def test_bot_filter_that_cannot_be_used(settings: Any, value: Any) -> None:
-    settings.WHOS_ONLINE_IS_BOT = value
-    assert ids() == ["whos_online.E006"]
+@pytest.mark.parametrize(
+    "name, error_id",
+    [("WHOS_ONLINE_IS_BOT", "whos_online.E006"), ("WHOS_ONLINE_IS_HIDDEN", "whos_online.E007")],
+)
+def test_callable_settings_that_cannot_be_used(
+    settings: Any, value: Any, name: str, error_id: str
+) -> None:
+    setattr(settings, name, value)
+    assert ids() == [error_id]
 
 
 def test_default_bot_filter_without_the_crawler_list(

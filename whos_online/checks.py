@@ -7,6 +7,7 @@ from typing import Any, cast
 
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
+from django.utils.module_loading import import_string
 
 from whos_online import bots
 from whos_online.conf import DEFAULTS, conf
@@ -145,36 +146,46 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
     return warnings
 
 
+# Settings that name a callable -> the error id when it cannot be used.
+CALLABLES = {"WHOS_ONLINE_IS_BOT": "whos_online.E006", "WHOS_ONLINE_IS_HIDDEN": "whos_online.E007"}
+
+
 @register(Tags.compatibility)
-def check_bot_filter(**kwargs: Any) -> list[CheckMessage]:
+def check_callables(**kwargs: Any) -> list[CheckMessage]:
+    errors: list[CheckMessage] = []
+    for name, error_id in CALLABLES.items():
+        value = getattr(settings, name, DEFAULTS[name])
+        if value is None:
+            continue
+        try:
+            usable = callable(value if not isinstance(value, str) else import_string(value))
+            problem = "is not callable"
+        except ImportError as exc:
+            usable, problem = False, f"cannot be imported ({exc})"
+        if not usable:
+            errors.append(
+                Error(
+                    f"{name} is {value!r}, which {problem}.",
+                    hint="Set it to a callable (or its dotted path), or to None.",
+                    id=error_id,
+                )
+            )
+    return errors
+
+
+@register(Tags.compatibility)
+def check_crawler_list(**kwargs: Any) -> list[CheckMessage]:
     value = getattr(settings, "WHOS_ONLINE_IS_BOT", DEFAULTS["WHOS_ONLINE_IS_BOT"])
-    if value is None:
+    if value != DEFAULTS["WHOS_ONLINE_IS_BOT"] or bots.is_crawler is not None:
         return []
-    try:
-        is_bot = conf.is_bot
-    except ImportError as exc:
-        problem = f"cannot be imported ({exc})"
-    else:
-        if callable(is_bot):
-            if value == DEFAULTS["WHOS_ONLINE_IS_BOT"] and bots.is_crawler is None:
-                return [
-                    Warning(
-                        "crawler-user-agents is not installed, so the default bot filter "
-                        "only skips HEAD requests, prefetches and empty User-Agents: "
-                        "every crawler request counts as a guest and costs a Redis write.",
-                        hint="pip install 'whos-online[bots]', or set WHOS_ONLINE_IS_BOT "
-                        "to your own filter.",
-                        id="whos_online.W004",
-                    )
-                ]
-            return []
-        problem = "is not callable"
     return [
-        Error(
-            f"WHOS_ONLINE_IS_BOT is {value!r}, which {problem}.",
-            hint="Set it to a callable taking the request (or its dotted path), or to None "
-            "to record every request.",
-            id="whos_online.E006",
+        Warning(
+            "crawler-user-agents is not installed, so the default bot filter "
+            "only skips HEAD requests, prefetches and empty User-Agents: "
+            "every crawler request counts as a guest and costs a Redis write.",
+            hint="pip install 'whos-online[bots]', or set WHOS_ONLINE_IS_BOT "
+            "to your own filter.",
+            id="whos_online.W004",
         )
     ]
 

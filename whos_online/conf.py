@@ -32,6 +32,7 @@ DEFAULTS: dict[str, Any] = {
     "WHOS_ONLINE_IS_BOT": "whos_online.bots.is_bot",
     "WHOS_ONLINE_IDLE_AFTER": 300,
     "WHOS_ONLINE_RETENTION": None,
+    "WHOS_ONLINE_IS_HIDDEN": None,
 }
 
 
@@ -67,6 +68,10 @@ class Settings:
     @property
     def guests_key(self) -> str:
         return f"{self.key_prefix}:guests"
+
+    @property
+    def hidden_key(self) -> str:
+        return f"{self.key_prefix}:hidden"
 
     @property
     def peak_key(self) -> str:
@@ -135,12 +140,23 @@ class Settings:
 
     @property
     def is_bot(self) -> Callable[[HttpRequest], bool] | None:
-        """The bot filter: a callable, imported once if the setting is a dotted path."""
-        value = _get("WHOS_ONLINE_IS_BOT")
-        return cast(
-            "Callable[[HttpRequest], bool] | None",
-            _import(value) if isinstance(value, str) else value,
-        )
+        """The bot filter: a callable taking the request, or None."""
+        return cast("Callable[[HttpRequest], bool] | None", _callable("WHOS_ONLINE_IS_BOT"))
+
+    @property
+    def is_hidden(self) -> Callable[[Any], bool]:
+        """Whether a member asked not to be listed: a callable taking the user."""
+        return cast("Callable[[Any], bool]", _callable("WHOS_ONLINE_IS_HIDDEN") or _nobody)
+
+
+def _callable(name: str) -> Any:
+    """The setting's callable, imported once if it is a dotted path."""
+    value = _get(name)
+    return _import(value) if isinstance(value, str) else value
+
+
+def _nobody(user: Any) -> bool:
+    return False
 
 
 def _seconds(value: Any) -> float:

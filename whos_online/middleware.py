@@ -74,7 +74,9 @@ def _record(request: HttpRequest) -> bool:
     # Without a session cookie nobody is logged in, and reading request.user
     # would load the session for nothing (and add Vary: Cookie).
     if settings.SESSION_COOKIE_NAME in request.COOKIES and request.user.is_authenticated:
-        return failsafe.call(presence.record_user, request.user.get_username()) is not None
+        user = request.user
+        hidden = conf.is_hidden(user)
+        return failsafe.call(presence.record_user, user.get_username(), hidden) is not None
     if not conf.track_guests:
         return True
     is_bot = conf.is_bot

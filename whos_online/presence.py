@@ -40,6 +40,9 @@ class Summary:
     user_count: int
     guest_count: int
     peak: Peak | None = None
+    hidden_count: int = 0
+    # Those of ``usernames`` who asked to be hidden (listed only for staff).
+    hidden: frozenset[str] = frozenset()
 
     @property
     def total(self) -> int:
@@ -47,16 +50,22 @@ class Summary:
 
     @property
     def more(self) -> int:
-        """Members online but not in ``usernames`` because of the list limit."""
+        """Members online but not in ``usernames``: past the list limit, or hidden."""
         return max(self.user_count - len(self.usernames), 0)
 
 
 Status = Literal["online", "idle", "offline"]
 
 
-def record_user(username: str) -> float:
-    """Mark ``username`` as seen now; return the score written."""
-    return _record(conf.users_key, username, ttl=conf.retention)
+def record_user(username: str, hidden: bool = False) -> float:
+    """Mark ``username`` as seen now; return the score written.
+
+    A ``hidden`` member is kept in a set of their own: counted, never listed to
+    ordinary visitors. The same write takes them out of the other set, so
+    changing one's mind takes effect at the next record.
+    """
+    key, other = (conf.hidden_key, conf.users_key) if hidden else (conf.users_key, conf.hidden_key)
+    return _record(key, username, ttl=conf.retention, drop_from=other)
 
 
 def record_guest(ip: str) -> float:
@@ -69,7 +78,10 @@ def record_guest(ip: str) -> float:
 
 def forget_user(username: str) -> bool:
     """Take ``username`` off the list at once (e.g. on logout); True if it was there."""
-    return bool(get_client().zrem(conf.users_key, username))
+    pipe = get_client().pipeline(transaction=False)
+    for key in _member_keys(include_hidden=True):
+        pipe.zrem(key, username)
+    return any(pipe.execute())
 
 
 def forget_guest(ip: str) -> bool:
@@ -77,14 +89,22 @@ def forget_guest(ip: str) -> bool:
     return bool(get_client().zrem(conf.guests_key, guest_id(ip)))
 
 
-def online_users(limit: int | None = None) -> list[str]:
+def online_users(limit: int | None = None, include_hidden: bool = True) -> list[str]:
     """Usernames seen inside the window, most recent first, at most ``limit``."""
-    return [_text(member) for member in _newest_users(get_client(), _cutoff(), limit)]
+    pipe = get_client().pipeline(transaction=False)
+    keys = _member_keys(include_hidden)
+    for key in keys:
+        _newest(pipe, key, _cutoff(), limit)
+    return [name for name, _ in _merge(pipe.execute(), limit)]
 
 
 def user_count() -> int:
-    """How many members were seen inside the window."""
-    return int(get_client().zcount(conf.users_key, _cutoff(), "+inf"))
+    """How many members (hidden ones too) were seen inside the window."""
+    cutoff = _cutoff()
+    pipe = get_client().pipeline(transaction=False)
+    for key in _member_keys(include_hidden=True):
+        pipe.zcount(key, cutoff, "+inf")
+    return sum(int(count) for count in pipe.execute())
 
 
 def guest_count() -> int:
@@ -92,17 +112,28 @@ def guest_count() -> int:
     return int(get_client().zcount(conf.guests_key, _cutoff(), "+inf"))
 
 
-def summary(limit: int) -> Summary:
-    """Usernames (at most ``limit``), both counts and the peak, in one round trip.
+def summary(limit: int, include_hidden: bool = False) -> Summary:
+    """Usernames (at most ``limit``), the counts and the peak, in one round trip.
 
-    Reading the counts also raises the peak if they beat it.
+    Hidden members are counted, and listed only with ``include_hidden`` (for
+    staff). Reading the counts also raises the peak if they beat it.
     """
     now = time.time()
     pipe = get_client().pipeline(transaction=False)
-    _newest_users(pipe, now - conf.max_age, limit)
+    _newest(pipe, conf.users_key, now - conf.max_age, limit)
+    if include_hidden:
+        _newest(pipe, conf.hidden_key, now - conf.max_age, limit)
     _count_and_raise_peak(pipe, now)
-    raw, (users, guests, *peak) = pipe.execute()
-    return Summary([_text(member) for member in raw], int(users), int(guests), _peak(*peak))
+    *lists, (users, hidden, guests, *peak) = pipe.execute()
+    newest = _merge(lists, limit)
+    return Summary(
+        usernames=[name for name, _ in newest],
+        user_count=int(users) + int(hidden),
+        guest_count=int(guests),
+        peak=_peak(*peak),
+        hidden_count=int(hidden),
+        hidden=frozenset(_text(m) for m, _ in lists[1]) if include_hidden else frozenset(),
+    )
 
 
 def peak() -> Peak | None:
@@ -118,11 +149,13 @@ def last_seen(username: str) -> datetime | None:
     return last_seen_many([username])[username]
 
 
-def last_seen_many(usernames: Iterable[str]) -> dict[str, datetime | None]:
+def last_seen_many(
+    usernames: Iterable[str], include_hidden: bool = True
+) -> dict[str, datetime | None]:
     """``last_seen`` for a page of members in one round trip."""
     return {
         name: None if score is None else datetime.fromtimestamp(score, tz=timezone.utc)
-        for name, score in _scores(usernames).items()
+        for name, score in _scores(usernames, include_hidden).items()
     }
 
 
@@ -131,10 +164,16 @@ def status(username: str) -> Status:
     return statuses([username])[username]
 
 
-def statuses(usernames: Iterable[str]) -> dict[str, Status]:
-    """``status`` for a page of members (avatars, a member list) in one round trip."""
+def statuses(usernames: Iterable[str], include_hidden: bool = True) -> dict[str, Status]:
+    """``status`` for a page of members (avatars, a member list) in one round trip.
+
+    The truth by default; templates pass ``include_hidden=False`` for anyone but
+    staff, so a hidden member reads as offline to them.
+    """
     now = time.time()
-    return {name: _status(score, now) for name, score in _scores(usernames).items()}
+    return {
+        name: _status(score, now) for name, score in _scores(usernames, include_hidden).items()
+    }
 
 
 @dataclass(frozen=True)
@@ -171,7 +210,11 @@ def prune(batch_size: int = 1000) -> PruneResult:
     now = time.time()
     removed = []
     batches = 0
-    for key, kept_for in ((conf.users_key, conf.retention), (conf.guests_key, conf.max_age)):
+    for key, kept_for in (
+        (conf.users_key, conf.retention),
+        (conf.hidden_key, conf.retention),
+        (conf.guests_key, conf.max_age),
+    ):
         stale = f"({now - kept_for}"
         total = 0
         while True:
@@ -183,7 +226,8 @@ def prune(batch_size: int = 1000) -> PruneResult:
         removed.append(total)
     # Cron runs this every few minutes: it samples the peak even if no page does.
     _count_and_raise_peak(client, now)
-    return PruneResult(users=removed[0], guests=removed[1], batches=batches)
+    users, hidden, guests = removed
+    return PruneResult(users=users + hidden, guests=guests, batches=batches)
 
 
 def guest_id(ip: str) -> str:
@@ -211,7 +255,9 @@ def guest_id(ip: str) -> str:
     return salted_hmac("whos_online.guest", packed, algorithm="sha256").hexdigest()[:16]
 
 
-def _record(key: str, member: str, ttl: float, keep: int | None = None) -> float:
+def _record(
+    key: str, member: str, ttl: float, keep: int | None = None, drop_from: str | None = None
+) -> float:
     now = time.time()
     pipe = get_client().pipeline(transaction=False)
     # GT: a write from a server whose clock lags never moves a score backwards.
@@ -219,23 +265,40 @@ def _record(key: str, member: str, ttl: float, keep: int | None = None) -> float
     if keep is not None:
         # A flood of addresses pushes out the oldest guests, in the same round trip.
         pipe.zremrangebyrank(key, 0, -keep - 1)
+    if drop_from is not None:
+        pipe.zrem(drop_from, member)
     # A namespace nobody writes to any more disappears once it is all stale.
     pipe.expire(key, math.ceil(ttl))
     pipe.execute()
     return now
 
 
-def _newest_users(client: Any, cutoff: float, limit: int | None) -> Any:
-    """ZRANGE users +inf cutoff BYSCORE REV [LIMIT 0 limit], on a client or a pipeline."""
-    return client.zrange(
-        conf.users_key,
+def _member_keys(include_hidden: bool) -> tuple[str, ...]:
+    return (conf.users_key, conf.hidden_key) if include_hidden else (conf.users_key,)
+
+
+def _newest(pipe: Any, key: str, cutoff: float, limit: int | None) -> None:
+    """Queue ZRANGE key +inf cutoff BYSCORE REV [LIMIT 0 limit] WITHSCORES."""
+    pipe.zrange(
+        key,
         "+inf",
         cutoff,
         desc=True,
         byscore=True,
         offset=None if limit is None else 0,
         num=limit,
+        withscores=True,
     )
+
+
+def _merge(lists: list[list[tuple[Any, float]]], limit: int | None) -> list[tuple[str, float]]:
+    """Members of several newest-first lists, newest first, at most ``limit``."""
+    merged = sorted(
+        ((_text(member), float(score)) for members in lists for member, score in members),
+        key=lambda pair: pair[1],
+        reverse=True,
+    )
+    return merged if limit is None else merged[:limit]
 
 
 # Counts both sets and raises the peak in one atomic step, so two servers that
@@ -243,21 +306,23 @@ def _newest_users(client: Any, cutoff: float, limit: int | None) -> Any:
 # outlives any window but still expires a year after the last count.
 _COUNT_AND_RAISE_PEAK = """
 local users = redis.call('ZCOUNT', KEYS[1], ARGV[1], '+inf')
-local guests = redis.call('ZCOUNT', KEYS[2], ARGV[1], '+inf')
-local best = tonumber(redis.call('HGET', KEYS[3], 'count') or '0')
-if users + guests > best then
-  redis.call('HSET', KEYS[3], 'count', users + guests, 'at', ARGV[2])
+local hidden = redis.call('ZCOUNT', KEYS[2], ARGV[1], '+inf')
+local guests = redis.call('ZCOUNT', KEYS[3], ARGV[1], '+inf')
+local total = users + hidden + guests
+local best = tonumber(redis.call('HGET', KEYS[4], 'count') or '0')
+if total > best then
+  redis.call('HSET', KEYS[4], 'count', total, 'at', ARGV[2])
 end
-if users + guests > 0 or best > 0 then redis.call('EXPIRE', KEYS[3], ARGV[3]) end
-local peak = redis.call('HMGET', KEYS[3], 'count', 'at')
-return {users, guests, peak[1], peak[2]}
+if total > 0 or best > 0 then redis.call('EXPIRE', KEYS[4], ARGV[3]) end
+local peak = redis.call('HMGET', KEYS[4], 'count', 'at')
+return {users, hidden, guests, peak[1], peak[2]}
 """
 PEAK_TTL = 366 * 24 * 3600
 
 
 def _count_and_raise_peak(client: Any, now: float) -> Any:
     """EVAL, not EVALSHA: a pipeline with a registered script adds a SCRIPT EXISTS round trip."""
-    keys = (conf.users_key, conf.guests_key, conf.peak_key)
+    keys = (conf.users_key, conf.hidden_key, conf.guests_key, conf.peak_key)
     return client.eval(_COUNT_AND_RAISE_PEAK, len(keys), *keys, now - conf.max_age, now, PEAK_TTL)
 
 
@@ -267,22 +332,33 @@ def _peak(count: Any, at: Any) -> Peak | None:
     return Peak(int(count), datetime.fromtimestamp(float(at), tz=timezone.utc))
 
 
-def _scores(usernames: Iterable[str]) -> dict[str, float | None]:
+def _scores(usernames: Iterable[str], include_hidden: bool) -> dict[str, float | None]:
+    """Each name's last-seen score (the newest over the member sets), in one round trip."""
     names = list(dict.fromkeys(usernames))
     if not names:
         return {}
     client = get_client()
+    keys = _member_keys(include_hidden)
     try:
-        raw = client.zmscore(conf.users_key, names)
+        pipe = client.pipeline(transaction=False)
+        for key in keys:
+            pipe.zmscore(key, names)
+        per_key = pipe.execute()
     except ResponseError as exc:
         if "unknown command" not in str(exc).lower():
             raise
-        # Redis before 6.2 has no ZMSCORE: the same answer, pipelined.
+        # Redis before 6.2 has no ZMSCORE: the same answer from ZSCOREs.
         pipe = client.pipeline(transaction=False)
-        for name in names:
-            pipe.zscore(conf.users_key, name)
-        raw = pipe.execute()
-    return {name: None if score is None else float(score) for name, score in zip(names, raw)}
+        for key in keys:
+            for name in names:
+                pipe.zscore(key, name)
+        flat = pipe.execute()
+        per_key = [flat[i : i + len(names)] for i in range(0, len(flat), len(names))]
+    scores: dict[str, float | None] = {}
+    for i, name in enumerate(names):
+        found = [float(row[i]) for row in per_key if row[i] is not None]
+        scores[name] = max(found) if found else None
+    return scores
 
 
 def _status(score: float | None, now: float) -> Status:

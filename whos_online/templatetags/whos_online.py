@@ -9,7 +9,7 @@ for a page of avatars, fetch them all first in one call and pass the result::
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django import template
@@ -24,26 +24,40 @@ register = template.Library()
 def whos_online(context: template.Context) -> dict[str, Any]:
     """Members (most recent first), counts and the window; ``online`` is None if Redis is down."""
     return {
-        "online": failsafe.call(presence.summary, conf.list_limit),
+        "online": failsafe.call(presence.summary, conf.list_limit, _staff(context)),
         "window_minutes": conf.window_minutes,
         "request": context.get("request"),
     }
 
 
-@register.simple_tag
-def presence_statuses(users: Iterable[Any]) -> dict[str, presence.Status]:
-    """Statuses of users (or usernames) in one round trip; empty if Redis is down."""
-    return failsafe.call(presence.statuses, [_username(user) for user in users]) or {}
+@register.simple_tag(takes_context=True)
+def presence_statuses(context: template.Context, users: Iterable[Any]) -> Mapping[str, str]:
+    """Statuses of users (or usernames) in one round trip; empty if Redis is down.
+
+    Hidden members read as offline unless the viewer is staff.
+    """
+    names = [_username(user) for user in users]
+    return failsafe.call(presence.statuses, names, _staff(context)) or {}
 
 
 @register.filter(name="presence")
-def presence_word(user: Any, statuses: dict[str, presence.Status] | None = None) -> str:
-    """A user's (or username's) status word, from ``statuses`` if given, else from Redis."""
+def presence_word(user: Any, statuses: Mapping[str, str] | None = None) -> str:
+    """A user's (or username's) status word, from ``statuses`` if given, else from Redis.
+
+    Without ``statuses`` the filter cannot see who is looking, so a hidden
+    member reads as offline; staff pages use ``presence_statuses``.
+    """
     username = _username(user)
-    if statuses is not None:
-        return statuses.get(username, "offline")
-    return failsafe.call(presence.status, username) or "offline"
+    if statuses is None:
+        return (failsafe.call(presence.statuses, [username], False) or {}).get(username, "offline")
+    return statuses.get(username, "offline")
 
 
 def _username(user: Any) -> str:
     return str(user.get_username() if hasattr(user, "get_username") else user)
+
+
+def _staff(context: template.Context) -> bool:
+    """Whether the page is rendered for staff, who alone see hidden members."""
+    user = getattr(context.get("request"), "user", None)
+    return bool(getattr(user, "is_staff", False))
