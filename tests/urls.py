@@ -4,9 +4,10 @@ import itertools
 from django.contrib.auth import authenticate, login
 from django.http import FileResponse, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.template import engines
-from django.urls import path
+from django.urls import include, path
 
 BLOCK = engines["django"].from_string("{% load whos_online %}{% whos_online %}")
+LIVE_BLOCK = engines["django"].from_string("{% load whos_online %}{% whos_online live=30 %}")
 
 
 def plain(request: HttpRequest) -> HttpResponse:
@@ -22,6 +23,10 @@ def log_in(request: HttpRequest) -> HttpResponse:
 
 def block(request: HttpRequest) -> HttpResponse:
     return HttpResponse(BLOCK.render({}, request))
+
+
+def live_block(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(LIVE_BLOCK.render({}, request))
 
 
 # Bodies for streaming and file responses: every byte value, more than one chunk.
@@ -48,5 +53,7 @@ urlpatterns = [
     path("stream/", stream),
     path("download/", download),
     path("block/", block),
+    path("live-block/", live_block),
+    path("whos-online/", include("whos_online.urls")),
     path("login/", log_in),
 ]

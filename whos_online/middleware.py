@@ -68,9 +68,12 @@ def _due_token(request: HttpRequest) -> str | None:
 def _record(request: HttpRequest) -> bool:
     """Record the visitor; True if the cookie should now hold off the next records.
 
-    False when Redis failed (the next request retries) and for bots and
-    prefetches (a cookie set on a prefetch would hide the real visit after it).
+    False when Redis failed (the next request retries), for bots and prefetches
+    (a cookie set on a prefetch would hide the real visit after it) and for the
+    live block's polls (a tab left open is not a visit).
     """
+    if request.headers.get("X-Whos-Online") == "poll":
+        return False
     # Without a session cookie nobody is logged in, and reading request.user
     # would load the session for nothing (and add Vary: Cookie).
     if settings.SESSION_COOKIE_NAME in request.COOKIES and request.user.is_authenticated:

@@ -20,6 +20,7 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    "django.contrib.staticfiles",
     "whos_online",
     "demo",
 ]
@@ -99,3 +100,6 @@ else:
 # demo feels lively. The cookie age must stay well below the window.
 WHOS_ONLINE_MAX_AGE = 600
 WHOS_ONLINE_COOKIE_AGE = 60
+
+# runserver serves whos_online/live.js (the live block's script) from here.
+STATIC_URL = "/static/"

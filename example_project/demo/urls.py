@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
 from demo import views
 
@@ -14,4 +14,5 @@ urlpatterns = [
     path("simulate/", views.simulate_visitors, name="simulate"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("whos-online/", include("whos_online.urls")),
 ]

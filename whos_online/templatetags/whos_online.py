@@ -13,21 +13,41 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django import template
+from django.core.exceptions import ImproperlyConfigured
+from django.urls import NoReverseMatch, reverse
 
 from whos_online import failsafe, presence
 from whos_online.conf import conf
 
 register = template.Library()
 
+# Seconds; a faster poll would cost every open tab a request for little news.
+MIN_REFRESH = 5
+
 
 @register.inclusion_tag("whos_online/whos_online.html", takes_context=True)
-def whos_online(context: template.Context) -> dict[str, Any]:
-    """Members (most recent first), counts and the window; ``online`` is None if Redis is down."""
-    return {
+def whos_online(context: template.Context, live: int = 0) -> dict[str, Any]:
+    """Members (most recent first), counts and the window; ``online`` is None if Redis is down.
+
+    ``live=N`` makes the block refresh itself every N seconds (a static script
+    polling the endpoint of ``whos_online.urls``); without JavaScript it is the
+    same block, as of page load.
+    """
+    block: dict[str, Any] = {
         "online": failsafe.call(presence.summary, conf.list_limit, _staff(context)),
         "window_minutes": conf.window_minutes,
         "request": context.get("request"),
     }
+    if live:
+        try:
+            block["live_url"] = reverse("whos_online:live")
+        except NoReverseMatch:
+            raise ImproperlyConfigured(
+                "{% whos_online live=… %} polls an endpoint: add "
+                'path("whos-online/", include("whos_online.urls")) to your URLconf.'
+            ) from None
+        block["live"] = max(int(live), MIN_REFRESH)
+    return block
 
 
 @register.simple_tag(takes_context=True)

@@ -1,0 +1,113 @@
+"""The live block: its JSON endpoint, the tag's ``live=`` option and the static script."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import redis
+from django.contrib.auth.models import User
+from django.contrib.staticfiles import finders
+from django.core.exceptions import ImproperlyConfigured
+from django.template import engines
+
+from tests.conftest import BrowserClient
+from whos_online import presence
+
+pytestmark = pytest.mark.django_db
+
+POLL = {"X-Whos-Online": "poll"}
+
+
+def member(name: str, **fields: Any) -> BrowserClient:
+    client = BrowserClient()
+    client.force_login(User.objects.create_user(name, **fields))
+    return client
+
+
+def test_endpoint_gives_counts_members_peak_and_the_block(redis_db: redis.Redis) -> None:
+    member("alice").get("/")
+    member("bob").get("/")
+    response = BrowserClient().get("/whos-online/", headers=POLL)
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    data = json.loads(response.content)
+    assert data["members"] == ["bob", "alice"]
+    assert (data["users"], data["guests"], data["total"], data["more"]) == (2, 0, 2, 0)
+    assert data["peak"]["count"] == 2 and data["peak"]["at"].endswith("+00:00")
+    assert data["available"] is True and data["window_minutes"] == 10
+    assert "<li>bob</li><li>alice</li>" in data["html"]
+
+
+def test_no_shared_cache_may_store_it(redis_db: redis.Redis) -> None:
+    cache_control = BrowserClient().get("/whos-online/", headers=POLL)["Cache-Control"]
+    assert "private" in cache_control and "no-store" in cache_control
+
+
+def test_list_limit_and_hidden_members_are_respected(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_LIST_LIMIT = 1
+    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
+    member("shy", last_name="hidden").get("/")
+    member("alice").get("/")
+    member("bob").get("/")
+    data = json.loads(BrowserClient().get("/whos-online/", headers=POLL).content)
+    assert data["members"] == ["bob"] and data["more"] == 2
+    assert (data["users"], data["hidden"], data["hidden_members"]) == (3, 1, [])
+    assert "shy" not in json.dumps(data)
+    settings.WHOS_ONLINE_LIST_LIMIT = 10
+    staff = json.loads(
+        member("admin", is_staff=True).get("/whos-online/", headers=POLL).content
+    )
+    assert staff["hidden_members"] == ["shy"]
+    assert "shy (hidden)" in staff["html"]
+
+
+def test_polls_are_not_visits(redis_db: redis.Redis) -> None:
+    client = member("alice")
+    presence.forget_user("alice")
+    response = client.get("/whos-online/", headers=POLL)
+    assert presence.online_users() == [] and "online" not in response.cookies
+    client.get("/")  # a page view is
+    assert presence.online_users() == ["alice"]
+
+
+def test_redis_down_is_a_200_with_the_unavailable_block(dead_redis: None) -> None:
+    response = BrowserClient().get("/whos-online/", headers=POLL)
+    data = json.loads(response.content)
+    assert response.status_code == 200 and data["available"] is False
+    assert "unavailable" in data["html"] and "members" not in data
+
+
+def test_only_get(redis_db: redis.Redis) -> None:
+    assert BrowserClient().post("/whos-online/").status_code == 405
+
+
+def test_live_tag_adds_the_polling_attributes_and_a_static_script(
+    redis_db: redis.Redis,
+) -> None:
+    html = BrowserClient().get("/live-block/").content.decode()
+    assert 'data-whos-online-url="/whos-online/"' in html
+    assert 'data-whos-online-refresh="30"' in html
+    assert '<script src="/static/whos_online/live.js" defer></script>' in html
+    assert "<script>" not in html  # nothing inline: strict CSP sites can use it
+    assert finders.find("whos_online/live.js")
+
+
+def test_plain_tag_has_no_script(redis_db: redis.Redis) -> None:
+    html = BrowserClient().get("/block/").content.decode()
+    assert "<script" not in html and "data-whos-online" not in html
+
+
+def test_a_too_eager_refresh_is_slowed_down(redis_db: redis.Redis) -> None:
+    template = engines["django"].from_string("{% load whos_online %}{% whos_online live=1 %}")
+    assert 'data-whos-online-refresh="5"' in template.render({})
+
+
+def test_live_without_the_urls_says_what_to_add(redis_db: redis.Redis, settings: Any) -> None:
+    settings.ROOT_URLCONF = "tests.urls_without_whos_online"
+    template = engines["django"].from_string("{% load whos_online %}{% whos_online live=30 %}")
+    with pytest.raises(ImproperlyConfigured, match='include\\("whos_online.urls"\\)'):
+        template.render({})
