@@ -16,6 +16,7 @@ DEBUG = True
 ALLOWED_HOSTS: list[str] = []  # with DEBUG on, Django allows localhost, 127.0.0.1 and [::1]
 
 INSTALLED_APPS = [
+    "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -57,7 +58,8 @@ TEMPLATES = [
 DATABASES = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
-        "NAME": BASE_DIR / "db.sqlite3",
+        # DEMO_DATABASE lets a test run the demo on a database of its own.
+        "NAME": os.environ.get("DEMO_DATABASE", BASE_DIR / "db.sqlite3"),
     }
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -69,6 +71,8 @@ LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
 
 # whos_online reaches Redis through this django-redis cache alias ("default").
+# A key prefix of its own (DEMO_KEY_PREFIX) keeps a test's demo apart on a shared Redis.
+WHOS_ONLINE_KEY_PREFIX = os.environ.get("DEMO_KEY_PREFIX", "whos_online")
 REDIS_URL = os.environ.get("REDIS_URL", "")
 CACHES: dict[str, dict[str, Any]]
 if REDIS_URL:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
@@ -15,4 +16,5 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("whos-online/", include("whos_online.urls")),
+    path("admin/", admin.site.urls),
 ]

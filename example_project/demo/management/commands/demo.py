@@ -15,13 +15,15 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
 DEMO_USERS = ("alice", "bob", "carol")
+DEMO_STAFF = "admin"  # sees hidden members and the admin's "Online now" page
 DEMO_PASSWORD = "demo"
 DEFAULT_ADDRPORT = "127.0.0.1:8000"
 
 
 class Command(BaseCommand):
     help = (
-        "Migrate, create the demo users (alice, bob, carol; password 'demo'), "
+        "Migrate, create the demo users (alice, bob, carol, and staff user admin; "
+        "password 'demo'), "
         "simulate visitors, then run the development server."
     )
 
@@ -43,7 +45,7 @@ class Command(BaseCommand):
         self.stdout.write("")
         self.stdout.write(self.style.SUCCESS(f"Open {url_for(addrport)} — log in as alice / demo"))
         self.stdout.write(
-            f"Demo users: {', '.join(DEMO_USERS)} (password {DEMO_PASSWORD!r})"
+            f"Demo users: {', '.join(DEMO_USERS)}, staff {DEMO_STAFF} (password {DEMO_PASSWORD!r})"
             + (f"; created {', '.join(created)}." if created else ".")
         )
         self.stdout.write(f"Redis: {redis}. Stop with CONTROL-C.")
@@ -53,9 +55,14 @@ class Command(BaseCommand):
     def create_users(self) -> list[str]:
         """Create whichever demo users are missing; return their names."""
         created = []
-        for username in DEMO_USERS:
+        for username in (*DEMO_USERS, DEMO_STAFF):
             if not User.objects.filter(username=username).exists():
-                User.objects.create_user(username=username, password=DEMO_PASSWORD)
+                User.objects.create_user(
+                    username=username,
+                    password=DEMO_PASSWORD,
+                    is_staff=username == DEMO_STAFF,
+                    is_superuser=username == DEMO_STAFF,
+                )
                 created.append(username)
         return created
 
