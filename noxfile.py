@@ -44,8 +44,9 @@ def tests(session: nox.Session, django: str) -> None:
         "print('Django', django.__version__, '| django-redis', django_redis.__version__,"
         " '| redis-py', redis.__version__)",
     )
-    # The load test (real gunicorn/uvicorn under locust) runs once, in `dev.py test`.
-    session.run("python", "-m", "pytest", "-m", "not load", *session.posargs)
+    # The load test (real gunicorn/uvicorn under locust) and the browser test run
+    # once, in `dev.py test`; they exercise servers, not Python x Django pairs.
+    session.run("python", "-m", "pytest", "-m", "not load and not browser", *session.posargs)
 
 
 @nox.session(python="3.11")
