@@ -1,6 +1,7 @@
 import io
 import itertools
 
+from django.contrib import admin
 from django.contrib.auth import authenticate, login
 from django.http import FileResponse, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.template import engines
@@ -55,5 +56,6 @@ urlpatterns = [
     path("block/", block),
     path("live-block/", live_block),
     path("whos-online/", include("whos_online.urls")),
+    path("admin/", admin.site.urls),
     path("login/", log_in),
 ]

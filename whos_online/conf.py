@@ -74,6 +74,10 @@ class Settings:
         return f"{self.key_prefix}:hidden"
 
     @property
+    def history_key(self) -> str:
+        return f"{self.key_prefix}:history"
+
+    @property
     def peak_key(self) -> str:
         return f"{self.key_prefix}:peak"
 

@@ -224,10 +224,45 @@ def prune(batch_size: int = 1000) -> PruneResult:
             if count < batch_size:
                 break
         removed.append(total)
-    # Cron runs this every few minutes: it samples the peak even if no page does.
-    _count_and_raise_peak(client, now)
+    # Cron runs this every minute or so: it samples the counts for the admin's
+    # chart, and the peak even if no page counts.
+    _sample(client, now)
     users, hidden, guests = removed
     return PruneResult(users=users + hidden, guests=guests, batches=batches)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The counts at one moment, as ``whos_online_prune`` sampled them."""
+
+    at: datetime
+    users: int
+    guests: int
+
+
+HISTORY_SECONDS = 24 * 3600
+# One sample a minute fills a day; a cron running more often cannot grow it further.
+HISTORY_MAX = 2 * 24 * 60
+
+
+def history(seconds: float = HISTORY_SECONDS) -> list[Sample]:
+    """Samples of the last ``seconds`` (at most a day), oldest first."""
+    raw = get_client().zrange(conf.history_key, time.time() - seconds, "+inf", byscore=True)
+    samples = []
+    for member in raw:
+        at, users, guests = _text(member).split(":")
+        samples.append(Sample(datetime.fromtimestamp(float(at), tz=timezone.utc), int(users), int(guests)))
+    return samples
+
+
+def _sample(client: Any, now: float) -> None:
+    users, hidden, guests, *_ = _count_and_raise_peak(client, now)
+    pipe = client.pipeline(transaction=False)
+    pipe.zadd(conf.history_key, {f"{now:.3f}:{int(users) + int(hidden)}:{int(guests)}": now})
+    pipe.zremrangebyscore(conf.history_key, "-inf", f"({now - HISTORY_SECONDS}")
+    pipe.zremrangebyrank(conf.history_key, 0, -HISTORY_MAX - 1)
+    pipe.expire(conf.history_key, HISTORY_SECONDS)
+    pipe.execute()
 
 
 def guest_id(ip: str) -> str:
