@@ -1,0 +1,529 @@
+"""Fault injection against redis-server processes these tests start, kill, freeze and fill.
+
+Every server here is our own, on a spare loopback port (see tests/redis_server.py);
+the shared Redis on 6379 is never touched. Time-dependent behaviour (the back-off)
+is driven with time_machine, never with sleeps. Requests run under a 10 s alarm
+so that a regression hangs no longer than that.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import signal
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+import time_machine
+from asgiref.sync import async_to_sync
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.test import AsyncClient, Client
+
+from tests.conftest import NOW, BrowserAsyncClient, BrowserClient, django_redis_cache
+from tests.redis_server import REDIS_SERVER, RedisServer
+from whos_online import presence
+
+pytestmark = pytest.mark.django_db
+
+BACKOFF = 30
+REQUEST_LIMIT = 10  # seconds; only a guard against hangs, never a speed assertion
+UNAVAILABLE = "Who's online is unavailable right now."
+
+
+# -- servers ------------------------------------------------------------------
+
+
+@pytest.fixture
+def redis_servers(tmp_path: Path) -> Iterator[Callable[..., RedisServer]]:
+    """Start own redis-server processes; every one is stopped (and woken first) afterwards."""
+    if not REDIS_SERVER:
+        if os.environ.get("CI"):
+            pytest.fail("redis-server must be installed in CI: the fault tests may not be skipped")
+        pytest.skip("redis-server is not installed")
+    servers: list[RedisServer] = []
+
+    def start(*args: str) -> RedisServer:
+        server = RedisServer(*args, directory=tmp_path / f"redis-{len(servers)}")
+        servers.append(server)
+        return server.start()
+
+    try:
+        yield start
+    finally:
+        for server in reversed(servers):
+            server.close()
+
+
+@pytest.fixture
+def prefix(settings: Any) -> str:
+    settings.WHOS_ONLINE_KEY_PREFIX = prefix = f"whos_online_faults:{uuid.uuid4().hex}"
+    settings.WHOS_ONLINE_BACKOFF = BACKOFF
+    return prefix
+
+
+@pytest.fixture
+def own_redis(redis_servers: Callable[..., RedisServer], settings: Any, prefix: str) -> RedisServer:
+    """One own server, with the cache alias pointed at it."""
+    server = redis_servers()
+    settings.CACHES = {"default": django_redis_cache(server.url)}
+    return server
+
+
+# -- what goes over the wire ----------------------------------------------------
+
+
+class Wire:
+    """Connection attempts, payloads sent, and socket waits that ended in a timeout.
+
+    ``timeouts`` holds, per wait that timed out, the timeout the socket had: it
+    proves which setting bounded the wait without timing anything.
+    """
+
+    def __init__(self) -> None:
+        self.connects = 0
+        self.payloads: list[bytes] = []
+        self.timeouts: list[float | None] = []
+
+    @property
+    def touched(self) -> bool:
+        return bool(self.connects or self.payloads or self.timeouts)
+
+    def clear(self) -> None:
+        self.connects = 0
+        self.payloads.clear()
+        self.timeouts.clear()
+
+
+@pytest.fixture
+def wire(monkeypatch: pytest.MonkeyPatch) -> Wire:
+    seen = Wire()
+    connection = redis.connection.AbstractConnection
+    # The TCP connect is defined on Connection, the class django-redis pools use.
+    send, read, raw_connect = (
+        connection.send_packed_command,
+        connection.read_response,
+        redis.connection.Connection._connect,
+    )
+
+    def spy_send(self: Any, command: Any, *args: Any, **kwargs: Any) -> Any:
+        chunks = command if isinstance(command, (list, tuple)) else [command]
+        seen.payloads.append(b"".join(bytes(chunk) for chunk in chunks))
+        return send(self, command, *args, **kwargs)
+
+    def timed(original: Callable[..., Any]) -> Callable[..., Any]:
+        # The two places a client waits on the socket: the TCP connect and a reply.
+        def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if original is raw_connect:
+                seen.connects += 1  # a real attempt (connect() on a live connection is a no-op)
+                limit = self.socket_connect_timeout
+            else:
+                limit = self._sock.gettimeout() if self._sock is not None else None
+            try:
+                return original(self, *args, **kwargs)
+            except (TimeoutError, redis.TimeoutError):
+                seen.timeouts.append(limit)
+                raise
+
+        return spy
+
+    monkeypatch.setattr(connection, "send_packed_command", spy_send)
+    monkeypatch.setattr(connection, "read_response", timed(read))
+    monkeypatch.setattr(redis.connection.Connection, "_connect", timed(raw_connect))
+    return seen
+
+
+# -- requests and what a visitor sees -----------------------------------------------
+
+
+@contextmanager
+def hang_guard(seconds: float) -> Iterator[None]:
+    """Fail (instead of hanging the suite) if the block takes longer than ``seconds``."""
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        pytest.fail(f"a request took more than {seconds} s", pytrace=False)
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def get(client: Client | AsyncClient, path: str, **extra: Any) -> Any:
+    """One GET through the sync or the ASGI handler (Django 4.2's AsyncClient.get is not async)."""
+    with hang_guard(REQUEST_LIMIT):
+        if isinstance(client, AsyncClient):
+
+            async def fetch() -> Any:
+                return await client.get(path, **extra)
+
+            response = async_to_sync(fetch)()
+        else:
+            response = client.get(path, **extra)
+    assert response.status_code == 200
+    return response
+
+
+def block(client: Client | AsyncClient, **extra: Any) -> str:
+    html = str(get(client, "/block/", **extra).content.decode())
+    assert '<section class="whos-online"' in html  # the block renders, whatever state it is in
+    return html
+
+
+def members(html: str) -> list[str]:
+    return re.findall(r"<li>(.*?)</li>", html)
+
+
+def log_records(caplog: pytest.LogCaptureFixture, level: int) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.name == "whos_online.failsafe" and r.levelno == level]
+
+
+def the_error(caplog: pytest.LogCaptureFixture) -> BaseException:
+    """The one ERROR record of the outage, and the exception it carries."""
+    [record] = log_records(caplog, logging.ERROR)
+    assert record.exc_info is not None and record.exc_info[1] is not None
+    return record.exc_info[1]
+
+
+def answers_again(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in log_records(caplog, logging.WARNING) if "answers again" in r.getMessage()]
+
+
+# -- 1. Redis killed mid-traffic ------------------------------------------------------
+
+
+@pytest.mark.parametrize("handler", ["sync", "async"])
+def test_redis_killed_mid_traffic_then_restarted_tracking_resumes_by_itself(
+    handler: str,
+    own_redis: RedisServer,
+    wire: Wire,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    make: type[Client] | type[AsyncClient] = (
+        BrowserClient if handler == "sync" else BrowserAsyncClient
+    )
+    alice = User.objects.create_user("alice")
+    bob = User.objects.create_user("bob")
+    # AsyncClient cannot choose its address: all its guests are 127.0.0.1.
+    addr = (lambda n: {"REMOTE_ADDR": f"203.0.113.{n}"}) if handler == "sync" else (lambda n: {})
+
+    with time_machine.travel(NOW, tick=False) as traveller:
+        member, guest = make(), make()
+        member.force_login(alice)
+        assert "online" in get(member, "/").cookies
+        html = block(guest, **addr(7))
+        assert members(html) == ["alice"] and "1 member, 1 guest" in html
+
+        own_redis.kill()
+        wire.clear()
+        late = make()
+        late.force_login(bob)  # arrives during the outage; the login signal fails open
+        for n in range(10):
+            for visitor in (member, guest, late, make()):
+                response = get(visitor, "/", **addr(n))
+                assert "online" not in response.cookies  # not recorded, so retried later
+                html = block(visitor, **addr(n))
+                assert UNAVAILABLE in html and members(html) == []
+        # Only the first failure reached for Redis; the rest were skipped.
+        assert wire.connects == 1 and wire.payloads == []
+
+        traveller.shift(BACKOFF + 1)  # back-off over, Redis still dead: tried again
+        assert UNAVAILABLE in block(late)
+        assert wire.connects == 2
+        error = the_error(caplog)  # one record for the whole outage
+        assert isinstance(error, redis.ConnectionError)
+
+        own_redis.restart()  # same port, empty: the data went with the old process
+        assert UNAVAILABLE in block(late)  # still inside the back-off the retry began
+        traveller.shift(BACKOFF + 1)
+        response = get(late, "/block/")  # recorded by the middleware, then listed by the tag
+        assert "online" in response.cookies
+        assert members(response.content.decode()) == ["bob"]
+        assert len(answers_again(caplog)) == 1
+        assert len(log_records(caplog, logging.ERROR)) == 1
+
+        # Alice's entry died with the old server; once her cookie expires she is back.
+        traveller.shift(300)
+        del member.cookies["online"]  # what her browser does after its max-age
+        get(member, "/")
+        assert members(block(guest)) == ["alice", "bob"]
+
+
+# -- 2. Redis frozen -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "cache_options",
+    [{}, {"SOCKET_TIMEOUT": 30, "SOCKET_CONNECT_TIMEOUT": 30}],
+    ids=["cache-without-timeouts", "cache-with-30s-timeouts"],
+)
+def test_frozen_redis_costs_one_timeout_then_is_left_alone(
+    cache_options: dict[str, Any],
+    redis_servers: Callable[..., RedisServer],
+    prefix: str,
+    settings: Any,
+    wire: Wire,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    server = redis_servers()
+    settings.CACHES = {"default": django_redis_cache(server.url, **cache_options)}
+    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.2
+    carol = User.objects.create_user("carol")
+
+    with time_machine.travel(NOW, tick=False) as traveller:
+        assert "online" in get(BrowserClient(), "/", REMOTE_ADDR="203.0.113.1").cookies
+        server.pause()  # SIGSTOP: connections are accepted, nothing is answered
+        wire.clear()
+
+        html = block(BrowserClient(), REMOTE_ADDR="203.0.113.2")
+        assert UNAVAILABLE in html
+        # The recording was sent on the live pooled connection, and its reply waited
+        # for once: one socket timeout, not one per retry.
+        assert wire.connects == 0 and len(wire.payloads) == 1
+        assert wire.timeouts == [0.2]  # WHOS_ONLINE_SOCKET_TIMEOUT, whatever the cache says
+        assert isinstance(the_error(caplog), redis.TimeoutError)
+
+        wire.clear()
+        for n in range(20):
+            response = get(BrowserClient(), "/", REMOTE_ADDR=f"198.51.100.{n}")
+            assert "online" not in response.cookies
+            assert UNAVAILABLE in block(BrowserClient(), REMOTE_ADDR=f"198.51.100.{n}")
+        # 40 requests during the back-off: no connection, no byte sent, no wait.
+        assert not wire.touched
+
+        traveller.shift(BACKOFF + 1)  # still frozen: one more attempt, one more timeout
+        assert UNAVAILABLE in block(BrowserClient(), REMOTE_ADDR="203.0.113.3")
+        assert wire.connects == 1 and wire.timeouts == [0.2]
+        assert len(log_records(caplog, logging.ERROR)) == 1
+
+        server.resume()
+        traveller.shift(BACKOFF + 1)
+        visitor = BrowserClient()
+        visitor.force_login(carol)
+        response = get(visitor, "/block/")
+        assert "online" in response.cookies
+        assert members(response.content.decode()) == ["carol"]
+        assert len(answers_again(caplog)) == 1
+
+
+# -- 3. errors other than connection errors ------------------------------------------------
+
+
+def fill_until_out_of_memory(server: RedisServer) -> None:
+    """Junk keys until even a tiny write is refused with OOM."""
+    with server.client() as direct:
+        for size in (65536, 1024, 16):
+            try:
+                for n in range(100_000):
+                    direct.set(f"junk:{size}:{n}", b"x" * size)
+            except redis.exceptions.OutOfMemoryError:
+                continue
+        # Connections coming and going change used_memory by a few KB; keep the
+        # server well over its limit, as more junk would, so every write is refused.
+        used = int(direct.info("memory")["used_memory"])
+        direct.config_set("maxmemory", used - 512 * 1024)
+    with server.client() as direct:
+        with pytest.raises(redis.exceptions.OutOfMemoryError, match="command not allowed"):
+            direct.zadd("probe", {"member": 1})
+
+
+def test_out_of_memory_pages_render_the_error_is_logged_once_and_reads_still_work(
+    redis_servers: Callable[..., RedisServer],
+    prefix: str,
+    settings: Any,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    server = redis_servers("--maxmemory", "2mb", "--maxmemory-policy", "noeviction")
+    settings.CACHES = {"default": django_redis_cache(server.url)}
+    alice = User.objects.create_user("alice")
+    bob = User.objects.create_user("bob")
+
+    with time_machine.travel(NOW, tick=False) as traveller:
+        member = BrowserClient()
+        member.force_login(alice)
+        assert members(block(member)) == ["alice"]
+
+        fill_until_out_of_memory(server)
+        for n in range(10):
+            response = get(BrowserClient(), "/", REMOTE_ADDR=f"203.0.113.{n}")
+            assert "online" not in response.cookies
+            assert UNAVAILABLE in block(BrowserClient(), REMOTE_ADDR=f"203.0.113.{n}")
+        newcomer = BrowserClient()
+        newcomer.force_login(bob)  # fails open
+        assert UNAVAILABLE in block(newcomer)
+        assert isinstance(the_error(caplog), redis.exceptions.OutOfMemoryError)
+
+        # After the back-off, a visitor whose cookie is valid writes nothing, and
+        # the read works: the block is back, with what Redis still holds.
+        traveller.shift(BACKOFF + 1)
+        html = block(member)
+        assert members(html) == ["alice"] and "1 member, 0 guests" in html
+        assert len(answers_again(caplog)) == 1
+
+
+def wait_for_replica(replica: RedisServer, key: str, member: str) -> None:
+    """Until the replica has synced ``member`` (the real wait of a real replication)."""
+    deadline = time.monotonic() + 10
+    with replica.client() as direct:
+        while direct.zscore(key, member) is None:
+            assert time.monotonic() < deadline, "the replica did not sync within 10 s"
+            time.sleep(0.02)
+
+
+def test_read_only_replica_pages_render_and_the_error_is_logged_once(
+    redis_servers: Callable[..., RedisServer],
+    prefix: str,
+    settings: Any,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    primary = redis_servers("--repl-diskless-sync-delay", "0")  # sync at once, not in 5 s
+    replica = redis_servers("--replicaof", "127.0.0.1", str(primary.port))
+    alice = User.objects.create_user("alice")
+    bob = User.objects.create_user("bob")
+
+    with time_machine.travel(NOW, tick=False) as traveller:
+        settings.CACHES = {"default": django_redis_cache(primary.url)}
+        member = BrowserClient()
+        member.force_login(alice)
+        assert "online" in get(member, "/").cookies
+        wait_for_replica(replica, f"{prefix}:users", "alice")
+
+        # A failover that left the site pointing at a replica.
+        settings.CACHES = {"default": django_redis_cache(replica.url)}
+        for n in range(10):
+            response = get(BrowserClient(), "/", REMOTE_ADDR=f"203.0.113.{n}")
+            assert "online" not in response.cookies
+            assert UNAVAILABLE in block(BrowserClient(), REMOTE_ADDR=f"203.0.113.{n}")
+        newcomer = BrowserClient()
+        newcomer.force_login(bob)  # fails open
+        assert UNAVAILABLE in block(newcomer)
+        assert isinstance(the_error(caplog), redis.exceptions.ReadOnlyError)
+
+        # After the back-off Redis is tried again and still refuses: the same outage,
+        # so no second record, and the pages still render.
+        traveller.shift(BACKOFF + 1)
+        assert "online" not in get(BrowserClient(), "/", REMOTE_ADDR="203.0.113.99").cookies
+        block(member)
+        assert len(log_records(caplog, logging.ERROR)) == 1
+
+
+# -- 4. prune while visitors keep being recorded --------------------------------------------
+
+
+def zadd_many(direct: redis.Redis, key: str, scored: dict[str, float]) -> None:
+    """ZADD in chunks of 10,000 members, pipelined."""
+    items = list(scored.items())
+    pipe = direct.pipeline(transaction=False)
+    for start in range(0, len(items), 10_000):
+        args: list[Any] = []
+        for name, score in items[start : start + 10_000]:
+            args += (score, name)
+        pipe.execute_command("ZADD", key, *args)
+    pipe.execute()
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"batch_size": 500}], ids=["default-batch-size", "batch-size-500"]
+)
+def test_prune_while_visitors_are_recorded_keeps_every_live_member(
+    options: dict[str, Any], own_redis: RedisServer, prefix: str, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    users_key, guests_key = f"{prefix}:users", f"{prefix}:guests"
+    now = time.time()
+    # 200,000 stale members, oldest first (the order a prune walks them in).
+    stale = {f"stale-{n}": now - 3600 + n / 1000 for n in range(200_000)}
+    stale_guests = {f"{n:016x}": now - 3600 + n / 1000 for n in range(20_000)}
+    # Live, but the oldest live ones: the first a prune that overshoots would take.
+    borderline = {f"borderline-{n}": now - 600 + 120 + n / 1000 for n in range(100)}
+    live = [f"live-{n}" for n in range(40)]
+    live_ips = [f"198.51.100.{n}" for n in range(20)]
+    # Stale members who come back once each, just as the prune reaches them.
+    returning = [f"stale-{n}" for n in range(0, 200_000, 2_000)]
+    with own_redis.client() as direct:
+        zadd_many(direct, users_key, {**stale, **borderline, **{name: now for name in live}})
+        zadd_many(direct, guests_key, stale_guests)
+
+    pruning, stop = threading.Event(), threading.Event()
+    came_back: list[str] = []
+    raced = [0]  # comebacks recorded while their stale entry was still in the set
+    guests_recorded: set[str] = set()
+    failures: list[BaseException] = []
+
+    def regulars(names: list[str], ips: list[str]) -> None:
+        """Visitors who keep being recorded for as long as the prune runs."""
+        pruning.wait(10)
+        try:
+            while not stop.is_set():
+                for name in names:
+                    presence.record_user(name)
+                for ip in ips:
+                    presence.record_guest(ip)
+                    guests_recorded.add(presence.guest_id(ip))
+        except BaseException as exc:  # surfaced below rather than lost in the thread
+            failures.append(exc)
+
+    def comebacks() -> None:
+        """Record each returning member once, when the prune's front is within 1,000 of it.
+
+        That is one or two batches here, so many come back while the batch that
+        holds their stale entry is being removed.
+        """
+        pending = list(returning)
+        pruning.wait(10)
+        try:
+            with own_redis.client() as direct:
+                while pending and not stop.is_set():
+                    oldest = direct.zrange(users_key, 0, 0)
+                    name = oldest[0].decode() if oldest else ""
+                    front = int(name[6:]) if name.startswith("stale-") else len(stale)
+                    while pending and int(pending[0][6:]) < front + 1_000:
+                        raced[0] += front <= int(pending[0][6:])
+                        presence.record_user(pending[0])
+                        came_back.append(pending.pop(0))
+        except BaseException as exc:
+            failures.append(exc)
+
+    threads = [threading.Thread(target=comebacks)] + [
+        threading.Thread(target=regulars, args=(live[k::3], live_ips[k::3])) for k in range(3)
+    ]
+    for thread in threads:
+        thread.start()
+    out = StringIO()
+    try:
+        pruning.set()
+        call_command("whos_online_prune", stdout=out, **options)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=10)
+    assert not any(thread.is_alive() for thread in threads)
+    assert failures == []
+    # The comebacks really did race the prune: some arrived while their stale
+    # entry was still in the set (most runs: 40 to 100 of them).
+    assert raced[0] >= 5, raced[0]
+
+    with own_redis.client() as direct:
+        users = {m.decode() for m in direct.zrange(users_key, 0, -1)}
+        guests = {m.decode() for m in direct.zrange(guests_key, 0, -1)}
+    # Every live member kept, including each comeback and the oldest live ones; stale gone.
+    assert users == set(live) | set(borderline) | set(came_back)
+    assert guests == guests_recorded
+    match = re.search(r"(\d+) stale member\(s\) and (\d+) stale guest", out.getvalue())
+    assert match, out.getvalue()
+    # A comeback counts as pruned only if its stale entry went before it came back.
+    assert len(stale) - len(came_back) <= int(match[1]) <= len(stale)
+    assert int(match[2]) == len(stale_guests)
+
