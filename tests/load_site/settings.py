@@ -1,0 +1,68 @@
+"""The site tests/test_load.py serves with gunicorn and uvicorn.
+
+Everything that differs per run comes from the environment, set by the test:
+LOAD_SITE_DB (an SQLite file in a temp dir), REDIS_URL (the real, shared
+Redis) and LOAD_SITE_KEY_PREFIX (a key prefix of the run's own).
+"""
+
+import os
+
+SECRET_KEY = "whos-online-load-site"
+DEBUG = False
+ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
+USE_TZ = True
+ROOT_URLCONF = "tests.load_site.urls"
+WSGI_APPLICATION = "tests.load_site.wsgi.application"
+DEFAULT_AUTO_FIELD = "django.db.models.AutoField"
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": os.environ["LOAD_SITE_DB"],
+        # Two worker processes write last_login at once; the file is in WAL mode.
+        "OPTIONS": {"timeout": 30},
+    }
+}
+
+INSTALLED_APPS = [
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "whos_online",
+]
+MIDDLEWARE = [
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "whos_online.middleware.WhosOnlineMiddleware",
+]
+# Sessions in signed cookies: no session table for two processes to fight over.
+SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "APP_DIRS": True,
+        "OPTIONS": {"context_processors": ["django.contrib.auth.context_processors.auth"]},
+    }
+]
+CACHES = {
+    "default": {
+        "BACKEND": "django_redis.cache.RedisCache",
+        "LOCATION": os.environ["REDIS_URL"],
+        "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 1, "SOCKET_TIMEOUT": 1},
+    }
+}
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+WHOS_ONLINE_KEY_PREFIX = os.environ["LOAD_SITE_KEY_PREFIX"]
+# One trusted proxy in front: each simulated visitor's address arrives as the
+# last X-Forwarded-For entry, as a reverse proxy would append it.
+WHOS_ONLINE_PROXY_COUNT = 1
+# Under load on a shared 2-core machine a Redis reply can take longer than the
+# default 0.25 s; a timeout here would (correctly) skip the visit and fail the test.
+WHOS_ONLINE_SOCKET_TIMEOUT = 2
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"stderr": {"class": "logging.StreamHandler"}},
+    "loggers": {"whos_online": {"handlers": ["stderr"], "level": "WARNING"}},
+}

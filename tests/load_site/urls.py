@@ -1,0 +1,47 @@
+"""Pages for the simulated visitors: a home page with the block, a plain page, a login."""
+
+from django.contrib.auth import authenticate, login
+from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
+from django.template import engines
+from django.urls import path
+from django.views.decorators.csrf import csrf_exempt
+
+PAGE = engines["django"].from_string(
+    "{% load whos_online %}<!doctype html><title>{{ title }}</title>"
+    "<p>Hello, {% if user.is_authenticated %}{{ user.get_username }}{% else %}guest{% endif %}.</p>"
+    "{% if block %}<aside>{% whos_online %}</aside>{% endif %}"
+)
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(PAGE.render({"title": "Home", "block": True}, request))
+
+
+def about(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(PAGE.render({"title": "About", "block": False}, request))
+
+
+@csrf_exempt  # test-only: the load generator posts credentials without a form round trip
+def log_in(request: HttpRequest) -> HttpResponse:
+    if request.method != "POST":
+        return HttpResponse(status=405)
+    user = authenticate(
+        request, username=request.POST.get("username"), password=request.POST.get("password")
+    )
+    if user is None:
+        return HttpResponseForbidden("bad credentials")
+    login(request, user)
+    return HttpResponse(f"Welcome, {user.get_username()}.")
+
+
+def ready(request: HttpRequest) -> HttpResponse:
+    """For the readiness probe; it sends no X-Forwarded-For, so it is never counted."""
+    return HttpResponse("ok")
+
+
+urlpatterns = [
+    path("", home),
+    path("about/", about),
+    path("login/", log_in),
+    path("ready/", ready),
+]
