@@ -24,7 +24,7 @@ def test_prunes_stale_members_and_reports_counts(redis_db: redis.Redis, settings
         traveller.shift(200)
         out = StringIO()
         call_command("whos_online_prune", stdout=out)
-    assert out.getvalue().strip() == "Pruned 1 stale member(s) and 1 stale guest(s) in 3 batch(es)."
+    assert out.getvalue().strip() == "Pruned 1 stale member(s) and 1 stale guest(s) in 4 batch(es)."
     users_key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:users"
     assert redis_db.zrange(users_key, 0, -1) == [b"fresh"]
 
@@ -50,7 +50,7 @@ def test_batch_size_option_sets_how_many_go_per_call(redis_db: redis.Redis, sett
         traveller.shift(301)
         out = StringIO()
         call_command("whos_online_prune", "--batch-size", "2", stdout=out)
-    assert out.getvalue().strip() == "Pruned 5 stale member(s) and 0 stale guest(s) in 5 batch(es)."
+    assert out.getvalue().strip() == "Pruned 5 stale member(s) and 0 stale guest(s) in 6 batch(es)."
 
 
 def test_batch_size_below_one_is_a_command_error(redis_db: redis.Redis) -> None:

@@ -7,8 +7,11 @@ from django.http import FileResponse, HttpRequest, HttpResponse, StreamingHttpRe
 from django.template import engines
 from django.urls import include, path
 
+from whos_online.rooms import in_room
+
 BLOCK = engines["django"].from_string("{% load whos_online %}{% whos_online %}")
 LIVE_BLOCK = engines["django"].from_string("{% load whos_online %}{% whos_online live=30 %}")
+ROOM = engines["django"].from_string("{% load whos_online %}{% whos_here room %}")
 
 
 def plain(request: HttpRequest) -> HttpResponse:
@@ -28,6 +31,16 @@ def block(request: HttpRequest) -> HttpResponse:
 
 def live_block(request: HttpRequest) -> HttpResponse:
     return HttpResponse(LIVE_BLOCK.render({}, request))
+
+
+@in_room(lambda request, pk: f"thread:{pk}")
+def thread(request: HttpRequest, pk: int) -> HttpResponse:
+    return HttpResponse(ROOM.render({"room": f"thread:{pk}"}, request))
+
+
+@in_room("lobby")
+async def lobby(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(ROOM.render({"room": "lobby"}, request))
 
 
 # Bodies for streaming and file responses: every byte value, more than one chunk.
@@ -55,6 +68,8 @@ urlpatterns = [
     path("download/", download),
     path("block/", block),
     path("live-block/", live_block),
+    path("thread/<int:pk>/", thread),
+    path("lobby/", lobby),
     path("whos-online/", include("whos_online.urls")),
     path("admin/", admin.site.urls),
     path("login/", log_in),

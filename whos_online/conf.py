@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from functools import lru_cache
-from typing import Any, Callable, cast
+from typing import Any, Callable, NamedTuple, cast
 
 from django.conf import settings
 from django.http import HttpRequest
@@ -50,6 +50,18 @@ def _get(name: str) -> Any:
     return entry[1]
 
 
+MAX_ROOM_NAME = 200
+
+
+class Keys(NamedTuple):
+    """The Redis keys of one namespace: the site's, or a room's."""
+
+    users: str
+    hidden: str
+    guests: str
+    peak: str
+
+
 class Settings:
     """Typed, lazy view of the ``WHOS_ONLINE_*`` settings."""
 
@@ -61,25 +73,29 @@ class Settings:
     def key_prefix(self) -> str:
         return str(_get("WHOS_ONLINE_KEY_PREFIX"))
 
+    def keys(self, room: str | None = None) -> Keys:
+        """The site's keys, or a room's: the same layout under ``<prefix>:room:<room>``."""
+        if room is not None and not 0 < len(room) <= MAX_ROOM_NAME:
+            raise ValueError(f"A room name has 1 to {MAX_ROOM_NAME} characters, not {len(room)}.")
+        base = self.key_prefix if room is None else f"{self.key_prefix}:room:{room}"
+        return Keys(f"{base}:users", f"{base}:hidden", f"{base}:guests", f"{base}:peak")
+
     @property
     def users_key(self) -> str:
-        return f"{self.key_prefix}:users"
+        return self.keys().users
 
     @property
     def guests_key(self) -> str:
-        return f"{self.key_prefix}:guests"
+        return self.keys().guests
 
     @property
-    def hidden_key(self) -> str:
-        return f"{self.key_prefix}:hidden"
+    def rooms_key(self) -> str:
+        """Every room with recent visitors, scored by the last one, so prune can find them."""
+        return f"{self.key_prefix}:rooms"
 
     @property
     def history_key(self) -> str:
         return f"{self.key_prefix}:history"
-
-    @property
-    def peak_key(self) -> str:
-        return f"{self.key_prefix}:peak"
 
     @property
     def max_age(self) -> float:

@@ -10,9 +10,8 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponseBase
 from django.utils.cache import patch_cache_control
 
-from whos_online import failsafe, presence
-from whos_online.client_ip import client_ip
 from whos_online.conf import conf
+from whos_online.visits import record_visit
 
 
 class WhosOnlineMiddleware:
@@ -41,7 +40,9 @@ class WhosOnlineMiddleware:
         if self.async_mode:
             return self.__acall__(request)
         token = _due_token(request)
-        recorded = token is not None and _record(request)
+        # Before the view, so a visitor counts on their own first page; the
+        # cookie only when recorded, so a failed write is retried.
+        recorded = token is not None and record_visit(request)
         response = cast(HttpResponseBase, self.get_response(request))
         if token is not None and recorded:
             _set_cookie(request, response, token)
@@ -49,7 +50,7 @@ class WhosOnlineMiddleware:
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
         token = _due_token(request)
-        recorded = token is not None and await sync_to_async(_record)(request)
+        recorded = token is not None and await sync_to_async(record_visit)(request)
         response = await cast(Awaitable[HttpResponseBase], self.get_response(request))
         if token is not None and recorded:
             _set_cookie(request, response, token)
@@ -63,32 +64,6 @@ def _due_token(request: HttpRequest) -> str | None:
         session.encode(), digest_size=12, person=b"whos_online"
     ).hexdigest()
     return None if request.COOKIES.get(conf.cookie_name) == token else token
-
-
-def _record(request: HttpRequest) -> bool:
-    """Record the visitor; True if the cookie should now hold off the next records.
-
-    False when Redis failed (the next request retries), for bots and prefetches
-    (a cookie set on a prefetch would hide the real visit after it) and for the
-    live block's polls (a tab left open is not a visit).
-    """
-    if request.headers.get("X-Whos-Online") == "poll":
-        return False
-    # Without a session cookie nobody is logged in, and reading request.user
-    # would load the session for nothing (and add Vary: Cookie).
-    if settings.SESSION_COOKIE_NAME in request.COOKIES and request.user.is_authenticated:
-        user = request.user
-        hidden = conf.is_hidden(user)
-        return failsafe.call(presence.record_user, user.get_username(), hidden) is not None
-    if not conf.track_guests:
-        return True
-    is_bot = conf.is_bot
-    if is_bot is not None and is_bot(request):
-        return False
-    ip = client_ip(request)
-    if ip is None:
-        return True
-    return failsafe.call(presence.record_guest, ip) is not None
 
 
 def _set_cookie(request: HttpRequest, response: HttpResponseBase, token: str) -> None:

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Literal
 from django.utils.crypto import salted_hmac
 from redis.exceptions import ResponseError
 
-from whos_online.conf import conf
+from whos_online.conf import Keys, conf
 from whos_online.connection import get_client
 
 
@@ -57,29 +57,31 @@ class Summary:
 Status = Literal["online", "idle", "offline"]
 
 
-def record_user(username: str, hidden: bool = False) -> float:
-    """Mark ``username`` as seen now; return the score written.
+def record_user(username: str, hidden: bool = False, room: str | None = None) -> float:
+    """Mark ``username`` as seen now (on the site, or in ``room``); return the score written.
 
     A ``hidden`` member is kept in a set of their own: counted, never listed to
     ordinary visitors. The same write takes them out of the other set, so
     changing one's mind takes effect at the next record.
     """
-    key, other = (conf.hidden_key, conf.users_key) if hidden else (conf.users_key, conf.hidden_key)
-    return _record(key, username, ttl=conf.retention, drop_from=other)
+    keys = conf.keys(room)
+    key, other = (keys.hidden, keys.users) if hidden else (keys.users, keys.hidden)
+    return _record(key, username, ttl=conf.retention, drop_from=other, room=room)
 
 
-def record_guest(ip: str) -> float:
+def record_guest(ip: str, room: str | None = None) -> float:
     """Mark the guest at address ``ip`` as seen now; return the score written.
 
     Raises ValueError if ``ip`` is not an IP address.
     """
-    return _record(conf.guests_key, guest_id(ip), ttl=conf.max_age, keep=conf.max_guests)
+    key = conf.keys(room).guests
+    return _record(key, guest_id(ip), ttl=conf.max_age, keep=conf.max_guests, room=room)
 
 
 def forget_user(username: str) -> bool:
     """Take ``username`` off the list at once (e.g. on logout); True if it was there."""
     pipe = get_client().pipeline(transaction=False)
-    for key in _member_keys(include_hidden=True):
+    for key in _member_keys(conf.keys(), include_hidden=True):
         pipe.zrem(key, username)
     return any(pipe.execute())
 
@@ -89,41 +91,44 @@ def forget_guest(ip: str) -> bool:
     return bool(get_client().zrem(conf.guests_key, guest_id(ip)))
 
 
-def online_users(limit: int | None = None, include_hidden: bool = True) -> list[str]:
+def online_users(
+    limit: int | None = None, include_hidden: bool = True, room: str | None = None
+) -> list[str]:
     """Usernames seen inside the window, most recent first, at most ``limit``."""
     pipe = get_client().pipeline(transaction=False)
-    keys = _member_keys(include_hidden)
-    for key in keys:
+    for key in _member_keys(conf.keys(room), include_hidden):
         _newest(pipe, key, _cutoff(), limit)
     return [name for name, _ in _merge(pipe.execute(), limit)]
 
 
-def user_count() -> int:
+def user_count(room: str | None = None) -> int:
     """How many members (hidden ones too) were seen inside the window."""
     cutoff = _cutoff()
     pipe = get_client().pipeline(transaction=False)
-    for key in _member_keys(include_hidden=True):
+    for key in _member_keys(conf.keys(room), include_hidden=True):
         pipe.zcount(key, cutoff, "+inf")
     return sum(int(count) for count in pipe.execute())
 
 
-def guest_count() -> int:
+def guest_count(room: str | None = None) -> int:
     """How many guests were seen inside the window."""
-    return int(get_client().zcount(conf.guests_key, _cutoff(), "+inf"))
+    return int(get_client().zcount(conf.keys(room).guests, _cutoff(), "+inf"))
 
 
-def summary(limit: int, include_hidden: bool = False) -> Summary:
+def summary(limit: int, include_hidden: bool = False, room: str | None = None) -> Summary:
     """Usernames (at most ``limit``), the counts and the peak, in one round trip.
 
     Hidden members are counted, and listed only with ``include_hidden`` (for
-    staff). Reading the counts also raises the peak if they beat it.
+    staff). Reading the site's counts also raises its peak if they beat it
+    (rooms keep no peak).
     """
     now = time.time()
+    keys = conf.keys(room)
     pipe = get_client().pipeline(transaction=False)
-    _newest(pipe, conf.users_key, now - conf.max_age, limit)
+    _newest(pipe, keys.users, now - conf.max_age, limit)
     if include_hidden:
-        _newest(pipe, conf.hidden_key, now - conf.max_age, limit)
-    _count_and_raise_peak(pipe, now)
+        _newest(pipe, keys.hidden, now - conf.max_age, limit)
+    _count_and_raise_peak(pipe, now, keys, raise_peak=room is None)
     *lists, (users, hidden, guests, *peak) = pipe.execute()
     newest = _merge(lists, limit)
     return Summary(
@@ -138,7 +143,7 @@ def summary(limit: int, include_hidden: bool = False) -> Summary:
 
 def peak() -> Peak | None:
     """The most ever online at once, or None before anyone was counted."""
-    return _peak(*get_client().hmget(conf.peak_key, "count", "at"))
+    return _peak(*get_client().hmget(conf.keys().peak, "count", "at"))
 
 
 def last_seen(username: str) -> datetime | None:
@@ -208,27 +213,32 @@ def prune(batch_size: int = 1000) -> PruneResult:
     client = get_client()
     script = client.register_script(_PRUNE_BATCH)
     now = time.time()
-    removed = []
     batches = 0
-    for key, kept_for in (
-        (conf.users_key, conf.retention),
-        (conf.hidden_key, conf.retention),
-        (conf.guests_key, conf.max_age),
-    ):
-        stale = f"({now - kept_for}"
+
+    def prune_key(key: str, kept_for: float) -> int:
+        nonlocal batches
         total = 0
         while True:
-            count = int(script(keys=[key], args=[stale, batch_size]))
+            count = int(script(keys=[key], args=[f"({now - kept_for}", batch_size]))
             batches += 1
             total += count
             if count < batch_size:
-                break
-        removed.append(total)
+                return total
+
+    keys = conf.keys()
+    users = prune_key(keys.users, conf.retention) + prune_key(keys.hidden, conf.retention)
+    guests = prune_key(keys.guests, conf.max_age)
+    # Rooms: those with a visitor inside the window; the others' keys have expired.
+    rooms = client.zrange(conf.rooms_key, now - conf.max_age, "+inf", byscore=True)
+    for room in (_text(name) for name in rooms):
+        room_keys = conf.keys(room)
+        for key in (room_keys.users, room_keys.hidden, room_keys.guests):
+            prune_key(key, conf.max_age)
+    prune_key(conf.rooms_key, conf.max_age)
     # Cron runs this every minute or so: it samples the counts for the admin's
     # chart, and the peak even if no page counts.
     _sample(client, now)
-    users, hidden, guests = removed
-    return PruneResult(users=users + hidden, guests=guests, batches=batches)
+    return PruneResult(users=users, guests=guests, batches=batches)
 
 
 @dataclass(frozen=True)
@@ -256,7 +266,7 @@ def history(seconds: float = HISTORY_SECONDS) -> list[Sample]:
 
 
 def _sample(client: Any, now: float) -> None:
-    users, hidden, guests, *_ = _count_and_raise_peak(client, now)
+    users, hidden, guests, *_ = _count_and_raise_peak(client, now, conf.keys(), raise_peak=True)
     pipe = client.pipeline(transaction=False)
     pipe.zadd(conf.history_key, {f"{now:.3f}:{int(users) + int(hidden)}:{int(guests)}": now})
     pipe.zremrangebyscore(conf.history_key, "-inf", f"({now - HISTORY_SECONDS}")
@@ -291,7 +301,12 @@ def guest_id(ip: str) -> str:
 
 
 def _record(
-    key: str, member: str, ttl: float, keep: int | None = None, drop_from: str | None = None
+    key: str,
+    member: str,
+    ttl: float,
+    keep: int | None = None,
+    drop_from: str | None = None,
+    room: str | None = None,
 ) -> float:
     now = time.time()
     pipe = get_client().pipeline(transaction=False)
@@ -302,14 +317,17 @@ def _record(
         pipe.zremrangebyrank(key, 0, -keep - 1)
     if drop_from is not None:
         pipe.zrem(drop_from, member)
+    if room is not None:
+        pipe.zadd(conf.rooms_key, {room: now})
+        pipe.expire(conf.rooms_key, math.ceil(conf.max_age))
     # A namespace nobody writes to any more disappears once it is all stale.
     pipe.expire(key, math.ceil(ttl))
     pipe.execute()
     return now
 
 
-def _member_keys(include_hidden: bool) -> tuple[str, ...]:
-    return (conf.users_key, conf.hidden_key) if include_hidden else (conf.users_key,)
+def _member_keys(keys: Keys, include_hidden: bool) -> tuple[str, ...]:
+    return (keys.users, keys.hidden) if include_hidden else (keys.users,)
 
 
 def _newest(pipe: Any, key: str, cutoff: float, limit: int | None) -> None:
@@ -345,6 +363,7 @@ local hidden = redis.call('ZCOUNT', KEYS[2], ARGV[1], '+inf')
 local guests = redis.call('ZCOUNT', KEYS[3], ARGV[1], '+inf')
 local total = users + hidden + guests
 local best = tonumber(redis.call('HGET', KEYS[4], 'count') or '0')
+if ARGV[3] == '0' then return {users, hidden, guests} end
 if total > best then
   redis.call('HSET', KEYS[4], 'count', total, 'at', ARGV[2])
 end
@@ -355,13 +374,13 @@ return {users, hidden, guests, peak[1], peak[2]}
 PEAK_TTL = 366 * 24 * 3600
 
 
-def _count_and_raise_peak(client: Any, now: float) -> Any:
+def _count_and_raise_peak(client: Any, now: float, keys: Keys, raise_peak: bool) -> Any:
     """EVAL, not EVALSHA: a pipeline with a registered script adds a SCRIPT EXISTS round trip."""
-    keys = (conf.users_key, conf.hidden_key, conf.guests_key, conf.peak_key)
-    return client.eval(_COUNT_AND_RAISE_PEAK, len(keys), *keys, now - conf.max_age, now, PEAK_TTL)
+    ttl = PEAK_TTL if raise_peak else 0
+    return client.eval(_COUNT_AND_RAISE_PEAK, len(keys), *keys, now - conf.max_age, now, ttl)
 
 
-def _peak(count: Any, at: Any) -> Peak | None:
+def _peak(count: Any = None, at: Any = None) -> Peak | None:
     if count is None or at is None:
         return None
     return Peak(int(count), datetime.fromtimestamp(float(at), tz=timezone.utc))
@@ -373,7 +392,7 @@ def _scores(usernames: Iterable[str], include_hidden: bool) -> dict[str, float |
     if not names:
         return {}
     client = get_client()
-    keys = _member_keys(include_hidden)
+    keys = _member_keys(conf.keys(), include_hidden)
     try:
         pipe = client.pipeline(transaction=False)
         for key in keys:

@@ -50,6 +50,17 @@ def whos_online(context: template.Context, live: int = 0) -> dict[str, Any]:
     return block
 
 
+@register.inclusion_tag("whos_online/room.html", takes_context=True)
+def whos_here(context: template.Context, room: str) -> dict[str, Any]:
+    """Who is in ``room`` (recorded by the ``in_room`` view decorator); None if Redis is down."""
+    return {
+        "online": failsafe.call(presence.summary, conf.list_limit, _staff(context), room),
+        "room": room,
+        "window_minutes": conf.window_minutes,
+        "request": context.get("request"),
+    }
+
+
 @register.simple_tag(takes_context=True)
 def presence_statuses(context: template.Context, users: Iterable[Any]) -> Mapping[str, str]:
     """Statuses of users (or usernames) in one round trip; empty if Redis is down.

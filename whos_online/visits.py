@@ -1,0 +1,36 @@
+"""Who is behind a request, and recording them: shared by the middleware and rooms."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import HttpRequest
+
+from whos_online import failsafe, presence
+from whos_online.client_ip import client_ip
+from whos_online.conf import conf
+
+
+def record_visit(request: HttpRequest, room: str | None = None) -> bool:
+    """Record the visitor, on the site or in ``room``; True if there is nothing to retry.
+
+    False when Redis failed (the next request retries), for bots and prefetches
+    (a cookie set on a prefetch would hide the real visit after it) and for the
+    live block's polls (a tab left open is not a visit).
+    """
+    if request.headers.get("X-Whos-Online") == "poll":
+        return False
+    # Without a session cookie nobody is logged in, and reading request.user
+    # would load the session for nothing (and add Vary: Cookie).
+    if settings.SESSION_COOKIE_NAME in request.COOKIES and request.user.is_authenticated:
+        user = request.user
+        hidden = conf.is_hidden(user)
+        return failsafe.call(presence.record_user, user.get_username(), hidden, room) is not None
+    if not conf.track_guests:
+        return True
+    is_bot = conf.is_bot
+    if is_bot is not None and is_bot(request):
+        return False
+    ip = client_ip(request)
+    if ip is None:
+        return True
+    return failsafe.call(presence.record_guest, ip, room) is not None
