@@ -236,6 +236,8 @@ def online_tokens(session: dict[str, str], settings: dict[str, Any]) -> dict[str
     for who, cookies in (("guest", {}), ("member", session)):
         probe = WsgiRunner(Site([*SESSION_AND_AUTH, WHOS_ONLINE], settings, cookies, True))
         response = probe.handler(probe.inputs(1)[0], _start_response)
+        if online_cookie_name() not in response.cookies:
+            raise CheckFailed(f"whos_online set no online cookie for the {who} probe (Redis failed?)")
         tokens[who] = response.cookies[online_cookie_name()].value
     return tokens
 

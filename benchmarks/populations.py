@@ -26,7 +26,8 @@ FIRST_NAMES = (
     "chloe elias ivy jack zoe henry nora owen hazel wyatt lily ethan"
 ).split()
 FRESH = (0.0, 600.0)  # seen in the last 10 minutes: online (the window is an hour)
-ZADD_CHUNK = 5000  # members per ZADD: a few ms of Redis time, so the shared server stays responsive
+ZADD_CHUNK = 2000  # members per ZADD: ~5 ms of Redis time, so a shared server stays responsive
+MEMORY_SAMPLES = 10_000  # MEMORY USAGE reads this many elements: exact up to 10k, ~3 ms above
 
 
 @dataclass(frozen=True)
@@ -129,8 +130,8 @@ def fill_cache_dict(admin: redis.Redis, key: str, online: int, ttl: int) -> list
 
 
 def memory(admin: redis.Redis, key: str) -> int:
-    """MEMORY USAGE of every element (SAMPLES 0), not an estimate from a sample."""
-    used = admin.memory_usage(key, samples=0)
+    """MEMORY USAGE, exact up to MEMORY_SAMPLES elements (SAMPLES 0 on a million blocks Redis ~250 ms)."""
+    used = admin.memory_usage(key, samples=MEMORY_SAMPLES)
     if used is None:
         raise RuntimeError(f"{key} is not in Redis")
     return int(used)

@@ -10,17 +10,18 @@ from __future__ import annotations
 import os
 import platform
 import statistics
+import subprocess
 from dataclasses import dataclass
 from datetime import datetime
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Literal
 
 import django
 import redis
 
 from harness import Case, per_round, per_round_extra
-from populations import Stored
+from populations import MEMORY_SAMPLES, Stored
 from prune import KEPT, PruneResults, PruneRun
 
 THROTTLED_TARGET = 1.02
@@ -58,6 +59,7 @@ class Results:
 def machine(admin: redis.Redis) -> dict[str, str]:
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return {
+        "whos_online": source_version(),
         "Python": platform.python_version(),
         "Django": django.get_version(),
         "redis-py": redis.__version__,
@@ -66,6 +68,19 @@ def machine(admin: redis.Redis) -> dict[str, str]:
         "CPUs": f"{cpus} ({cpu_model()}), shared with other jobs",
         "platform": f"{platform.system()} {platform.release()} {platform.machine()}",
     }
+
+
+def source_version() -> str:
+    """The commit measured, and whether the working tree differed from it."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        described = subprocess.run(
+            ["git", "describe", "--always", "--dirty"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown commit"
+    commit = described.removesuffix("-dirty")
+    return f"commit {commit}" + (" with uncommitted changes" if commit != described else "")
 
 
 def cpu_model() -> str:
@@ -173,13 +188,20 @@ def longest_ms(runs: list[PruneRun]) -> float:
     return max(run.longest_trip_ms for run in runs)
 
 
+def trip_spread(runs: list[PruneRun]) -> str:
+    """Median, 99th percentile and longest round trip of the runs pooled."""
+    pooled = PruneRun("", "", 0, 0.0, 0, [t for run in runs for t in run.trips_s], [])
+    return f"{pooled.median_trip_ms:.1f} / {pooled.p99_trip_ms:.1f} / {pooled.longest_trip_ms:,.1f} ms"
+
+
 def slow_commands(runs: list[PruneRun], threshold_us: int) -> str:
     if threshold_us < 0:
         return "SLOWLOG is off on this server"
-    slow = [d for run in runs for d in run.slow_us]
+    slow = [entry for run in runs for entry in run.slow]
     if not slow:
         return f"none ≥ {threshold_us / 1000:g} ms"
-    return f"{len(slow) / len(runs):g} per run, longest {max(slow) / 1000:,.0f} ms"
+    names = ", ".join(sorted({name for name, _ in slow}))
+    return f"{len(slow)} in {len(runs)} run(s) ({names}), longest {max(d for _, d in slow) / 1000:,.0f} ms"
 
 
 # --- the report ---------------------------------------------------------------------------
@@ -276,7 +298,8 @@ def targets(results: Results) -> list[str]:
     rows.append(
         [
             "Exactly one Redis round trip per recorded request and per rendered block",
-            f"recorded requests: {sorted({c.trips for c in recorded})}, blocks: {sorted({c.trips for c in blocks})}",
+            f"recorded requests: {', '.join(sorted({f'{c.trips:g}' for c in recorded}))}; "
+            f"blocks: {', '.join(sorted({f'{c.trips:g}' for c in blocks}))}",
             verdict(all(c.trips == 1 for c in recorded + blocks)),
         ]
     )
@@ -290,12 +313,12 @@ def targets(results: Results) -> list[str]:
     )
     first, runs = prune_runs(results)[0]
     longest = longest_ms(runs)
-    slow = [d for run in runs for d in run.slow_us]
+    slow = [entry for run in runs for entry in run.slow]
     rows.append(
         [
             f"Pruning {people(first.stale)} stale members: no single Redis command over ~10 ms",
-            f"longest round trip {longest:.1f} ms; "
-            f"{slow_commands(runs, results.prune.slowlog_threshold_us)} in SLOWLOG",
+            f"{len(runs)} run(s): round trips median / p99 / longest {trip_spread(runs)}; "
+            f"SLOWLOG: {slow_commands(runs, results.prune.slowlog_threshold_us)}",
             verdict(longest <= COMMAND_TARGET_MS and not slow),
         ]
     )
@@ -398,7 +421,7 @@ def prune_table(results: Results) -> list[str]:
                 f"{first.removed:,}",
                 ms(statistics.median(run.seconds for run in runs)) + (f" (median of {len(runs)})" if len(runs) > 1 else ""),
                 f"{len(first.trips_s):,}" + (f" ({first.detail})" if first.detail else ""),
-                f"{longest_ms(runs):,.1f} ms",
+                trip_spread(runs),
                 slow_commands(runs, threshold),
             ]
         )
@@ -409,16 +432,19 @@ def prune_table(results: Results) -> list[str]:
         "Removed",
         "Time",
         "Round trips",
-        "Longest round trip",
+        "Round trip: median / p99 / longest",
         "Commands on our keys in SLOWLOG",
     ]
     return table(header, rows, "llrrrrrl") + [
-        f"Each run starts from a fresh set: the stale members (last seen 1–2 windows ago) plus "
-        f"{KEPT:,} online members and, for whos_online, {KEPT:,} stale and {KEPT:,} online guests; "
-        f"the online ones must survive. Redis logs every command slower than "
+        f"Each run starts from freshly filled sets. whos_online: the stale members (last seen "
+        f"before `WHOS_ONLINE_RETENTION`) and {KEPT:,} stale guests (before the window), plus "
+        f"{KEPT:,} online members and {KEPT:,} online guests that must survive. Baselines: the "
+        f"stale guests and the request's own. Redis logs every command slower than "
         f"`slowlog-log-slower-than` ({threshold:,} µs on this server) in its SLOWLOG, read "
-        f"without changing any setting; the longest round trip is measured by the client "
-        f"(it includes the loopback, so it bounds the longest command from above).",
+        f"without changing any setting. Round trips are timed by the client: each includes the "
+        f"loopback, so it bounds its command's time from above. Both are wall times: when the "
+        f"machine is overloaded, Redis waits for a CPU in the middle of a command and the wait "
+        f"counts.",
         "",
     ]
 
@@ -429,7 +455,9 @@ def memory_table(results: Results) -> list[str]:
         for s in results.stored
     ]
     return table(["Implementation", "Key", "Members", "MEMORY USAGE (bytes)", "Bytes per member"], rows, "llrrr") + [
-        "`MEMORY USAGE <key> SAMPLES 0` (every element counted) divided by the members in the key.",
+        f"`MEMORY USAGE <key> SAMPLES {MEMORY_SAMPLES}` divided by the members in the key: exact up "
+        f"to {MEMORY_SAMPLES:,} members, extrapolated from {MEMORY_SAMPLES:,} of them above (reading "
+        "every element of a million blocks a shared Redis for a quarter of a second).",
         "",
     ]
 
@@ -449,9 +477,10 @@ def method(results: Results) -> list[str]:
         "handler and the middleware alone, without HTTP parsing or sockets (except Redis's).",
         "- **Interleaved.** Each round gives every case the same number of slices, sized to "
         f"about {args['slice_ms']:g} ms each, and runs the slices of all cases in one shuffled "
-        "order, so drift of the machine is shared out. A slice starts after a garbage collection "
-        "(the objects built during setup are frozen) and its inputs are built before the clock "
-        "starts. A case's figure is the median over rounds; a ratio is the median of the ratios "
+        "order, so drift of the machine is shared out. A slice switches to its case's settings, "
+        "runs one untimed operation (the switch empties Django's settings cache), collects "
+        "garbage (the objects built during setup are frozen) and builds its inputs before the "
+        "clock starts. A case's figure is the median over rounds; a ratio is the median of the ratios "
         "of two cases in the same round, with the smallest and largest in brackets.",
         "- **Round trips** are calls of redis-py's `send_packed_command` (a pipeline or a script "
         "call is one), counted with SQL statements in one untimed pass that also checks each case "
@@ -568,17 +597,22 @@ def readme_section(results: Results) -> list[str]:
 
 
 def plot(results: Results, path: Path) -> None:
+    """Left: cost per request against N, as a ratio to bare Django; right: render time against N."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter, LogLocator
 
     colors = {"whos_online": "tab:green", "naive sorted set": "tab:orange", "cache dict": "tab:red"}
-    figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8), constrained_layout=True)
+    styles: dict[str, Literal["-", "--"]] = {"WSGI": "-", "ASGI": "--"}
+    figure, (left, right) = plt.subplots(1, 2, figsize=(12, 5), constrained_layout=True)
     onlines = [c.online for c in results.cases if c.online]
     span = (min(onlines) / 1.5, max(onlines) * 1.5)
+    plain = FuncFormatter(lambda value, _: f"{value:g}")
 
-    for group, style in (("WSGI", "-"), ("ASGI", "--")):
+    for group, style in styles.items():
         reference = bare(results, group)
         for label, implementation in (
             ("recording guest", "whos_online"),
@@ -587,20 +621,22 @@ def plot(results: Results, path: Path) -> None:
         ):
             series = results.series(group, label)
             ratios = [statistics.median(per_round(c, reference)) for c in series]
-            name = "whos_online, recording (no cookie)" if implementation == "whos_online" else f"{implementation}, every request"
-            left.plot([c.online for c in series], ratios, style, marker="o", color=colors[implementation], label=f"{name}, {group}")
-        throttled_ratio = statistics.median(per_round(results.case(group, "throttled guest"), reference))
-        left.plot(span, [throttled_ratio] * 2, style, color="tab:blue", label=f"whos_online, throttled (cookie), {group}")
+            left.plot([c.online for c in series], ratios, style, marker="o", color=colors[implementation])
+        cookie = statistics.median(per_round(results.case(group, "throttled guest"), reference))
+        left.plot(span, [cookie, cookie], style, color="tab:blue")
     left.axhline(1.0, color="grey", linewidth=0.8)
-    left.set(
-        xscale="log",
-        yscale="log",
-        xlim=span,
-        xlabel="people online (N members + N guests)",
-        ylabel="time per request ÷ bare Django",
-        title="Cost per request",
+    left.legend(
+        handles=[
+            Line2D([], [], color="tab:blue", label="whos_online, valid cookie (most requests)"),
+            Line2D([], [], color="tab:green", marker="o", label="whos_online, recording (no cookie)"),
+            Line2D([], [], color="tab:orange", marker="o", label="naive sorted set, every request"),
+            Line2D([], [], color="tab:red", marker="o", label="cache dict, every request"),
+            Line2D([], [], color="grey", linewidth=0.8, label="bare Django"),
+            *(Line2D([], [], color="black", linestyle=s, label=g) for g, s in styles.items()),
+        ],
+        fontsize=8,
     )
-    left.legend(fontsize=7)
+    left.set(xscale="log", yscale="log", xlim=span, ylabel="time per request ÷ bare Django", title="Cost per request")
 
     for label, implementation in (
         ("{% whos_online %}", "whos_online"),
@@ -608,17 +644,23 @@ def plot(results: Results, path: Path) -> None:
         ("{% cache_dict_online %}", "cache dict"),
     ):
         series = results.series("render", label)
-        right.plot([c.online for c in series], [c.median_us for c in series], "-", marker="o", color=colors[implementation], label=implementation)
-    right.set(
-        xscale="log",
-        yscale="log",
-        xlim=span,
-        xlabel="people online (N members + N guests)",
-        ylabel="µs per rendered block",
-        title="Rendering the block",
-    )
+        right.plot([c.online for c in series], [c.median_us / 1000 for c in series], marker="o", color=colors[implementation], label=implementation)
     right.legend(fontsize=8)
-    figure.suptitle(f"whos_online benchmarks, {results.started:%Y-%m-%d} (medians of {len(bare(results, 'WSGI').us_per_op)} interleaved rounds)", fontsize=10)
+    right.set(xscale="log", yscale="log", xlim=span, ylabel="ms per rendered block", title="Rendering the block")
+
+    for axes in (left, right):
+        axes.set_xlabel("people online: N members and N guests")
+        axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: people(round(value))))
+        axes.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        axes.yaxis.set_major_formatter(plain)
+        axes.yaxis.set_minor_formatter(FuncFormatter(lambda value, _: ""))
+        axes.grid(True, which="major", linewidth=0.3)
+    rounds = len(bare(results, "WSGI").us_per_op)
+    figure.suptitle(
+        f"whos_online benchmarks, {results.started:%Y-%m-%d}: medians of {rounds} interleaved rounds "
+        "on a shared 2-vCPU machine",
+        fontsize=10,
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110)
     plt.close(figure)

@@ -29,6 +29,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
+from typing import Callable
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "bench_settings"
 
@@ -42,6 +43,7 @@ from bench_settings import DATABASE_FILE, PREFIX, REDIS_URL, WHOS_ONLINE_MAX_AGE
 from benchsite import create_member  # noqa: E402
 from cases import (  # noqa: E402
     AsgiRunner,
+    Site,
     WsgiRunner,
     cache_dict_key,
     naive_base,
@@ -63,16 +65,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add = parser.add_argument
     add("--quick", action="store_true", help="small populations, few rounds; does not write files")
     add("--no-write", action="store_true", help="print the report, leave RESULTS.md and the plot alone")
-    add("--rounds", type=int, help="interleaved rounds (default 10, quick 3)")
+    add("--rounds", type=int, help="interleaved rounds (default 15, quick 3)")
     add("--slices", type=int, help="slices per case per round (default 16, quick 4)")
     add("--slice-ms", type=float, default=8.0, help="target duration of one slice (default 8)")
     add("--count", type=int, default=32, help="operations per case in the counting pass (default 32)")
     add("--prune-stale", type=int, help="stale members to prune (default 1000000, quick 100000)")
-    add("--prune-repeats", type=int, help="runs of each prune (default 3, quick 1)")
+    add("--prune-repeats", type=int, help="runs of whos_online_prune (default 3, quick 1)")
     add("--seed", type=int, help="shuffle seed (default: random)")
     args = parser.parse_args(argv)
     quick = args.quick
-    args.rounds = args.rounds or (3 if quick else 10)
+    args.rounds = args.rounds or (3 if quick else 15)
     args.slices = args.slices or (4 if quick else 16)
     args.prune_stale = args.prune_stale or (100_000 if quick else 1_000_000)
     args.prune_repeats = args.prune_repeats or (1 if quick else 3)
@@ -96,6 +98,7 @@ class Failures(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.records.append(record)
+        log(f"whos_online logged: {record.getMessage()}")
 
     def take(self) -> str | None:
         """The first failure since the last call, and a fresh start for whos_online."""
@@ -131,10 +134,13 @@ def measure(args: argparse.Namespace, admin: redis.Redis) -> report.Results:
     tokens = online_tokens(session, {"WHOS_ONLINE_KEY_PREFIX": whos_online_prefix(args.render_online[0])})
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
-    online = (session, tokens, args.recording_online, args.baseline_online)
+
+    def requests(group: str, runner: Callable[[Site], harness.Runner]) -> list[harness.Case]:
+        return request_cases(group, runner, session, tokens, args.recording_online, args.baseline_online)
+
     cases = [
-        *request_cases("WSGI", WsgiRunner, *online),
-        *request_cases("ASGI", lambda site: AsgiRunner(site, loop), *online),
+        *requests("WSGI", WsgiRunner),
+        *requests("ASGI", lambda site: AsgiRunner(site, loop)),
         *render_cases(args.render_online, args.baseline_online),
         *redis_cases(args.recording_online[1]),
     ]
