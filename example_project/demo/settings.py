@@ -104,6 +104,9 @@ else:
 # demo feels lively. The cookie age must stay well below the window.
 WHOS_ONLINE_MAX_AGE = 600
 WHOS_ONLINE_COOKIE_AGE = 60
+WHOS_ONLINE_IS_HIDDEN = "demo.hidden.is_hidden"
+# Profiles say "last seen 3 days ago": keep last-seen times for a week.
+WHOS_ONLINE_RETENTION = 7 * 24 * 3600
 
 # runserver serves whos_online/live.js (the live block's script) from here.
 STATIC_URL = "/static/"

@@ -10,6 +10,7 @@ import ipaddress
 import random
 from dataclasses import dataclass
 
+from demo.hidden import HIDDEN
 from whos_online import presence
 
 # Not the demo accounts (alice, bob, carol): logging in as one of those should
@@ -28,6 +29,9 @@ NAMES = (
     "peggy",
     "trent",
 )
+
+# The demo's one forum thread, with its own "who is reading" room.
+THREAD_ROOM = "thread:welcome"
 
 # Documentation ranges (RFC 5737, RFC 3849): never a real visitor's address.
 GUEST_NETWORKS = tuple(
@@ -73,7 +77,12 @@ def simulate(members: int, guests: int, rng: random.Random | None = None) -> Vis
         if ip not in guest_ips:
             guest_ips.append(ip)
     for username in usernames:
-        presence.record_user(username)
+        presence.record_user(username, hidden=username in HIDDEN)
     for ip in guest_ips:
         presence.record_guest(ip)
+    # A few of them are reading the thread.
+    for username in usernames[:3]:
+        presence.record_user(username, hidden=username in HIDDEN, room=THREAD_ROOM)
+    for ip in guest_ips[:2]:
+        presence.record_guest(ip, room=THREAD_ROOM)
     return Visitors(usernames, guest_ips)

@@ -11,9 +11,10 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 from redis.exceptions import RedisError
 
-from demo.simulation import simulate
+from demo.simulation import THREAD_ROOM, simulate
 from whos_online import presence
 from whos_online.conf import conf
+from whos_online.rooms import in_room
 
 # What one click on the home page's button adds.
 BUTTON_MEMBERS = 5
@@ -41,6 +42,23 @@ def about(request: HttpRequest) -> HttpResponse:
             "max_age": settings.WHOS_ONLINE_MAX_AGE,
             "cookie_age": settings.WHOS_ONLINE_COOKIE_AGE,
         },
+    )
+
+
+@in_room(THREAD_ROOM)
+def thread(request: HttpRequest) -> HttpResponse:
+    """A forum thread with "who is reading": the decorator records, the tag lists."""
+    return render(request, "thread.html", {"room": THREAD_ROOM})
+
+
+def profile(request: HttpRequest, username: str) -> HttpResponse:
+    """A member's presence dot and "last seen", kept for WHOS_ONLINE_RETENTION."""
+    try:
+        seen = presence.last_seen_many([username], include_hidden=request.user.is_staff)[username]
+    except RedisError:
+        seen = None
+    return render(
+        request, "profile.html", {"username": username, "names": [username], "seen": seen}
     )
 
 

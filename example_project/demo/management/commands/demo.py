@@ -7,12 +7,17 @@ started from here (and runserver's auto-reloader, a child process, is off).
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
+from redis.exceptions import RedisError
+
+from whos_online import presence
 
 DEMO_USERS = ("alice", "bob", "carol")
 DEMO_STAFF = "admin"  # sees hidden members and the admin's "Online now" page
@@ -50,6 +55,8 @@ class Command(BaseCommand):
         )
         self.stdout.write(f"Redis: {redis}. Stop with CONTROL-C.")
         self.stdout.write("")
+        # What cron does on a real site: prune and sample the admin's chart each minute.
+        threading.Thread(target=prune_every_minute, daemon=True).start()
         call_command("runserver", addrport, use_reloader=False)
 
     def create_users(self) -> list[str]:
@@ -75,3 +82,13 @@ def url_for(addrport: str) -> str:
     if host in ("0.0.0.0", "[::]", "0"):
         host = "127.0.0.1"
     return f"http://{host}:{port}/"
+
+
+def prune_every_minute() -> None:
+    """The demo's stand-in for the cron line in the README."""
+    while True:
+        try:
+            presence.prune()
+        except RedisError:
+            pass  # the pages say Redis is down; try again next minute
+        time.sleep(60)
