@@ -76,7 +76,7 @@ def main(argv: list[str]) -> int:
         sys.exit("dev.py needs Python 3.10 or newer")
     command, args = (argv[0], argv[1:]) if argv else ("", [])
     if command == "test":
-        python = ensure_venv("test", "-e", ".[test,load]")
+        python = ensure_venv("test", "-e", ".[test,load,browser]")
         redis_url = os.environ.get("REDIS_URL")
         if redis_url:
             print(f"dev.py: real-Redis run ON (REDIS_URL={redis_url})")
