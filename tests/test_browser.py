@@ -1,0 +1,284 @@
+"""End to end in a real headless browser: the demo site, served by runserver, in Debian's Chromium.
+
+The demo (example_project/) runs as a subprocess on a spare loopback port, on a
+SQLite file of its own and the real Redis in REDIS_URL under a key prefix of its
+own (its DEMO_DATABASE and DEMO_KEY_PREFIX hooks), seeded like ``manage.py demo``
+does but with a fixed random seed. Playwright drives the system's Chromium
+(``/usr/bin/chromium``, the Debian package; never a browser Playwright downloads):
+
+- two browser contexts (two cookie jars) log in as alice and bob through the
+  real login form; alice's page shows bob in its ``{% whos_online live=10 %}``
+  block without a reload, and the screenshot of that page is docs/demo.png,
+  the README's picture;
+- the staff user ``admin`` sees the admin's "Online now" page with its chart.
+
+Needs REDIS_URL (the server is another process), Chromium and Playwright
+(``pip install playwright``; never ``playwright install``). Without them the
+tests skip, or fail when CI is set. Only this run's keys are deleted afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+import pytest
+import redis
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
+
+pytestmark = pytest.mark.browser
+
+REDIS_URL = os.environ.get("REDIS_URL", "")
+ROOT = Path(__file__).resolve().parent.parent
+MANAGE = ROOT / "example_project" / "manage.py"
+SCREENSHOT = ROOT / "docs" / "demo.png"
+PASSWORD = "demo"  # example_project/demo/management/commands/demo.py
+LIVE_TIMEOUT = 25_000  # ms: the demo's block refreshes every 10 s
+STEP_TIMEOUT = 10_000  # ms: any other wait
+SERVER_START_TIMEOUT = 30  # s
+
+# What `manage.py demo` does before it serves, minus the randomness, plus two
+# samples so that the admin's chart has a line to draw.
+SETUP = """
+import random
+from django.core.management import call_command
+from demo.management.commands.demo import Command
+from demo.simulation import simulate
+call_command("migrate", verbosity=0, interactive=False)
+Command().create_users()
+simulate(12, 40, random.Random(2026))
+call_command("whos_online_prune", verbosity=0)
+call_command("whos_online_prune", verbosity=0)
+"""
+
+
+def unavailable(reason: str) -> NoReturn:
+    """Skip locally, fail in CI: CI must never quietly drop the browser test."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI is set: the browser test may not be skipped)")
+    pytest.skip(reason)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Demo:
+    url: str
+    log: Path
+
+    def log_tail(self, chars: int = 4000) -> str:
+        return self.log.read_text(errors="replace")[-chars:] if self.log.exists() else ""
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
+    """The demo site on runserver at a loopback port, until the module's tests are done."""
+    if not REDIS_URL:
+        unavailable("REDIS_URL is not set; the browser test needs a real Redis")
+    directory = tmp_path_factory.mktemp("browser_demo")
+    prefix = f"whos_online_browser:{uuid.uuid4().hex}"
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    env.update(
+        REDIS_URL=REDIS_URL,
+        DEMO_DATABASE=str(directory / "demo.sqlite3"),
+        DEMO_KEY_PREFIX=prefix,
+        PYTHONUNBUFFERED="1",
+    )
+    store = redis.Redis.from_url(REDIS_URL)
+    try:
+        setup = subprocess.run(
+            [sys.executable, str(MANAGE), "shell", "-c", SETUP],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert setup.returncode == 0, setup.stdout + setup.stderr
+        port = free_port()
+        site = Demo(f"http://127.0.0.1:{port}", directory / "runserver.log")
+        with open(site.log, "wb") as log:
+            server = subprocess.Popen(
+                [sys.executable, str(MANAGE), "runserver", f"127.0.0.1:{port}", "--noreload"],
+                cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+            try:
+                wait_until_serving(server, site)
+                yield site
+            finally:
+                server.terminate()
+                try:
+                    server.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    server.kill()
+                    server.wait(timeout=10)
+    finally:
+        own = list(store.scan_iter(match=f"{prefix}:*"))
+        if own:
+            store.delete(*own)
+        store.close()
+
+
+def wait_until_serving(server: subprocess.Popen[bytes], site: Demo) -> None:
+    """Until the server answers: a static file, which passes no middleware (no visitor)."""
+    deadline = time.monotonic() + SERVER_START_TIMEOUT
+    while True:
+        if server.poll() is not None:
+            pytest.fail(f"runserver exited with {server.returncode}:\n{site.log_tail()}")
+        try:
+            with urllib.request.urlopen(f"{site.url}/static/whos_online/live.js", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail(f"runserver did not answer in {SERVER_START_TIMEOUT} s:\n{site.log_tail()}")
+        time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Debian's headless Chromium, driven by Playwright."""
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        unavailable("chromium is not installed (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        unavailable("Playwright is not installed (pip install playwright)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=chromium)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@contextmanager
+def server_log_on_failure(site: Demo) -> Iterator[None]:
+    """A failing test prints the server's log: pytest shows it with the failure."""
+    try:
+        yield
+    except BaseException:
+        print(f"--- {site.log} (end) ---\n{site.log_tail()}")
+        raise
+
+
+def log_in(browser: Browser, site: Demo, username: str) -> Page:
+    """A new context (own cookies) that logged in through the demo's form; its page is home."""
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context.set_default_timeout(STEP_TIMEOUT)
+    page = context.new_page()
+    page.goto(f"{site.url}/accounts/login/")
+    page.locator("#id_username").fill(username)
+    page.locator("#id_password").fill(PASSWORD)
+    page.locator("main").get_by_role("button", name="Log in").click()
+    expect(page).to_have_url(f"{site.url}/")
+    expect(page.locator("header .account")).to_contain_text(f"Logged in as {username}")
+    return page
+
+
+def member_count(summary: str) -> int:
+    """The members in the block's summary, e.g. 54 users online: 14 members (1 hidden), ..."""
+    found = re.search(r"(\d+) members?\b", summary)
+    assert found, summary
+    return int(found.group(1))
+
+
+def test_a_member_appears_in_another_members_block_without_a_reload(
+    browser: Browser, demo: Demo
+) -> None:
+    from playwright.sync_api import expect
+
+    with server_log_on_failure(demo):
+        alice = log_in(browser, demo, "alice")
+        try:
+            block = alice.locator("aside section.whos-online")
+            members = block.locator(".whos-online-members li")
+            expect(block).to_have_attribute("data-whos-online-refresh", "10")
+            expect(members.get_by_text("alice", exact=True)).to_have_count(1)
+            expect(members.get_by_text("bob", exact=True)).to_have_count(0)
+            assert block.get_attribute("data-whos-online-updated") is None
+            members_before = member_count(block.locator(".whos-online-summary").inner_text())
+            alice.evaluate("window.whosOnlineMarker = 1")  # gone if the page reloads
+
+            bob = log_in(browser, demo, "bob")
+            try:
+                bob_members = bob.locator("aside .whos-online-members li")
+                expect(bob_members.get_by_text("bob", exact=True)).to_have_count(1)
+                expect(bob_members.get_by_text("alice", exact=True)).to_have_count(1)
+
+                started = time.monotonic()
+                expect(members.get_by_text("bob", exact=True)).to_have_count(
+                    1, timeout=LIVE_TIMEOUT
+                )
+                waited = time.monotonic() - started
+            finally:
+                bob.context.close()
+
+            assert alice.evaluate("window.whosOnlineMarker") == 1, "the page was reloaded"
+            assert re.fullmatch(
+                r"\d{4}-\d\d-\d\dT[\d:.]+Z", block.get_attribute("data-whos-online-updated") or ""
+            ), "live.js did not mark the block as refreshed"
+            # Most recent first: the two who logged in ahead of the simulated members;
+            # the counts were refreshed with the list.
+            assert members.all_inner_texts()[:2] == ["bob", "alice"]
+            summary = block.locator(".whos-online-summary").inner_text()
+            assert member_count(summary) == members_before + 1, summary
+            print(f"bob appeared in alice's block after {waited:.1f} s")
+
+            SCREENSHOT.parent.mkdir(exist_ok=True)
+            alice.screenshot(path=str(SCREENSHOT))
+            assert SCREENSHOT.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+        finally:
+            alice.context.close()
+
+
+def test_staff_see_the_online_now_admin_page_with_its_chart(
+    browser: Browser, demo: Demo
+) -> None:
+    from playwright.sync_api import expect
+
+    admin_page = f"{demo.url}/admin/whos_online/onlinenow/"
+    with server_log_on_failure(demo):
+        context = browser.new_context()
+        context.set_default_timeout(STEP_TIMEOUT)
+        try:
+            page = context.new_page()
+            page.goto(admin_page)
+            expect(page).to_have_url(re.compile(r"/admin/login/"))  # staff only
+        finally:
+            context.close()
+
+        page = log_in(browser, demo, "admin")
+        try:
+            page.get_by_role("link", name="Admin: online now").click()
+            expect(page).to_have_url(admin_page)
+            expect(page.get_by_role("heading", level=1)).to_have_text("Online now")
+            chart = page.locator("svg.whos-online-chart")
+            expect(chart).to_be_visible()
+            expect(chart.locator("polyline")).to_have_count(2)
+            box = chart.bounding_box()
+            assert box is not None and box["width"] > 300 and box["height"] > 50
+            table = page.locator("#content-main table")
+            expect(table).to_contain_text("admin")
+            expect(table).to_contain_text("heidi (hidden)")  # the demo's simulated hidden member
+        finally:
+            page.context.close()
