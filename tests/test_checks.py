@@ -108,12 +108,17 @@ def test_idle_after_not_shorter_than_the_window(settings: Any) -> None:
 @pytest.mark.parametrize("value", ["whos_online.bots.no_such_filter", "no.such.module", 42])
 @pytest.mark.parametrize(
     "name, error_id",
-    [("WHOS_ONLINE_IS_BOT", "whos_online.E006"), ("WHOS_ONLINE_IS_HIDDEN", "whos_online.E007")],
+    [
+        ("WHOS_ONLINE_IS_BOT", "whos_online.E006"),
+        ("WHOS_ONLINE_IS_HIDDEN", "whos_online.E007"),
+        ("WHOS_ONLINE_REDIS_CLIENT", "whos_online.E008"),
+    ],
 )
 def test_callable_settings_that_cannot_be_used(
     settings: Any, value: Any, name: str, error_id: str
 ) -> None:
     setattr(settings, name, value)
+    settings.WHOS_ONLINE_KEY_PREFIX = "{whos_online}"  # no W006 with a client factory
     assert ids() == [error_id]
 
 
@@ -156,3 +161,10 @@ def test_every_message_has_a_hint(settings: Any) -> None:
     messages = [m for m in run_checks() if m.id and m.id.startswith("whos_online.")]
     assert len(messages) == 5
     assert all(m.hint for m in messages)
+
+
+def test_a_client_factory_wants_a_hash_tagged_prefix(settings: Any) -> None:
+    settings.WHOS_ONLINE_REDIS_CLIENT = "tests.test_connection.fakeredis_client"
+    assert ids() == ["whos_online.W006"]
+    settings.WHOS_ONLINE_KEY_PREFIX = "{whos_online}"
+    assert ids() == []

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import fakeredis
 import pytest
 import redis
 from django_redis import get_redis_connection
 from redis.sentinel import Sentinel, SentinelConnectionPool
 
 from tests.conftest import django_redis_cache
+from whos_online import presence
 from whos_online.connection import _with_timeout, get_client
 
 
@@ -60,3 +62,32 @@ def test_a_sentinel_pool_is_used_as_it_is() -> None:
     sentinel = Sentinel([("127.0.0.1", 26390)])
     base = redis.Redis(connection_pool=SentinelConnectionPool("mymaster", sentinel))
     assert _with_timeout(base, 0.25) is base
+
+
+def test_orig_timeouts_are_ours_too(settings: Any) -> None:
+    # redis-py 8 puts the socket timeouts back to these after a maintenance notification.
+    settings.CACHES = {"default": django_redis_cache("redis://127.0.0.1:6390/5", SOCKET_TIMEOUT=30)}
+    kwargs = get_client().connection_pool.connection_kwargs
+    for name in ("orig_socket_timeout", "orig_socket_connect_timeout"):
+        assert kwargs.get(name, 0.25) == 0.25
+
+
+def fakeredis_client() -> redis.Redis:
+    """A WHOS_ONLINE_REDIS_CLIENT factory, as a Cluster site writes one for RedisCluster."""
+    return fakeredis.FakeRedis(server=FACTORY_SERVER)
+
+
+FACTORY_SERVER = fakeredis.FakeServer()
+
+
+def test_a_client_factory_replaces_the_cache_alias(settings: Any) -> None:
+    settings.WHOS_ONLINE_REDIS_CLIENT = "tests.test_connection.fakeredis_client"
+    settings.WHOS_ONLINE_KEY_PREFIX = "factory-test"
+    client = get_client()
+    assert client is get_client()  # made once, not per call
+    presence.record_user("alice")
+    assert client.zrange("factory-test:users", 0, -1) == [b"alice"]
+    assert fakeredis.FakeRedis(server=FACTORY_SERVER).exists("factory-test:users")
+    client.delete("factory-test:users")
+    settings.WHOS_ONLINE_REDIS_CLIENT = None
+    assert get_client() is not client

@@ -44,6 +44,7 @@ def test_visitors_see_the_count_but_not_the_name(site: dict[str, BrowserClient])
     html = BrowserClient().get("/block/").content.decode()
     assert "3 users online: 2 members (1 hidden), 1 guest" in html
     assert "alice" in html and "shy" not in html
+    assert "more" not in html  # the hidden member is counted once, as hidden
     # a member is an ordinary visitor too, even the hidden one
     assert "shy" not in site["alice"].get("/block/").content.decode()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any, cast
 
@@ -35,6 +36,7 @@ TYPES: dict[str, tuple[tuple[type, ...], float | None, float | None]] = {
     "WHOS_ONLINE_RETENTION": ((int, timedelta, type(None)), 1, None),
 }
 SANE_BACKOFF = (1, 600)
+HASH_TAG = re.compile(r"\{[^}]+\}")
 SANE_SOCKET_TIMEOUT = (0.01, 2)
 
 
@@ -114,6 +116,18 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
                 id="whos_online.W001",
             )
         )
+    client_setting = getattr(settings, "WHOS_ONLINE_REDIS_CLIENT", None)
+    if client_setting is not None and not HASH_TAG.search(conf.key_prefix):
+        warnings.append(
+            Warning(
+                f"WHOS_ONLINE_KEY_PREFIX {conf.key_prefix!r} has no hash tag. With a Redis "
+                "Cluster client, whos_online's scripts touch several keys at once and fail "
+                "with CROSSSLOT unless all keys of the namespace share one slot.",
+                hint='Use a prefix with a hash tag, e.g. "{whos_online}" (any other client: '
+                "silence whos_online.W006).",
+                id="whos_online.W006",
+            )
+        )
     if conf.idle_after >= conf.max_age:
         warnings.append(
             Warning(
@@ -147,7 +161,11 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
 
 
 # Settings that name a callable -> the error id when it cannot be used.
-CALLABLES = {"WHOS_ONLINE_IS_BOT": "whos_online.E006", "WHOS_ONLINE_IS_HIDDEN": "whos_online.E007"}
+CALLABLES = {
+    "WHOS_ONLINE_IS_BOT": "whos_online.E006",
+    "WHOS_ONLINE_IS_HIDDEN": "whos_online.E007",
+    "WHOS_ONLINE_REDIS_CLIENT": "whos_online.E008",
+}
 
 
 @register(Tags.compatibility)

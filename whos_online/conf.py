@@ -33,6 +33,7 @@ DEFAULTS: dict[str, Any] = {
     "WHOS_ONLINE_IDLE_AFTER": 300,
     "WHOS_ONLINE_RETENTION": None,
     "WHOS_ONLINE_IS_HIDDEN": None,
+    "WHOS_ONLINE_REDIS_CLIENT": None,
 }
 
 
@@ -40,10 +41,15 @@ DEFAULTS: dict[str, Any] = {
 _cache: dict[str, tuple[object, Any]] = {}
 
 
-def _get(name: str) -> Any:
+def _source() -> object:
     # override_settings (and pytest-django's settings fixture) swap in a new
     # settings object (LazySettings._wrapped), so a value read from another is stale.
-    source: object = settings._wrapped  # type: ignore[misc]
+    wrapped: object = settings._wrapped  # type: ignore[misc]
+    return wrapped
+
+
+def _get(name: str) -> Any:
+    source = _source()
     entry = _cache.get(name)
     if entry is None or entry[0] is not source:
         entry = _cache[name] = (source, getattr(settings, name, DEFAULTS[name]))
@@ -162,6 +168,15 @@ class Settings:
     def is_bot(self) -> Callable[[HttpRequest], bool] | None:
         """The bot filter: a callable taking the request, or None."""
         return cast("Callable[[HttpRequest], bool] | None", _callable("WHOS_ONLINE_IS_BOT"))
+
+    @property
+    def redis_client(self) -> Callable[[], Any] | None:
+        """A callable returning the Redis client to use instead of the cache alias's."""
+        return cast("Callable[[], Any] | None", _callable("WHOS_ONLINE_REDIS_CLIENT"))
+
+    def settings_source(self) -> object:
+        """The settings object values are read from; it changes under override_settings."""
+        return _source()
 
     @property
     def is_hidden(self) -> Callable[[Any], bool]:

@@ -43,6 +43,8 @@ class Summary:
     hidden_count: int = 0
     # Those of ``usernames`` who asked to be hidden (listed only for staff).
     hidden: frozenset[str] = frozenset()
+    # Whether hidden members may be in ``usernames`` (a staff view).
+    hidden_listed: bool = False
 
     @property
     def total(self) -> int:
@@ -50,8 +52,13 @@ class Summary:
 
     @property
     def more(self) -> int:
-        """Members online but not in ``usernames``: past the list limit, or hidden."""
-        return max(self.user_count - len(self.usernames), 0)
+        """Listable members not in ``usernames`` because of the list limit.
+
+        Hidden members are not "more" to ordinary visitors: the summary line
+        already counts them as hidden.
+        """
+        listable = self.user_count if self.hidden_listed else self.user_count - self.hidden_count
+        return max(listable - len(self.usernames), 0)
 
 
 Status = Literal["online", "idle", "offline"]
@@ -138,6 +145,7 @@ def summary(limit: int, include_hidden: bool = False, room: str | None = None) -
         peak=_peak(*peak),
         hidden_count=int(hidden),
         hidden=frozenset(_text(m) for m, _ in lists[1]) if include_hidden else frozenset(),
+        hidden_listed=include_hidden,
     )
 
 
@@ -364,10 +372,11 @@ local guests = redis.call('ZCOUNT', KEYS[3], ARGV[1], '+inf')
 local total = users + hidden + guests
 local best = tonumber(redis.call('HGET', KEYS[4], 'count') or '0')
 if ARGV[3] == '0' then return {users, hidden, guests} end
+-- pcall: a replica (READONLY) or a full Redis (OOM) still gets its counts.
 if total > best then
-  redis.call('HSET', KEYS[4], 'count', total, 'at', ARGV[2])
+  redis.pcall('HSET', KEYS[4], 'count', total, 'at', ARGV[2])
 end
-if total > 0 or best > 0 then redis.call('EXPIRE', KEYS[4], ARGV[3]) end
+if total > 0 or best > 0 then redis.pcall('EXPIRE', KEYS[4], ARGV[3]) end
 local peak = redis.call('HMGET', KEYS[4], 'count', 'at')
 return {users, hidden, guests, peak[1], peak[2]}
 """
