@@ -44,9 +44,10 @@ def tests(session: nox.Session, django: str) -> None:
         "print('Django', django.__version__, '| django-redis', django_redis.__version__,"
         " '| redis-py', redis.__version__)",
     )
-    # The load test (real gunicorn/uvicorn under locust) and the browser test run
-    # once, in `dev.py test`; they exercise servers, not Python x Django pairs.
-    session.run("python", "-m", "pytest", "-m", "not load and not browser", *session.posargs)
+    # The load, browser and Sentinel/Cluster tests run once, in `dev.py test`:
+    # they exercise servers and topologies, not Python x Django pairs.
+    only_main_run = "not load and not browser and not topology"
+    session.run("python", "-m", "pytest", "-m", only_main_run, *session.posargs)
 
 
 @nox.session(python="3.11")
