@@ -201,6 +201,20 @@ def answers_again(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
     return [r for r in log_records(caplog, logging.WARNING) if "answers again" in r.getMessage()]
 
 
+def writes_are_refused(
+    bob: User, caplog: pytest.LogCaptureFixture, error: type[BaseException]
+) -> None:
+    """While Redis refuses writes: pages render, no cookie is set, a login fails open."""
+    for n in range(10):
+        response = get(BrowserClient(), "/", REMOTE_ADDR=f"203.0.113.{n}")
+        assert "online" not in response.cookies
+        assert UNAVAILABLE in block(BrowserClient(), REMOTE_ADDR=f"203.0.113.{n}")
+    newcomer = BrowserClient()
+    newcomer.force_login(bob)  # fails open
+    assert UNAVAILABLE in block(newcomer)
+    assert isinstance(the_error(caplog), error)
+
+
 # -- 1. Redis killed mid-traffic ------------------------------------------------------
 
 
@@ -356,14 +370,7 @@ def test_out_of_memory_pages_render_the_error_is_logged_once_and_reads_still_wor
         assert members(block(member)) == ["alice"]
 
         fill_until_out_of_memory(server)
-        for n in range(10):
-            response = get(BrowserClient(), "/", REMOTE_ADDR=f"203.0.113.{n}")
-            assert "online" not in response.cookies
-            assert UNAVAILABLE in block(BrowserClient(), REMOTE_ADDR=f"203.0.113.{n}")
-        newcomer = BrowserClient()
-        newcomer.force_login(bob)  # fails open
-        assert UNAVAILABLE in block(newcomer)
-        assert isinstance(the_error(caplog), redis.exceptions.OutOfMemoryError)
+        writes_are_refused(bob, caplog, redis.exceptions.OutOfMemoryError)
 
         # After the back-off, a visitor whose cookie is valid writes nothing, and
         # the read works: the block is back, with what Redis still holds.
@@ -402,14 +409,7 @@ def test_read_only_replica_pages_render_and_the_error_is_logged_once(
 
         # A failover that left the site pointing at a replica.
         settings.CACHES = {"default": django_redis_cache(replica.url)}
-        for n in range(10):
-            response = get(BrowserClient(), "/", REMOTE_ADDR=f"203.0.113.{n}")
-            assert "online" not in response.cookies
-            assert UNAVAILABLE in block(BrowserClient(), REMOTE_ADDR=f"203.0.113.{n}")
-        newcomer = BrowserClient()
-        newcomer.force_login(bob)  # fails open
-        assert UNAVAILABLE in block(newcomer)
-        assert isinstance(the_error(caplog), redis.exceptions.ReadOnlyError)
+        writes_are_refused(bob, caplog, redis.exceptions.ReadOnlyError)
 
         # After the back-off Redis is tried again and still refuses: the same outage,
         # so no second record, and the pages still render.
