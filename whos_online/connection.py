@@ -1,4 +1,4 @@
-"""The Redis client whos_online talks to: the cache alias's server, with short timeouts of its own."""
+"""The Redis client whos_online talks to: the cache alias's server, with our short timeouts."""
 
 from __future__ import annotations
 

@@ -1,27 +1,30 @@
-"""Who is online, kept in two Redis sorted sets scored by last-seen Unix time.
+"""Who is online, kept in Redis sorted sets scored by last-seen Unix time.
 
-``<prefix>:users`` holds usernames and ``<prefix>:guests`` holds guest ids
-derived from client addresses. "Online" means a score inside the window
-(``WHOS_ONLINE_MAX_AGE``), so stale members never show even when pruning is
-late. Every function here but ``prune`` is one Redis round trip and raises
-``redis.exceptions.RedisError`` when Redis fails; the middleware, template tag
+``<prefix>:users`` holds usernames, ``<prefix>:hidden`` members who asked not
+to be listed, ``<prefix>:guests`` guest ids (see :mod:`whos_online.guests`);
+a room has the same three under ``<prefix>:room:<name>``. ``<prefix>:peak``
+and ``<prefix>:history`` keep the most ever online and the admin's samples.
+"Online" means a score inside the window (``WHOS_ONLINE_MAX_AGE``), so stale
+members never show even when pruning is late. Every function here but
+``prune`` is one Redis round trip and raises ``redis.exceptions.RedisError``
+when Redis fails; the middleware, template tag
 and signals call them through :mod:`whos_online.failsafe` instead.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import math
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Iterable, Literal
 
-from django.utils.crypto import salted_hmac
 from redis.exceptions import ResponseError
 
+from whos_online import scripts
 from whos_online.conf import Keys, conf
 from whos_online.connection import get_client
+from whos_online.guests import guest_id
 
 
 @dataclass(frozen=True)
@@ -198,17 +201,6 @@ class PruneResult:
     batches: int
 
 
-# Removes at most ARGV[2] of the oldest members scored below ARGV[1]. One call
-# is atomic, so a member re-recorded meanwhile (now the newest) is never among
-# the removed, and it is short, so Redis keeps serving the site between calls.
-_PRUNE_BATCH = """
-local stale = redis.call('ZCOUNT', KEYS[1], '-inf', ARGV[1])
-local n = math.min(stale, tonumber(ARGV[2]))
-if n > 0 then redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - 1) end
-return n
-"""
-
-
 def prune(batch_size: int = 1000) -> PruneResult:
     """Remove guests older than the window and members older than the retention.
 
@@ -219,7 +211,7 @@ def prune(batch_size: int = 1000) -> PruneResult:
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
     client = get_client()
-    script = client.register_script(_PRUNE_BATCH)
+    script = client.register_script(scripts.PRUNE_BATCH)
     now = time.time()
     batches = 0
 
@@ -269,7 +261,8 @@ def history(seconds: float = HISTORY_SECONDS) -> list[Sample]:
     samples = []
     for member in raw:
         at, users, guests = _text(member).split(":")
-        samples.append(Sample(datetime.fromtimestamp(float(at), tz=timezone.utc), int(users), int(guests)))
+        moment = datetime.fromtimestamp(float(at), tz=timezone.utc)
+        samples.append(Sample(moment, int(users), int(guests)))
     return samples
 
 
@@ -281,31 +274,6 @@ def _sample(client: Any, now: float) -> None:
     pipe.zremrangebyrank(conf.history_key, 0, -HISTORY_MAX - 1)
     pipe.expire(conf.history_key, HISTORY_SECONDS)
     pipe.execute()
-
-
-def guest_id(ip: str) -> str:
-    """The member that stands for the guest at ``ip`` in the guests set.
-
-    The address is normalised first, so one visitor is one guest however it is
-    spelled: IPv4-mapped IPv6 counts as its IPv4 address, zone ids are ignored,
-    and IPv6 is cut to its ``WHOS_ONLINE_IPV6_PREFIX`` network, because one
-    device rotates privacy addresses inside its /64. By default the result is a
-    keyed hash (HMAC-SHA256 under SECRET_KEY, 16 hex digits: short enough for
-    Redis's compact small-set encoding), so no address is stored; with
-    ``WHOS_ONLINE_STORE_RAW_IP`` it is the normalised address itself.
-
-    Raises ValueError if ``ip`` is not an IP address.
-    """
-    address = ipaddress.ip_address(ip)
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-        address = address.ipv4_mapped
-    network = ipaddress.ip_network(address)
-    if network.version == 6:
-        network = network.supernet(new_prefix=conf.ipv6_prefix)
-    if conf.store_raw_ip:
-        return str(network.network_address if network.num_addresses == 1 else network)
-    packed = network.network_address.packed
-    return salted_hmac("whos_online.guest", packed, algorithm="sha256").hexdigest()[:16]
 
 
 def _record(
@@ -362,31 +330,14 @@ def _merge(lists: list[list[tuple[Any, float]]], limit: int | None) -> list[tupl
     return merged if limit is None else merged[:limit]
 
 
-# Counts both sets and raises the peak in one atomic step, so two servers that
-# read at once can never lower it (no read-then-write race). The peak key
-# outlives any window but still expires a year after the last count.
-_COUNT_AND_RAISE_PEAK = """
-local users = redis.call('ZCOUNT', KEYS[1], ARGV[1], '+inf')
-local hidden = redis.call('ZCOUNT', KEYS[2], ARGV[1], '+inf')
-local guests = redis.call('ZCOUNT', KEYS[3], ARGV[1], '+inf')
-local total = users + hidden + guests
-local best = tonumber(redis.call('HGET', KEYS[4], 'count') or '0')
-if ARGV[3] == '0' then return {users, hidden, guests} end
--- pcall: a replica (READONLY) or a full Redis (OOM) still gets its counts.
-if total > best then
-  redis.pcall('HSET', KEYS[4], 'count', total, 'at', ARGV[2])
-end
-if total > 0 or best > 0 then redis.pcall('EXPIRE', KEYS[4], ARGV[3]) end
-local peak = redis.call('HMGET', KEYS[4], 'count', 'at')
-return {users, hidden, guests, peak[1], peak[2]}
-"""
 PEAK_TTL = 366 * 24 * 3600
 
 
 def _count_and_raise_peak(client: Any, now: float, keys: Keys, raise_peak: bool) -> Any:
     """EVAL, not EVALSHA: a pipeline with a registered script adds a SCRIPT EXISTS round trip."""
     ttl = PEAK_TTL if raise_peak else 0
-    return client.eval(_COUNT_AND_RAISE_PEAK, len(keys), *keys, now - conf.max_age, now, ttl)
+    cutoff = now - conf.max_age
+    return client.eval(scripts.COUNT_AND_RAISE_PEAK, len(keys), *keys, cutoff, now, ttl)
 
 
 def _peak(count: Any = None, at: Any = None) -> Peak | None:

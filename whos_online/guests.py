@@ -1,0 +1,34 @@
+"""Guest identity: one visitor is one guest, and no address is stored by default."""
+
+from __future__ import annotations
+
+import ipaddress
+
+from django.utils.crypto import salted_hmac
+
+from whos_online.conf import conf
+
+
+def guest_id(ip: str) -> str:
+    """The member that stands for the guest at ``ip`` in the guests set.
+
+    The address is normalised first, so one visitor is one guest however it is
+    spelled: IPv4-mapped IPv6 counts as its IPv4 address, zone ids are ignored,
+    and IPv6 is cut to its ``WHOS_ONLINE_IPV6_PREFIX`` network, because one
+    device rotates privacy addresses inside its /64. By default the result is a
+    keyed hash (HMAC-SHA256 under SECRET_KEY, 16 hex digits: short enough for
+    Redis's compact small-set encoding), so no address is stored; with
+    ``WHOS_ONLINE_STORE_RAW_IP`` it is the normalised address itself.
+
+    Raises ValueError if ``ip`` is not an IP address.
+    """
+    address = ipaddress.ip_address(ip)
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped
+    network = ipaddress.ip_network(address)
+    if network.version == 6:
+        network = network.supernet(new_prefix=conf.ipv6_prefix)
+    if conf.store_raw_ip:
+        return str(network.network_address if network.num_addresses == 1 else network)
+    packed = network.network_address.packed
+    return salted_hmac("whos_online.guest", packed, algorithm="sha256").hexdigest()[:16]
