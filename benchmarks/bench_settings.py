@@ -35,7 +35,13 @@ INSTALLED_APPS = [
     "whos_online",
 ]
 MIDDLEWARE = SESSION_AND_AUTH
-DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": str(DATABASE_FILE)}}
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": str(DATABASE_FILE),
+        "CONN_MAX_AGE": None,  # persistent, as a site that cares about latency runs
+    }
+}
 DEFAULT_AUTO_FIELD = "django.db.models.AutoField"
 CACHES = {
     "default": {

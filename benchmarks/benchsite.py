@@ -30,6 +30,21 @@ async def ok_view_async(request: HttpRequest) -> HttpResponse:
 urlpatterns = [path("", ok_view), path("async/", ok_view_async)]
 
 
+class PassThroughMiddleware:
+    """Does nothing, in either mode: the floor any middleware costs, to read whos_online's against."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: GetResponse) -> None:
+        self.get_response = get_response
+        if iscoroutinefunction(get_response):
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase | Awaitable[HttpResponseBase]:
+        return self.get_response(request)
+
+
 class _SyncAndAsync:
     """A middleware that runs ``before(request)`` first, in either mode (as whos_online does)."""
 

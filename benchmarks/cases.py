@@ -33,6 +33,7 @@ BROWSER = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.
 WHOS_ONLINE = "whos_online.middleware.WhosOnlineMiddleware"
 TOUCH_USER = "benchsite.TouchUserMiddleware"
 PING = "benchsite.PingMiddleware"
+PASS_THROUGH = "benchsite.PassThroughMiddleware"
 NAIVE = "baselines.NaiveSortedSetMiddleware"
 CACHE_DICT = "baselines.CacheDictMiddleware"
 
@@ -279,6 +280,11 @@ def request_cases(
         case("bare", "bare", Site(SESSION_AND_AUTH, {}, {}, False)),
         case("bare, throttled guest's cookie", "bare", Site(SESSION_AND_AUTH, {}, throttled_guest, False)),
         case("bare, throttled member's cookies", "bare", Site(SESSION_AND_AUTH, {}, throttled_member, False)),
+        case(
+            "bare + a do-nothing middleware, throttled guest's cookie",
+            "bare",
+            Site([*SESSION_AND_AUTH, PASS_THROUGH], {}, throttled_guest, False),
+        ),
         case("bare + request.user", "bare", Site([*SESSION_AND_AUTH, TOUCH_USER], {}, session, False)),
         case("bare + one Redis PING", "bare", Site([*SESSION_AND_AUTH, PING], {}, {}, False)),
         case("throttled guest", "whos_online", Site(whos_online, {}, throttled_guest, False), trips=0),

@@ -36,7 +36,8 @@ class Stored:
 
     implementation: str
     what: str
-    members: int
+    online: int  # the population's N
+    members: int  # in this key
     bytes: int
 
     @property
@@ -84,6 +85,16 @@ def _chunks(items: Iterable[str]) -> Iterator[tuple[str, ...]]:
         yield chunk
 
 
+def whos_online_keys(prefix: str) -> tuple[str, str]:
+    """whos_online's (users, guests) sorted sets under ``prefix``, as whos_online names them."""
+    from django.test.utils import override_settings
+
+    from whos_online.conf import conf
+
+    with override_settings(WHOS_ONLINE_KEY_PREFIX=prefix):
+        return conf.users_key, conf.guests_key
+
+
 def fill_whos_online(admin: redis.Redis, prefix: str, online: int, ttl: int) -> list[Stored]:
     """``online`` members and as many guests as whos_online keeps (WHOS_ONLINE_MAX_GUESTS)."""
     from whos_online.conf import conf
@@ -91,12 +102,12 @@ def fill_whos_online(admin: redis.Redis, prefix: str, online: int, ttl: int) -> 
 
     guests = min(online, conf.max_guests)
     pool = [guest_id(ip) for ip in GUEST_POOL]
-    users_key, guests_key = f"{prefix}:users", f"{prefix}:guests"
+    users_key, guests_key = whos_online_keys(prefix)
     fill_sorted_set(admin, users_key, usernames(online), FRESH, ttl)
     fill_sorted_set(admin, guests_key, itertools.chain(pool, hex_ids(guests - len(pool))), FRESH, ttl)
     return [
-        Stored("whos_online", "users (usernames)", online, memory(admin, users_key)),
-        Stored("whos_online", "guests (16-hex ids)", guests, memory(admin, guests_key)),
+        Stored("whos_online", "users (usernames)", online, online, memory(admin, users_key)),
+        Stored("whos_online", "guests (16-hex ids)", online, guests, memory(admin, guests_key)),
     ]
 
 
@@ -105,8 +116,8 @@ def fill_naive(admin: redis.Redis, base: str, online: int, ttl: int) -> list[Sto
     fill_sorted_set(admin, users_key, usernames(online), FRESH, ttl)
     fill_sorted_set(admin, guests_key, itertools.chain(GUEST_POOL, addresses(online - len(GUEST_POOL))), FRESH, ttl)
     return [
-        Stored("naive sorted set", "users (usernames)", online, memory(admin, users_key)),
-        Stored("naive sorted set", "guests (addresses)", online, memory(admin, guests_key)),
+        Stored("naive sorted set", "users (usernames)", online, online, memory(admin, users_key)),
+        Stored("naive sorted set", "guests (addresses)", online, online, memory(admin, guests_key)),
     ]
 
 
@@ -126,7 +137,7 @@ def fill_cache_dict(admin: redis.Redis, key: str, online: int, ttl: int) -> list
     guests = itertools.chain(GUEST_POOL, addresses(online - len(GUEST_POOL)))
     cache.set(key, online_dict(online, FRESH, guests), ttl)
     stored = memory(admin, cache.make_key(key))
-    return [Stored("cache dict", "users and guests (one pickled dict)", 2 * online, stored)]
+    return [Stored("cache dict", "users and guests (one pickled dict)", online, 2 * online, stored)]
 
 
 def memory(admin: redis.Redis, key: str) -> int:

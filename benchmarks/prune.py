@@ -29,7 +29,16 @@ from baselines import naive_keys
 from bench_settings import PREFIX, SESSION_AND_AUTH
 from bench_settings import WHOS_ONLINE_MAX_AGE as WINDOW
 from cases import CACHE_DICT, NAIVE, Site, WsgiRunner
-from populations import FRESH, GUEST_POOL, addresses, fill_sorted_set, hex_ids, online_dict, usernames
+from populations import (
+    FRESH,
+    GUEST_POOL,
+    addresses,
+    fill_sorted_set,
+    hex_ids,
+    online_dict,
+    usernames,
+    whos_online_keys,
+)
 from spy import Spy
 
 KEPT = 1000  # online members per set that pruning must leave alone
@@ -156,7 +165,7 @@ def run(admin: redis.Redis, count: int, repeats: int) -> PruneResults:
     threshold = int(str(admin.config_get(setting)[setting]))  # read only: CONFIG SET is not ours to run
     results = PruneResults(threshold)
     prefix = f"{PREFIX}:prune"
-    users_key, guests_key = f"{prefix}:users", f"{prefix}:guests"
+    users_key, guests_key = whos_online_keys(prefix)
     for _ in range(repeats):
         fill_stale_sets(admin, users_key, guests_key, count)
         with override_settings(WHOS_ONLINE_KEY_PREFIX=prefix):

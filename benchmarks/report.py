@@ -11,6 +11,7 @@ import os
 import platform
 import statistics
 import subprocess
+import textwrap
 from dataclasses import dataclass
 from datetime import datetime
 from importlib.metadata import version
@@ -39,6 +40,7 @@ class Results:
     args: dict[str, Any]
     dropped: list[str]
     machine: dict[str, str]
+    load: list[float]  # 1-minute load average, sampled during the run
 
     def case(self, group: str, label: str, online: int | None = None) -> Case:
         for case in self.cases:
@@ -65,7 +67,7 @@ def machine(admin: redis.Redis) -> dict[str, str]:
         "redis-py": redis.__version__,
         "django-redis": version("django-redis"),
         "Redis server": f"{admin.info('server')['redis_version']} on loopback",
-        "CPUs": f"{cpus} ({cpu_model()}), shared with other jobs",
+        "CPUs": f"{cpus} vCPUs ({cpu_model()}), shared with other jobs",
         "platform": f"{platform.system()} {platform.release()} {platform.machine()}",
     }
 
@@ -94,6 +96,12 @@ def cpu_model() -> str:
 
 
 # --- formatting -------------------------------------------------------------------------
+
+
+def load_summary(samples: list[float]) -> str:
+    if not samples:
+        return "not sampled"
+    return f"{min(samples):.1f} to {max(samples):.1f} (median {statistics.median(samples):.1f})"
 
 
 def people(n: int | None) -> str:
@@ -165,6 +173,12 @@ def throttled(results: Results, group: str, who: str) -> tuple[float, float]:
     )
 
 
+def pass_through(results: Results, group: str) -> float:
+    """What a middleware that does nothing costs, against bare Django receiving the same cookie."""
+    case = results.case(group, "bare + a do-nothing middleware, throttled guest's cookie")
+    return statistics.median(per_round(case, results.case(group, "bare, throttled guest's cookie")))
+
+
 def recording_extra(results: Results, group: str, case: Case) -> float:
     """µs a recording request adds over the same request to bare Django (per-round median)."""
     control = "bare + request.user" if "member" in case.label else "bare"
@@ -217,7 +231,7 @@ def render(results: Results) -> str:
         "`benchmarks/run.py`; regenerate it and `docs/benchmarks.png` with",
         "",
         "```sh",
-        "python3 dev.py bench            # about 6 minutes; REDIS_URL defaults to redis://127.0.0.1:6379/13",
+        f"python3 dev.py bench            # this run: {results.seconds / 60:.0f} minutes; REDIS_URL defaults to redis://127.0.0.1:6379/13",
         "python3 dev.py bench --quick    # a smoke run with smaller populations, prints only",
         "```",
         "",
@@ -234,8 +248,9 @@ def render(results: Results) -> str:
             else "No round was dropped."
         ),
         "",
-        "The machine is noisy: 2 vCPUs shared with other jobs (test suites of other",
-        "developers ran during the run). Compare figures within this run, not across runs.",
+        f"The machine is noisy: {results.machine['CPUs']}; the 1-minute load average during "
+        f"the run was {load_summary(results.load)}. Interleaving shares the noise out among "
+        "the cases, so compare figures within this run, not across runs.",
         "",
         "### Targets",
         "",
@@ -271,10 +286,11 @@ def targets(results: Results) -> list[str]:
             same, _ = throttled(results, group, who)
             throttled_ok &= same <= THROTTLED_TARGET
             throttled_cells.append(f"{group} {who} {percent(same)}")
+    floor = ", ".join(f"{group} {percent(pass_through(results, group))}" for group in results.interfaces)
     rows.append(
         [
             "Throttled path (valid cookie) within 2% of bare Django receiving the same cookies",
-            ", ".join(throttled_cells),
+            ", ".join(throttled_cells) + f" (a middleware that does nothing: {floor})",
             verdict(throttled_ok),
         ]
     )
@@ -311,12 +327,13 @@ def targets(results: Results) -> list[str]:
             verdict(growth <= RENDER_TARGET),
         ]
     )
-    first, runs = prune_runs(results)[0]
+    _, runs = prune_runs(results)[0]
     longest = longest_ms(runs)
     slow = [entry for run in runs for entry in run.slow]
     rows.append(
         [
-            f"Pruning {people(first.stale)} stale members: no single Redis command over ~10 ms",
+            f"Pruning {people(results.args['prune_stale'])} stale members: no single Redis command "
+            "over ~10 ms",
             f"{len(runs)} run(s): round trips median / p99 / longest {trip_spread(runs)}; "
             f"SLOWLOG: {slow_commands(runs, results.prune.slowlog_threshold_us)}",
             verdict(longest <= COMMAND_TARGET_MS and not slow),
@@ -354,7 +371,8 @@ def request_notes(results: Results) -> list[str]:
     lines = [
         "- **bare**: SessionMiddleware + AuthenticationMiddleware and a view returning \"ok\", no "
         "cookies. The *bare, … cookie(s)* rows receive the same cookie header as the throttled rows "
-        "(parsing a longer header is a cost of the cookie, not of whos_online). *bare + "
+        "(parsing a longer header is a cost of the cookie, not of whos_online); *bare + a "
+        "do-nothing middleware* is the floor any middleware costs. *bare + "
         "request.user* loads the member's session and user, as any page that looks at the user "
         "does. *bare + one Redis PING* adds one round trip on whos_online's client (under ASGI "
         "through `sync_to_async`, as whos_online's record goes).",
@@ -366,7 +384,10 @@ def request_notes(results: Results) -> list[str]:
     ]
     for group in results.interfaces:
         trip = one_trip(results, group)
-        parts = [f"one round trip adds {signed_us(trip)} to a request"]
+        parts = [
+            f"one round trip adds {signed_us(trip)} to a request",
+            f"a middleware that does nothing {percent(pass_through(results, group))}",
+        ]
         for who in ("guest", "member"):
             same, without = throttled(results, group, who)
             parts.append(
@@ -499,10 +520,13 @@ def method(results: Results) -> list[str]:
     ]
 
 
-def largest(results: Results, implementation: str, what: str) -> Stored:
-    """The memory figure of the biggest population of one key kind."""
-    found = [s for s in results.stored if s.implementation == implementation and s.what.startswith(what)]
-    return max(found, key=lambda s: s.members)
+def stored(results: Results, implementation: str, what: str, online: int) -> Stored:
+    """The memory figure of one key kind at one population."""
+    return next(
+        s
+        for s in results.stored
+        if s.implementation == implementation and s.what.startswith(what) and s.online == online
+    )
 
 
 def readme_section(results: Results) -> list[str]:
@@ -524,11 +548,24 @@ def readme_section(results: Results) -> list[str]:
         first = results.series(group, "recording guest")[0]
         return f"{recording_extra(results, group, first) / one_trip(results, group):.1f}"
 
+    def against_naive(group: str) -> str:
+        ours = results.series(group, "recording guest")[0]
+        naive = results.case(group, "naive sorted set, every request", ours.online)
+        return f"{statistics.median(per_round(ours, naive)):.2f}×"
+
+    def block_ms(case: Case) -> str:
+        return ms(case.median_us / 1e6)
+
+    def per_member(implementation: str, what: str, online: int) -> str:
+        return f"{stored(results, implementation, what, online).per_member:.0f} B"
+
     blocks = results.series("render", "{% whos_online %}")
     naive = results.series("WSGI", "naive sorted set, every request")
     cache_dict = results.series("WSGI", "cache dict, every request")
-    (ours, our_runs), (_, before_runs), *baseline_prunes = prune_runs(results)
+    (_, our_runs), (_, before_runs), *baseline_prunes = prune_runs(results)
     naive_prune, dict_prune = (first for first, _ in baseline_prunes)
+    pruned = people(results.args["prune_stale"])
+    common = max(results.args["baseline_online"])  # the largest N all three were filled with
     rows = [
         [
             "Redis round trips per request",
@@ -538,53 +575,59 @@ def readme_section(results: Results) -> list[str]:
         ],
         [
             "Request cost, × bare Django (WSGI)",
-            f"throttled {ratio(results.case('WSGI', 'throttled guest'))}, "
-            f"recording {ratio(results.series('WSGI', 'recording guest')[0])}",
+            f"{throttled_cost('WSGI')} with the cookie, "
+            f"{ratio(results.series('WSGI', 'recording guest')[0])} recording",
             at_each(naive, ratio),
             at_each(cache_dict, ratio),
         ],
         [
             "Rendering the block",
-            at_each(blocks, lambda c: f"{us(c.median_us)} µs"),
-            at_each(results.series("render", "{% naive_online %}"), lambda c: f"{us(c.median_us)} µs"),
-            at_each(results.series("render", "{% cache_dict_online %}"), lambda c: f"{us(c.median_us)} µs"),
+            at_each(blocks, block_ms),
+            at_each(results.series("render", "{% naive_online %}"), block_ms),
+            at_each(results.series("render", "{% cache_dict_online %}"), block_ms),
         ],
         [
-            f"Pruning {people(ours.stale)} stale members",
-            f"{ms(statistics.median(r.seconds for r in our_runs))} in {ours.detail}, "
-            f"longest command ≤ {longest_ms(our_runs):.1f} ms",
+            f"Pruning {pruned} stale members",
+            f"{ms(statistics.median(r.seconds for r in our_runs))} in {our_runs[0].detail}, "
+            f"each ≤ {longest_ms(our_runs):.1f} ms",
             f"inside one request: {ms(naive_prune.seconds)}, Redis blocked {ms(max(naive_prune.trips_s))}",
             f"inside one request: {ms(dict_prune.seconds)}",
         ],
         [
-            "Redis memory per member",
-            f"{largest(results, 'whos_online', 'users').per_member:.0f} B (users), "
-            f"{largest(results, 'whos_online', 'guests').per_member:.0f} B (guests)",
-            f"{largest(results, 'naive sorted set', 'users').per_member:.0f} B (users)",
-            f"{largest(results, 'cache dict', '').per_member:.0f} B, all of it read and rewritten "
-            "on every request",
+            f"Redis memory per member at {people(common)}",
+            f"{per_member('whos_online', 'users', common)} (usernames), "
+            f"{per_member('whos_online', 'guests', common)} (guests)",
+            f"{per_member('naive sorted set', 'users', common)} (usernames), "
+            f"{per_member('naive sorted set', 'guests', common)} (addresses)",
+            f"{per_member('cache dict', '', common)}, all of it read and rewritten on every request",
         ],
     ]
     header = ["", "whos_online", "naive sorted set (blog posts)", "whole dict in one cache key"]
-    before_ms = ms(max(max(r.trips_s) for r in before_runs))
+    paragraph = (
+        "**Measured cost.** `python3 dev.py bench` measures whos_online against the same Django "
+        "app without it and against the two usual implementations, on a real Redis, in one "
+        "interleaved run; [benchmarks/RESULTS.md](benchmarks/RESULTS.md) has the method and every "
+        "figure. On this project's noisy 2-core machine, with Django's handlers called directly: "
+        f"a request with a valid `online` cookie costs {both(throttled_cost)} against bare Django "
+        "receiving the same cookies, with no Redis call and no query. A recording request makes "
+        f"one round trip, yet costs {both(recording_cost)} times what a PING adds to a request: "
+        "on loopback, redis-py's pipeline, the guest's keyed hash and the cookie cost more than "
+        f"the network, and a recording request costs {both(against_naive)} a request making the "
+        "blog posts' three plain calls. The single round trip pays off when Redis is across a "
+        "network, and the cookie makes recording rare. The block is one round trip whose cost "
+        f"does not grow with the number online ({block_ms(blocks[0])} at {people(blocks[0].online)}, "
+        f"{block_ms(blocks[-1])} at {people(blocks[-1].online)}), and `whos_online_prune` removes "
+        f"{pruned} stale members in batches of at most {longest_ms(our_runs):.1f} ms, where the "
+        f"single `ZREMRANGEBYSCORE` it replaced held Redis for "
+        f"{ms(max(max(r.trips_s) for r in before_runs))}."
+    )
     return [
         "## For the README (\"Measured cost\")",
         "",
         "Paste below the \"Reading\" paragraph of README.md; the figures are this run's.",
         "",
         "```markdown",
-        "**Measured cost.** `python3 dev.py bench` measures whos_online against the same Django",
-        "app without it and against the two usual implementations, on a real Redis, in one",
-        "interleaved run ([benchmarks/RESULTS.md](benchmarks/RESULTS.md) has the method and every",
-        "figure). On this project's noisy 2-core machine, with Django's handlers called directly:",
-        f"a request carrying a valid `online` cookie costs {both(throttled_cost)} against bare",
-        "Django receiving the same cookies, with no Redis call and no query; a recording request",
-        f"makes one round trip and costs {both(recording_cost)} times what a bare PING adds to a",
-        "request; the block is one round trip and its render time does not grow with the number",
-        f"online ({us(blocks[0].median_us)} µs at {people(blocks[0].online)}, "
-        f"{us(blocks[-1].median_us)} µs at {people(blocks[-1].online)}); `whos_online_prune` removes",
-        f"{people(ours.stale)} stale members in short batches, where the single `ZREMRANGEBYSCORE`",
-        f"it replaced held Redis for {before_ms}.",
+        textwrap.fill(paragraph, width=92, break_on_hyphens=False),
         "",
         *table(header, rows, "llll"),
         "![Cost per request and render time against the number of people online](docs/benchmarks.png)",
@@ -651,7 +694,7 @@ def plot(results: Results, path: Path) -> None:
     for axes in (left, right):
         axes.set_xlabel("people online: N members and N guests")
         axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: people(round(value))))
-        axes.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        axes.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 3.0, 5.0)))
         axes.yaxis.set_major_formatter(plain)
         axes.yaxis.set_minor_formatter(FuncFormatter(lambda value, _: ""))
         axes.grid(True, which="major", linewidth=0.3)

@@ -1,6 +1,6 @@
 """The benchmark suite: whos_online against bare Django and two common baselines, in one run.
 
-    python3 dev.py bench            # full run, ~6 minutes: rewrites benchmarks/RESULTS.md
+    python3 dev.py bench            # full run, 4-7 minutes: rewrites benchmarks/RESULTS.md
                                     # and docs/benchmarks.png
     python3 dev.py bench --quick    # smoke run, ~1 minute, smaller populations: prints only
     python3 dev.py bench --help     # rounds, slices, populations, ...
@@ -25,6 +25,7 @@ import os
 import random
 import signal
 import sys
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -35,6 +36,7 @@ os.environ["DJANGO_SETTINGS_MODULE"] = "bench_settings"
 
 import django  # noqa: E402
 import redis  # noqa: E402
+from django.conf import settings  # noqa: E402
 
 import harness  # noqa: E402
 import prune  # noqa: E402
@@ -112,10 +114,23 @@ class Failures(logging.Handler):
         return message
 
 
-def measure(args: argparse.Namespace, admin: redis.Redis) -> report.Results:
-    from django.conf import settings
+class LoadSampler(threading.Thread):
+    """The 1-minute load average every few seconds: how busy the shared machine was meanwhile."""
 
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.samples: list[float] = []
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.wait(5.0):
+            self.samples.append(os.getloadavg()[0])
+
+
+def measure(args: argparse.Namespace, admin: redis.Redis) -> report.Results:
     started, began = datetime.now(timezone.utc), time.perf_counter()
+    load = LoadSampler()
+    load.start()
     failures = Failures()
     logging.getLogger("whos_online").addHandler(failures)
 
@@ -157,10 +172,12 @@ def measure(args: argparse.Namespace, admin: redis.Redis) -> report.Results:
     log(f"timing {len(cases)} cases: {args.rounds} rounds of {args.slices} slices each")
     dropped = harness.run_rounds(cases, args.rounds, args.slices, args.seed, failures.take)
     gc.unfreeze()
+    loop.close()
     log("deleting the populations")
     delete_keys(admin)
     log(f"pruning {args.prune_stale:,} stale members")
     pruned = prune.run(admin, args.prune_stale, args.prune_repeats)
+    load.stopped.set()
     return report.Results(
         cases=cases,
         stored=stored,
@@ -170,6 +187,7 @@ def measure(args: argparse.Namespace, admin: redis.Redis) -> report.Results:
         args=vars(args),
         dropped=dropped,
         machine=report.machine(admin),
+        load=load.samples,
     )
 
 
