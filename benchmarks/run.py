@@ -216,13 +216,18 @@ def interrupted(signum: int, frame: FrameType | None) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     django.setup()
+    # Both end the run through the clean-up below (SIGINT too: a background job may inherit it ignored).
     signal.signal(signal.SIGTERM, interrupted)
+    signal.signal(signal.SIGINT, interrupted)
     admin = redis.Redis.from_url(REDIS_URL, socket_timeout=120)
     version = str(admin.info("server")["redis_version"])
     if tuple(map(int, version.split(".")[:2])) < (6, 2):
         raise SystemExit(f"Redis {version} at {REDIS_URL}: whos_online needs 6.2 or later")
     try:
         results = measure(args, admin)
+    except KeyboardInterrupt:
+        log("interrupted")
+        return 130
     finally:
         deleted = delete_keys(admin)
         DATABASE_FILE.unlink(missing_ok=True)
