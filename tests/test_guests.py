@@ -138,3 +138,20 @@ def test_every_key_written_carries_a_ttl(
     assert 0 < ttls["users"] <= 600 and 0 < ttls["guests"] <= 600
     assert 0 < ttls["peak"] <= presence.PEAK_TTL  # "most ever online" outlives the window
     assert 0 < ttls["history"] <= presence.HISTORY_SECONDS  # the admin's 24-hour chart
+
+
+def test_far_over_the_cap_each_write_trims_a_bounded_number(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    # e.g. right after WHOS_ONLINE_MAX_GUESTS was lowered: no single write may
+    # block Redis by removing everything over the cap at once.
+    key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:guests"
+    with time_machine.travel(NOW, tick=False):
+        redis_db.zadd(key, {f"old{i}": NOW.timestamp() - 60 - i for i in range(500)})
+        settings.WHOS_ONLINE_MAX_GUESTS = 10
+        presence.record_guest("203.0.113.1")
+        assert redis_db.zcard(key) == 501 - presence.TRIM_PER_WRITE
+        for i in range(2, 7):
+            presence.record_guest(f"203.0.113.{i}")
+    assert redis_db.zcard(key) == 10
+    assert presence.guest_id("203.0.113.6").encode() in redis_db.zrange(key, 0, -1)

@@ -35,7 +35,7 @@ def test_first_visit_counts_the_guest_and_sets_the_cookie(
 ) -> None:
     response = client.get("/", REMOTE_ADDR="203.0.113.7")
     assert response.status_code == 200
-    assert round_trips.commands == [["ZADD", "ZREMRANGEBYRANK", "EXPIRE"]]
+    assert round_trips.commands == [["ZADD", "EVAL", "EXPIRE"]]
     assert presence.guest_count() == 1
     cookie = response.cookies["online"]
     assert cookie["max-age"] == 300

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 import redis
 from django_redis import get_redis_connection
@@ -15,6 +15,11 @@ from whos_online.conf import conf
 _clients: dict[tuple[int, float], tuple[Any, redis.Redis]] = {}
 
 
+# (the settings object, the client for it): get_client() runs on every Redis
+# call, and looking the cache alias up each time cost several microseconds.
+_current: tuple[object, redis.Redis] | None = None
+
+
 def get_client() -> redis.Redis:
     """Return the client from ``WHOS_ONLINE_REDIS_CLIENT``, or one for the cache alias.
 
@@ -24,15 +29,24 @@ def get_client() -> redis.Redis:
 
     Otherwise the client talks to ``WHOS_ONLINE_CACHE_ALIAS``'s server with
     socket timeouts of ours.
+    """
+    global _current
+    source = conf.settings_source()
+    current = _current
+    if current is None or current[0] is not source:
+        factory = conf.redis_client
+        current = _current = (source, factory() if factory is not None else _for_alias())
+    return current[1]
+
+
+def _for_alias() -> redis.Redis:
+    """A client for the cache alias's server whose socket timeouts are ours.
 
     django-redis applies no timeout unless the cache's OPTIONS set one, and its
     IGNORE_EXCEPTIONS does not cover the raw client, so a dead Redis could hold
     every request for as long as the OS lets a socket hang. We build a second pool
     from the same connection settings with ``WHOS_ONLINE_SOCKET_TIMEOUT``.
     """
-    factory = conf.redis_client
-    if factory is not None:
-        return _from_factory(factory)
     base = get_redis_connection(conf.cache_alias)
     pool = base.connection_pool
     timeout = conf.socket_timeout
@@ -41,18 +55,6 @@ def get_client() -> redis.Redis:
     if entry is None:
         entry = _clients.setdefault(key, (pool, _with_timeout(base, timeout)))
     return entry[1]
-
-
-# (the settings object it was made for, the factory, its client)
-_factory_client: list[tuple[object, Any, Any]] = []
-
-
-def _from_factory(factory: Any) -> redis.Redis:
-    """One client per settings object and factory: a new pool per request would defeat pooling."""
-    source = conf.settings_source()
-    if not _factory_client or _factory_client[0][:2] != (source, factory):
-        _factory_client[:] = [(source, factory, factory())]
-    return cast(redis.Redis, _factory_client[0][2])
 
 
 def _with_timeout(base: redis.Redis, timeout: float) -> redis.Redis:

@@ -23,12 +23,15 @@ def guest_id(ip: str) -> str:
     Raises ValueError if ``ip`` is not an IP address.
     """
     address = ipaddress.ip_address(ip)
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-        address = address.ipv4_mapped
-    network = ipaddress.ip_network(address)
-    if network.version == 6:
-        network = network.supernet(new_prefix=conf.ipv6_prefix)
+    network_bits: int = address.max_prefixlen
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped:
+            address, network_bits = address.ipv4_mapped, 32
+        else:
+            network_bits = conf.ipv6_prefix
+            host_bits = 128 - network_bits
+            address = ipaddress.IPv6Address(int(address) >> host_bits << host_bits)
     if conf.store_raw_ip:
-        return str(network.network_address if network.num_addresses == 1 else network)
-    packed = network.network_address.packed
-    return salted_hmac("whos_online.guest", packed, algorithm="sha256").hexdigest()[:16]
+        whole = network_bits == address.max_prefixlen
+        return str(address) if whole else f"{address}/{network_bits}"
+    return salted_hmac("whos_online.guest", address.packed, algorithm="sha256").hexdigest()[:16]

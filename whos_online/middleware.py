@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 from typing import Awaitable, Callable, cast
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
@@ -59,11 +60,15 @@ class WhosOnlineMiddleware:
 
 def _due_token(request: HttpRequest) -> str | None:
     """The cookie value for this request's identity, or None if the cookie already holds it."""
-    session = request.COOKIES.get(settings.SESSION_COOKIE_NAME, "")
-    token = hashlib.blake2b(
-        session.encode(), digest_size=12, person=b"whos_online"
-    ).hexdigest()
-    return None if request.COOKIES.get(conf.cookie_name) == token else token
+    cookies = request.COOKIES
+    token = _token(cookies.get(settings.SESSION_COOKIE_NAME, ""))
+    return None if cookies.get(conf.cookie_name) == token else token
+
+
+@lru_cache(maxsize=4096)
+def _token(session: str) -> str:
+    """The digest of a session cookie; cached, as each visitor sends theirs on every request."""
+    return hashlib.blake2b(session.encode(), digest_size=12, person=b"whos_online").hexdigest()
 
 
 def _set_cookie(request: HttpRequest, response: HttpResponseBase, token: str) -> None:

@@ -34,3 +34,15 @@ if total > 0 or best > 0 then redis.pcall('EXPIRE', KEYS[4], ARGV[3]) end
 local peak = redis.call('HMGET', KEYS[4], 'count', 'at')
 return {users, hidden, guests, peak[1], peak[2]}
 """
+
+
+# Drops the oldest members beyond ARGV[1], at most ARGV[2] of them: the guest
+# cap's trim runs inside a request, so it must stay short even when the set is
+# far over the cap (say after the cap was lowered); the next writes do the rest.
+TRIM_OLDEST = """
+local excess = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[1])
+if excess <= 0 then return 0 end
+local n = math.min(excess, tonumber(ARGV[2]))
+redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - 1)
+return n
+"""
