@@ -3,6 +3,8 @@
 Tests kill, freeze and fill their own server; the shared Redis is never touched.
 Each server keeps nothing on disk (``--save "" --appendonly no``), works in its
 own directory, and is always stopped by ``close()`` (also when it is frozen).
+The same class starts Sentinels (``config=`` and ``"--sentinel"``) and Cluster
+nodes (``port_args=`` for the bus port); ``wait_for`` bounds a real-time wait.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -20,6 +23,8 @@ import redis
 
 # Overridable for machines where redis-server is not on PATH.
 REDIS_SERVER = os.environ.get("REDIS_SERVER_BIN") or shutil.which("redis-server") or ""
+# redis-cli joins Cluster nodes (``redis-cli --cluster create``).
+REDIS_CLI = os.environ.get("REDIS_CLI_BIN") or shutil.which("redis-cli") or ""
 
 START_TIMEOUT = 10.0
 
@@ -35,17 +40,45 @@ def spare_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def wait_for(condition: Callable[[], object], *, timeout: float, what: str) -> None:
+    """Poll ``condition`` until it is true; fail after ``timeout`` real seconds.
+
+    For waits on real servers (a replica syncing, a failover, a cluster
+    agreeing): ``time.monotonic`` is not moved by time_machine, so this works
+    inside a travel, and it costs only as long as the servers take.
+    """
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise RedisServerError(f"{what}: not within {timeout} s")
+        time.sleep(0.02)
+
+
 class RedisServer:
     """One ``redis-server`` child process on 127.0.0.1.
 
     ``start()`` picks a spare port the first time; ``restart()`` (or ``start()``
     after ``kill()``/``stop()``) reuses it, as a restarted production Redis would.
+
+    ``config``, if given, is written to a file in ``directory`` and passed first,
+    as a Sentinel needs (it rewrites that file). ``port_args`` makes more
+    arguments from the port chosen, e.g. a spare Cluster bus port (the default,
+    port + 10000, is out of range for many spare ports).
     """
 
-    def __init__(self, *args: str, directory: Path, binary: str = REDIS_SERVER) -> None:
+    def __init__(
+        self,
+        *args: str,
+        directory: Path,
+        binary: str = REDIS_SERVER,
+        config: str | None = None,
+        port_args: Callable[[int], Sequence[str]] | None = None,
+    ) -> None:
         self.args = args
         self.directory = directory
         self.binary = binary
+        self.config = config
+        self.port_args = port_args
         self.port: int | None = None
         self.process: subprocess.Popen[bytes] | None = None
         self.paused = False
@@ -109,8 +142,15 @@ class RedisServer:
 
     def _spawn(self, port: int) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
+        config_file: list[str] = []
+        if self.config is not None:
+            path = self.directory / f"redis-{port}.conf"
+            path.write_text(self.config)
+            config_file = [str(path)]
+        more = list(self.port_args(port)) if self.port_args is not None else []
         command = [
             self.binary,
+            *config_file,
             "--bind", "127.0.0.1",
             "--port", str(port),
             "--save", "",
@@ -119,6 +159,7 @@ class RedisServer:
             "--daemonize", "no",
             "--logfile", "",
             *self.args,
+            *more,
         ]  # fmt: skip
         with open(self.directory / f"redis-{port}.log", "ab") as log:
             self.process = subprocess.Popen(

@@ -1,0 +1,268 @@
+"""whos_online behind Redis Sentinel: a master, a replica and three sentinels started here.
+
+The site reaches Redis through django-redis's Sentinel client and connection
+factory, as a Sentinel site configures it. The master is killed mid-traffic:
+pages stay up while the sentinels fail over, tracking resumes on the promoted
+replica by itself, and the list is whole again once visitors come back.
+
+The servers are our own, on spare loopback ports (tests/redis_server.py); the
+shared Redis on 6379 is never touched. The failover is real time, polled with a
+deadline; whos_online's back-off is moved with time_machine.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+import time_machine
+from django.contrib.auth.models import User
+from django_redis.pool import ConnectionFactory
+
+from tests.conftest import NOW, BrowserClient
+from tests.redis_server import REDIS_SERVER, RedisServer, RedisServerError, wait_for
+from tests.test_faults import (  # noqa: F401  (wire is a fixture)
+    UNAVAILABLE,
+    Wire,
+    answers_again,
+    block,
+    get,
+    log_records,
+    members,
+    the_error,
+    wire,
+)
+
+pytestmark = [pytest.mark.topology, pytest.mark.django_db]
+
+SENTINELS = 3
+# Sentinel timings (ms): the master is down after half a second without an
+# answer; a failover that stalls is retried soon. A failover takes a few seconds.
+DOWN_AFTER = 500
+FAILOVER_TIMEOUT = 2000
+FAILOVER_LIMIT = 30.0  # seconds; only a guard, never a speed assertion
+# Short, so that the rounds polling the failover each move past it without
+# moving the clock out of the 10-minute window.
+BACKOFF = 5
+ROUND = 0.25  # real seconds between two rounds of requests during the failover
+
+
+class SentinelSetup:
+    """A master, one replica and ``SENTINELS`` sentinels monitoring them as ``service``."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        # django-redis keeps its pools for the whole process, by URL
+        # ("redis://<service>/0"): each setup has a service name of its own.
+        self.service = f"whos-online-{uuid.uuid4().hex[:12]}"
+        self.master = RedisServer("--repl-diskless-sync-delay", "0", directory=directory / "master")
+        self.replica: RedisServer | None = None
+        self.sentinels: list[RedisServer] = []
+
+    def start(self) -> SentinelSetup:
+        master_port = self.master.start().require_port()
+        self.replica = RedisServer(
+            "--replicaof", "127.0.0.1", str(master_port),
+            "--repl-diskless-sync-delay", "0",
+            directory=self.directory / "replica",
+        )  # fmt: skip
+        self.replica.start()
+        wait_for(self._replica_synced, timeout=10, what="the replica syncing")
+        config = (
+            f"sentinel monitor {self.service} 127.0.0.1 {master_port} 2\n"
+            f"sentinel down-after-milliseconds {self.service} {DOWN_AFTER}\n"
+            f"sentinel failover-timeout {self.service} {FAILOVER_TIMEOUT}\n"
+        )
+        for n in range(SENTINELS):
+            directory = self.directory / f"sentinel-{n}"
+            sentinel = RedisServer("--sentinel", directory=directory, config=config)
+            self.sentinels.append(sentinel)
+            sentinel.start()
+        # A failover needs a majority of sentinels that know each other and the replica.
+        wait_for(self._sentinels_ready, timeout=15, what="the sentinels finding each other")
+        return self
+
+    @property
+    def promoted(self) -> RedisServer:
+        assert self.replica is not None
+        return self.replica
+
+    @property
+    def addresses(self) -> list[tuple[str, int]]:
+        return [("127.0.0.1", sentinel.require_port()) for sentinel in self.sentinels]
+
+    def _replica_synced(self) -> bool:
+        with self.promoted.client() as direct:
+            return bool(direct.info("replication").get("master_link_status") == "up")
+
+    def _sentinels_ready(self) -> bool:
+        for sentinel in self.sentinels:
+            with sentinel.client() as direct:
+                state = direct.sentinel_master(self.service)
+            if state["num-other-sentinels"] != SENTINELS - 1 or state["num-slaves"] != 1:
+                return False
+        return True
+
+    def master_port(self) -> int | None:
+        """The port every sentinel names as the master, or None while they disagree."""
+        ports = set()
+        for sentinel in self.sentinels:
+            with sentinel.client(socket_timeout=1) as direct:
+                address = direct.sentinel_get_master_addr_by_name(self.service)
+            ports.add(int(address[1]) if address else None)
+        return ports.pop() if len(ports) == 1 else None
+
+    def close(self) -> None:
+        # django-redis's pools for this service (master and replicas), and their connections.
+        pools = getattr(ConnectionFactory, "_pools", {})
+        for url in [url for url in pools if f"//{self.service}/" in url]:
+            pools.pop(url).disconnect()
+        for server in (*self.sentinels, self.replica, self.master):
+            if server is not None:
+                server.close()
+
+
+@pytest.fixture
+def sentinel_setup(tmp_path: Path) -> Iterator[SentinelSetup]:
+    if not REDIS_SERVER:
+        if os.environ.get("CI"):
+            pytest.fail(
+                "redis-server must be installed in CI: the Sentinel tests may not be skipped"
+            )
+        pytest.skip("redis-server is not installed")
+    setup = SentinelSetup(tmp_path)
+    try:
+        yield setup.start()
+    finally:
+        setup.close()
+
+
+def sentinel_cache(setup: SentinelSetup, **options: Any) -> dict[str, Any]:
+    """A django-redis cache on the sentinels' service, as django-redis documents it."""
+    return {
+        "BACKEND": "django_redis.cache.RedisCache",
+        "LOCATION": f"redis://{setup.service}/0",
+        "OPTIONS": {
+            "CLIENT_CLASS": "django_redis.client.SentinelClient",
+            "SENTINELS": setup.addresses,
+            **options,
+        },
+    }
+
+
+@pytest.fixture
+def prefix(settings: Any) -> str:
+    settings.WHOS_ONLINE_KEY_PREFIX = prefix = f"whos_online_sentinel:{uuid.uuid4().hex}"
+    settings.WHOS_ONLINE_BACKOFF = BACKOFF
+    settings.DJANGO_REDIS_CONNECTION_FACTORY = "django_redis.pool.SentinelConnectionFactory"
+    return prefix
+
+
+def test_failover_pages_stay_up_tracking_resumes_on_the_new_master_and_the_list_heals(
+    sentinel_setup: SentinelSetup,
+    settings: Any,
+    prefix: str,
+    wire: Wire,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    settings.CACHES = {
+        "default": sentinel_cache(sentinel_setup, SOCKET_CONNECT_TIMEOUT=1, SOCKET_TIMEOUT=1)
+    }
+    master, replica = sentinel_setup.master, sentinel_setup.promoted
+    alice = User.objects.create_user("alice")
+    bob = User.objects.create_user("bob")
+
+    with time_machine.travel(NOW, tick=False) as traveller:
+        member = BrowserClient()
+        member.force_login(alice)
+        assert "online" in get(member, "/").cookies
+        html = block(BrowserClient(), REMOTE_ADDR="203.0.113.7")
+        assert members(html) == ["alice"] and "1 member, 1 guest" in html
+
+        def replicated() -> bool:
+            with replica.client() as direct:
+                return bool(direct.zscore(f"{prefix}:users", "alice")) and bool(
+                    direct.zcard(f"{prefix}:guests")
+                )
+
+        wait_for(replicated, timeout=10, what="the replica receiving the visitors")
+
+        master.kill()
+        wire.clear()
+        # Visitors during the failover: bob logs in, a new guest arrives. Neither
+        # can be recorded, so neither gets the cookie: both are retried later.
+        late = BrowserClient()
+        late.force_login(bob)  # the login signal fails open
+        assert "online" not in get(late, "/").cookies
+        assert "online" not in get(BrowserClient(), "/", REMOTE_ADDR="198.51.100.1").cookies
+        assert isinstance(the_error(caplog), redis.ConnectionError)
+        # Inside the back-off nothing goes to Redis or to the sentinels.
+        wire.clear()
+        for n in range(10):
+            assert UNAVAILABLE in block(BrowserClient(), REMOTE_ADDR=f"198.51.100.{n}")
+        assert not wire.touched
+
+        # Until the sentinels agree on the promoted replica, each round moves past
+        # the back-off, so a request really goes to Redis at every stage of the
+        # failover (master refused, master down, election, promotion): all 200s.
+        rounds = unavailable = 0
+        deadline = time.monotonic() + FAILOVER_LIMIT
+        while True:
+            traveller.shift(BACKOFF + 1)
+            html = block(member)  # alice's cookie is valid: a read, no write
+            unavailable += UNAVAILABLE in html
+            rounds += 1
+            if sentinel_setup.master_port() == replica.port:
+                break
+            if time.monotonic() > deadline:
+                raise RedisServerError(f"no failover within {FAILOVER_LIMIT} s")
+            time.sleep(ROUND)
+        assert unavailable >= 1  # the outage was seen, not slept through
+        assert rounds * (BACKOFF + 1) < 300  # still inside everyone's window
+
+        # Tracking resumes on the new master, in the same process, by itself.
+        traveller.shift(BACKOFF + 1)
+        response = get(late, "/")  # bob, whose visit fell in the failover, comes back
+        assert "online" in response.cookies
+        assert "online" in get(BrowserClient(), "/", REMOTE_ADDR="198.51.100.1").cookies
+        html = block(member)
+        # alice and the first guest came through on the replica; bob and the
+        # second guest are recorded now: the list is whole again.
+        assert members(html) == ["bob", "alice"] and "2 members, 2 guests" in html
+        assert len(answers_again(caplog)) == 1
+        assert len(log_records(caplog, logging.ERROR)) == 1  # one outage, logged once
+
+        with replica.client() as direct:
+            assert direct.info("replication")["role"] == "master"
+            assert direct.zscore(f"{prefix}:users", "bob") is not None
+
+
+def test_a_frozen_master_costs_one_whos_online_timeout_whatever_the_cache_says(
+    sentinel_setup: SentinelSetup,
+    settings: Any,
+    prefix: str,
+    wire: Wire,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """As on a plain Redis: whos_online's own socket timeout bounds the wait.
+
+    The cache sets no timeout (redis-py 8 then waits 5 s, older versions for
+    ever): whos_online must not inherit that for the requests it serves.
+    """
+    settings.CACHES = {"default": sentinel_cache(sentinel_setup)}
+    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.2
+    with time_machine.travel(NOW, tick=False):
+        assert "online" in get(BrowserClient(), "/", REMOTE_ADDR="203.0.113.1").cookies
+        sentinel_setup.master.pause()  # SIGSTOP: connections are accepted, nothing is answered
+        wire.clear()
+        html = block(BrowserClient(), REMOTE_ADDR="203.0.113.2")
+        assert UNAVAILABLE in html
+        assert wire.timeouts == [0.2]  # WHOS_ONLINE_SOCKET_TIMEOUT, once
+        assert isinstance(the_error(caplog), redis.TimeoutError)
