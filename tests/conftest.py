@@ -20,7 +20,7 @@ import redis
 from django.test import AsyncClient, Client
 from fakeredis import FakeRedisConnection
 
-from whos_online import failsafe
+from whos_online import failsafe, scripts
 from whos_online.connection import get_client
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
@@ -113,11 +113,16 @@ class RoundTrips:
 
     @property
     def commands(self) -> list[list[str]]:
-        """Command names per round trip, e.g. [["ZADD", "ZREM", "EXPIRE"]]."""
+        """Command names per round trip, e.g. [["EVAL"]]."""
         return [
             [name.decode().upper() for name in re.findall(rb"\*\d+\r\n\$\d+\r\n(\w+)\r\n", p)]
             for p in self.payloads
         ]
+
+    @property
+    def records(self) -> int:
+        """Round trips that recorded a visitor (they carry scripts.RECORD)."""
+        return sum(scripts.RECORD.encode() in payload for payload in self.payloads)
 
     def clear(self) -> None:
         self.payloads.clear()

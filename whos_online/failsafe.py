@@ -13,7 +13,7 @@ import threading
 import time
 from typing import Callable, ParamSpec, TypeVar
 
-from redis.exceptions import RedisError
+from redis.exceptions import RedisClusterException, RedisError
 
 from whos_online.conf import conf
 
@@ -37,7 +37,7 @@ class _Outage:
         # A clock that went backwards ends the back-off rather than stretching it.
         return failed_at <= time.time() < failed_at + conf.backoff
 
-    def failed(self, exc: RedisError) -> None:
+    def failed(self, exc: Exception) -> None:
         with self.lock:
             if self.failed_at is None:
                 logger.error(
@@ -69,7 +69,8 @@ def call(func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T | None
         return None
     try:
         result = func(*args, **kwargs)
-    except RedisError as exc:
+    # Cluster clients raise their own family too (e.g. no reachable startup node).
+    except (RedisError, RedisClusterException) as exc:
         outage.failed(exc)
         return None
     if outage.failed_at is not None:

@@ -135,18 +135,27 @@ def summary(limit: int, include_hidden: bool = False, room: str | None = None) -
     """
     now = time.time()
     keys = conf.keys(room)
-    pipe = get_client().pipeline(transaction=False)
-    for key in _member_keys(keys, include_hidden):
-        _newest(pipe, key, now - conf.max_age, limit, scores=include_hidden)
-    _count_and_raise_peak(pipe, now, keys, raise_peak=room is None)
-    *lists, (users, hidden, guests, *peak) = pipe.execute()
+    listed, hidden_listed, users, hidden, guests, *peak = get_client().eval(
+        scripts.SUMMARY,
+        len(keys),
+        *keys,
+        now - conf.max_age,
+        now,
+        PEAK_TTL if room is None else 0,
+        limit,
+        int(include_hidden),
+    )
+    if include_hidden:
+        lists = [_pairs(listed), _pairs(hidden_listed)]
+    else:
+        lists = [listed]
     return Summary(
         usernames=_newest_names(lists, limit),
         user_count=int(users) + int(hidden),
         guest_count=int(guests),
         peak=_peak(*peak),
         hidden_count=int(hidden),
-        hidden=frozenset(_text(m) for m, _ in lists[1]) if include_hidden else frozenset(),
+        hidden=frozenset(_text(member) for member, _ in lists[1]) if include_hidden else frozenset(),
         hidden_listed=include_hidden,
     )
 
@@ -210,7 +219,6 @@ def prune(batch_size: int = 1000) -> PruneResult:
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
     client = get_client()
-    script = client.register_script(scripts.PRUNE_BATCH)
     now = time.time()
     batches = 0
 
@@ -218,7 +226,8 @@ def prune(batch_size: int = 1000) -> PruneResult:
         nonlocal batches
         total = 0
         while True:
-            count = int(script(keys=[key], args=[f"({now - kept_for}", batch_size]))
+            # EVAL, not a registered script: on Cluster, loading one needs every master.
+            count = int(client.eval(scripts.PRUNE_BATCH, 1, key, f"({now - kept_for}", batch_size))
             batches += 1
             total += count
             if count < batch_size:
@@ -266,7 +275,7 @@ def history(seconds: float = HISTORY_SECONDS) -> list[Sample]:
 
 
 def _sample(client: Any, now: float) -> None:
-    users, hidden, guests, *_ = _count_and_raise_peak(client, now, conf.keys(), raise_peak=True)
+    users, hidden, guests, *_ = _count_and_raise_peak(client, now, conf.keys())
     pipe = client.pipeline(transaction=False)
     pipe.zadd(conf.history_key, {f"{now:.3f}:{int(users) + int(hidden)}:{int(guests)}": now})
     pipe.zremrangebyscore(conf.history_key, "-inf", f"({now - HISTORY_SECONDS}")
@@ -283,21 +292,22 @@ def _record(
     drop_from: str | None = None,
     room: str | None = None,
 ) -> float:
+    """One EVAL of scripts.RECORD: one round trip, also on Redis Cluster."""
     now = time.time()
-    pipe = get_client().pipeline(transaction=False)
-    # GT: a write from a server whose clock lags never moves a score backwards.
-    pipe.zadd(key, {member: now}, gt=True)
-    if keep is not None:
-        # A flood of addresses pushes out the oldest guests, in the same round trip.
-        pipe.eval(scripts.TRIM_OLDEST, 1, key, keep, TRIM_PER_WRITE)
-    if drop_from is not None:
-        pipe.zrem(drop_from, member)
-    if room is not None:
-        pipe.zadd(conf.rooms_key, {room: now})
-        pipe.expire(conf.rooms_key, math.ceil(conf.max_age))
-    # A namespace nobody writes to any more disappears once it is all stale.
-    pipe.expire(key, math.ceil(ttl))
-    pipe.execute()
+    get_client().eval(
+        scripts.RECORD,
+        3,
+        key,
+        drop_from or key,
+        conf.rooms_key,
+        now,
+        member,
+        math.ceil(ttl),
+        keep or 0,
+        TRIM_PER_WRITE,
+        room or "",
+        math.ceil(conf.max_age),
+    )
     return now
 
 
@@ -340,11 +350,15 @@ PEAK_TTL = 366 * 24 * 3600
 TRIM_PER_WRITE = 100
 
 
-def _count_and_raise_peak(client: Any, now: float, keys: Keys, raise_peak: bool) -> Any:
-    """EVAL, not EVALSHA: a pipeline with a registered script adds a SCRIPT EXISTS round trip."""
-    ttl = PEAK_TTL if raise_peak else 0
+def _count_and_raise_peak(client: Any, now: float, keys: Keys) -> Any:
     cutoff = now - conf.max_age
-    return client.eval(scripts.COUNT_AND_RAISE_PEAK, len(keys), *keys, cutoff, now, ttl)
+    return client.eval(scripts.COUNT_AND_RAISE_PEAK, len(keys), *keys, cutoff, now, PEAK_TTL)
+
+
+def _pairs(flat: list[Any]) -> list[tuple[Any, float]]:
+    """[member, score, member, score, …] as a script returns WITHSCORES: (member, score)s."""
+    members = iter(flat)
+    return [(member, float(score)) for member, score in zip(members, members)]
 
 
 def _peak(count: Any = None, at: Any = None) -> Peak | None:

@@ -15,34 +15,73 @@ return n
 """
 
 
-# Counts a namespace's three sets and, when ARGV[3] (the peak's TTL) is not 0,
-# raises the peak in the same atomic step, so two servers that read at once can
-# never lower it (no read-then-write race). The peak key outlives any window
-# but still expires a year after the last count.
-COUNT_AND_RAISE_PEAK = """
-local users = redis.call('ZCOUNT', KEYS[1], ARGV[1], '+inf')
-local hidden = redis.call('ZCOUNT', KEYS[2], ARGV[1], '+inf')
-local guests = redis.call('ZCOUNT', KEYS[3], ARGV[1], '+inf')
-if ARGV[3] == '0' then return {users, hidden, guests} end
-local total = users + hidden + guests
-local best = tonumber(redis.call('HGET', KEYS[4], 'count') or '0')
--- pcall: a replica (READONLY) or a full Redis (OOM) still gets its counts.
-if total > best then
-  redis.pcall('HSET', KEYS[4], 'count', total, 'at', ARGV[2])
+# Records ARGV[2] as seen at ARGV[1] in KEYS[1], all in one call: ZADD GT, so a
+# server whose clock lags never moves a score backwards; ZREM from KEYS[2] (a
+# member who moved between listed and hidden; KEYS[1] itself when there is no
+# such set); the guest cap ARGV[4] (0: none), trimming at most ARGV[5] of the
+# oldest so a write stays short even far over the cap; a room registers ARGV[6]
+# ('' if none) in KEYS[3]; and each key written gets its TTL (ARGV[3], ARGV[7]),
+# so an abandoned namespace disappears.
+RECORD = """
+redis.call('ZADD', KEYS[1], 'GT', ARGV[1], ARGV[2])
+if KEYS[2] ~= KEYS[1] then redis.call('ZREM', KEYS[2], ARGV[2]) end
+local keep = tonumber(ARGV[4])
+if keep > 0 then
+  local excess = redis.call('ZCARD', KEYS[1]) - keep
+  if excess > 0 then
+    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, math.min(excess, tonumber(ARGV[5])) - 1)
+  end
 end
-if total > 0 or best > 0 then redis.pcall('EXPIRE', KEYS[4], ARGV[3]) end
-local peak = redis.call('HMGET', KEYS[4], 'count', 'at')
-return {users, hidden, guests, peak[1], peak[2]}
+if ARGV[6] ~= '' then
+  redis.call('ZADD', KEYS[3], ARGV[1], ARGV[6])
+  redis.call('EXPIRE', KEYS[3], ARGV[7])
+end
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return 1
 """
 
+# count_and_raise_peak() counts a namespace's three sets (KEYS[1..3]) inside
+# the window (from ARGV[1]) and, when ARGV[3] (the peak's TTL) is not 0, raises
+# the peak (KEYS[4]) in the same atomic step, so two servers that read at once
+# can never lower it (no read-then-write race). The peak outlives any window but
+# still expires a year after the last count. pcall: a replica (READONLY) or a
+# full Redis (OOM) still answers with its counts.
+_COUNT_AND_RAISE_PEAK = """
+local function count_and_raise_peak()
+  local users = redis.call('ZCOUNT', KEYS[1], ARGV[1], '+inf')
+  local hidden = redis.call('ZCOUNT', KEYS[2], ARGV[1], '+inf')
+  local guests = redis.call('ZCOUNT', KEYS[3], ARGV[1], '+inf')
+  if ARGV[3] == '0' then return {users, hidden, guests, false, false} end
+  local total = users + hidden + guests
+  local best = tonumber(redis.call('HGET', KEYS[4], 'count') or '0')
+  if total > best then
+    redis.pcall('HSET', KEYS[4], 'count', total, 'at', ARGV[2])
+  end
+  if total > 0 or best > 0 then redis.pcall('EXPIRE', KEYS[4], ARGV[3]) end
+  local peak = redis.call('HMGET', KEYS[4], 'count', 'at')
+  return {users, hidden, guests, peak[1], peak[2]}
+end
+"""
 
-# Drops the oldest members beyond ARGV[1], at most ARGV[2] of them: the guest
-# cap's trim runs inside a request, so it must stay short even when the set is
-# far over the cap (say after the cap was lowered); the next writes do the rest.
-TRIM_OLDEST = """
-local excess = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[1])
-if excess <= 0 then return 0 end
-local n = math.min(excess, tonumber(ARGV[2]))
-redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - 1)
-return n
+# {users, hidden, guests, peak count, peak time}; what prune samples.
+COUNT_AND_RAISE_PEAK = _COUNT_AND_RAISE_PEAK + "return count_and_raise_peak()\n"
+
+# What the block shows, in one call (so one round trip, also on Redis Cluster,
+# whose pipelines cannot carry a script): the ARGV[4] newest listed members,
+# with the hidden ones and scores when ARGV[5] is '1' (for staff, merged by
+# the caller), then the counts and peak of count_and_raise_peak().
+SUMMARY = _COUNT_AND_RAISE_PEAK + """
+local function newest(key, scores)
+  if scores then
+    return redis.call('ZRANGE', key, '+inf', ARGV[1], 'BYSCORE', 'REV', 'LIMIT', 0, ARGV[4],
+                      'WITHSCORES')
+  end
+  return redis.call('ZRANGE', key, '+inf', ARGV[1], 'BYSCORE', 'REV', 'LIMIT', 0, ARGV[4])
+end
+local with_hidden = ARGV[5] == '1'
+local hidden = {}
+if with_hidden then hidden = newest(KEYS[2], true) end
+local result = {newest(KEYS[1], with_hidden), hidden}
+for _, value in ipairs(count_and_raise_peak()) do table.insert(result, value) end
+return result
 """

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from redis.exceptions import RedisError
+from redis.exceptions import RedisClusterException, RedisError
 
 from whos_online import presence
 
@@ -26,7 +26,7 @@ class Command(BaseCommand):
         # No fail-open here: when Redis fails, cron must notice.
         try:
             result = presence.prune(options["batch_size"])
-        except RedisError as exc:
+        except (RedisError, RedisClusterException) as exc:
             raise CommandError(f"Redis failed, pruning stopped: {exc}") from exc
         if options["verbosity"] >= 1:
             self.stdout.write(
