@@ -611,7 +611,7 @@ def readme_section(results: Results) -> list[str]:
         f"a request with a valid `online` cookie costs {both(throttled_cost)} against bare Django "
         "receiving the same cookies, with no Redis call and no query. A recording request makes "
         f"one round trip, yet costs {both(recording_cost)} times what a PING adds to a request: "
-        "on loopback, redis-py's pipeline, the guest's keyed hash and the cookie cost more than "
+        "on loopback, redis-py's work on the call, the guest's keyed hash and the cookie cost more than "
         f"the network, and a recording request costs {both(against_naive)} a request making the "
         "blog posts' three plain calls. The single round trip pays off when Redis is across a "
         "network, and the cookie makes recording rare. The block is one round trip whose cost "
