@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import nox
 
-nox.options.sessions = ["tests", "mypy"]
+nox.options.sessions = ["tests", "mypy", "lint"]
 nox.options.error_on_missing_interpreters = True
 nox.options.reuse_venv = "yes"
 
@@ -55,3 +55,12 @@ def mypy(session: nox.Session) -> None:
     """Type-check whos_online (strict, django-stubs plugin; config in pyproject.toml)."""
     session.install(".[test]", "mypy", "django-stubs[compatible-mypy]")
     session.run("python", "-m", "mypy", *session.posargs)
+
+
+@nox.session(python="3.11")
+def lint(session: nox.Session) -> None:
+    """ruff: formatting and lint rules (config in pyproject.toml); pinned, so a new
+    release cannot turn CI red without a change here."""
+    session.install("ruff==0.17.6")
+    session.run("ruff", "format", "--check", ".")
+    session.run("ruff", "check", ".")

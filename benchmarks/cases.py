@@ -17,15 +17,14 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from bench_settings import PREFIX, SESSION_AND_AUTH
+from benchsite import ASYNC_PATH, SYNC_PATH
 from django.core.handlers.asgi import ASGIHandler
 from django.core.handlers.wsgi import WSGIHandler
 from django.http import HttpResponseBase
 from django.template import engines
 from django.test import RequestFactory
 from django.test.utils import override_settings
-
-from bench_settings import PREFIX, SESSION_AND_AUTH
-from benchsite import ASYNC_PATH, SYNC_PATH
 from harness import Case, CheckFailed
 from populations import GUEST_POOL
 
@@ -79,7 +78,9 @@ def _start_response(status: str, headers: list[tuple[str, str]], exc_info: Any =
 class WsgiRunner:
     def __init__(self, site: Site) -> None:
         self.site = site
-        with override_settings(**site.overrides):  # the handler builds its chain from MIDDLEWARE now
+        with override_settings(
+            **site.overrides
+        ):  # the handler builds its chain from MIDDLEWARE now
             self.handler = WSGIHandler()
         headers = {"User-Agent": BROWSER}
         if site.cookies:
@@ -238,7 +239,9 @@ def online_tokens(session: dict[str, str], settings: dict[str, Any]) -> dict[str
         probe = WsgiRunner(Site([*SESSION_AND_AUTH, WHOS_ONLINE], settings, cookies, True))
         response = probe.handler(probe.inputs(1)[0], _start_response)
         if online_cookie_name() not in response.cookies:
-            raise CheckFailed(f"whos_online set no online cookie for the {who} probe (Redis failed?)")
+            raise CheckFailed(
+                f"whos_online set no online cookie for the {who} probe (Redis failed?)"
+            )
         tokens[who] = response.cookies[online_cookie_name()].value
     return tokens
 
@@ -270,7 +273,13 @@ def request_cases(
     whos_online = [*SESSION_AND_AUTH, WHOS_ONLINE]
     member_online = recording_online[len(recording_online) // 2]
 
-    def case(label: str, implementation: str, site: Site, online: int | None = None, trips: int | None = None) -> Case:
+    def case(
+        label: str,
+        implementation: str,
+        site: Site,
+        online: int | None = None,
+        trips: int | None = None,
+    ) -> Case:
         return Case(label, group, runner(site), implementation, online, site.overrides, trips)
 
     def prefix(online: int) -> dict[str, Any]:
@@ -278,17 +287,34 @@ def request_cases(
 
     cases = [
         case("bare", "bare", Site(SESSION_AND_AUTH, {}, {}, False)),
-        case("bare, throttled guest's cookie", "bare", Site(SESSION_AND_AUTH, {}, throttled_guest, False)),
-        case("bare, throttled member's cookies", "bare", Site(SESSION_AND_AUTH, {}, throttled_member, False)),
+        case(
+            "bare, throttled guest's cookie",
+            "bare",
+            Site(SESSION_AND_AUTH, {}, throttled_guest, False),
+        ),
+        case(
+            "bare, throttled member's cookies",
+            "bare",
+            Site(SESSION_AND_AUTH, {}, throttled_member, False),
+        ),
         case(
             "bare + a do-nothing middleware, throttled guest's cookie",
             "bare",
             Site([*SESSION_AND_AUTH, PASS_THROUGH], {}, throttled_guest, False),
         ),
-        case("bare + request.user", "bare", Site([*SESSION_AND_AUTH, TOUCH_USER], {}, session, False)),
+        case(
+            "bare + request.user", "bare", Site([*SESSION_AND_AUTH, TOUCH_USER], {}, session, False)
+        ),
         case("bare + one Redis PING", "bare", Site([*SESSION_AND_AUTH, PING], {}, {}, False)),
-        case("throttled guest", "whos_online", Site(whos_online, {}, throttled_guest, False), trips=0),
-        case("throttled member", "whos_online", Site(whos_online, {}, throttled_member, False), trips=0),
+        case(
+            "throttled guest", "whos_online", Site(whos_online, {}, throttled_guest, False), trips=0
+        ),
+        case(
+            "throttled member",
+            "whos_online",
+            Site(whos_online, {}, throttled_member, False),
+            trips=0,
+        ),
         case(
             "recording member",
             "whos_online",
@@ -312,7 +338,12 @@ def request_cases(
             case(
                 "cache dict, every request",
                 "cache dict",
-                Site([*SESSION_AND_AUTH, CACHE_DICT], {"BENCH_BASELINE_KEY": cache_dict_key(n)}, {}, False),
+                Site(
+                    [*SESSION_AND_AUTH, CACHE_DICT],
+                    {"BENCH_BASELINE_KEY": cache_dict_key(n)},
+                    {},
+                    False,
+                ),
                 n,
             ),
         ]

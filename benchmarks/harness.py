@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Protocol
 
 from django.test.utils import override_settings
-
 from spy import Spy
 
 

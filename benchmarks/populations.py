@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 import redis
-
 from baselines import naive_keys
 
 GUEST_POOL = [f"10.99.{i >> 8}.{i & 255}" for i in range(256)]
@@ -104,7 +103,9 @@ def fill_whos_online(admin: redis.Redis, prefix: str, online: int, ttl: int) -> 
     pool = [guest_id(ip) for ip in GUEST_POOL]
     users_key, guests_key = whos_online_keys(prefix)
     fill_sorted_set(admin, users_key, usernames(online), FRESH, ttl)
-    fill_sorted_set(admin, guests_key, itertools.chain(pool, hex_ids(guests - len(pool))), FRESH, ttl)
+    fill_sorted_set(
+        admin, guests_key, itertools.chain(pool, hex_ids(guests - len(pool))), FRESH, ttl
+    )
     return [
         Stored("whos_online", "users (usernames)", online, online, memory(admin, users_key)),
         Stored("whos_online", "guests (16-hex ids)", online, guests, memory(admin, guests_key)),
@@ -114,14 +115,22 @@ def fill_whos_online(admin: redis.Redis, prefix: str, online: int, ttl: int) -> 
 def fill_naive(admin: redis.Redis, base: str, online: int, ttl: int) -> list[Stored]:
     users_key, guests_key = naive_keys(base)
     fill_sorted_set(admin, users_key, usernames(online), FRESH, ttl)
-    fill_sorted_set(admin, guests_key, itertools.chain(GUEST_POOL, addresses(online - len(GUEST_POOL))), FRESH, ttl)
+    fill_sorted_set(
+        admin,
+        guests_key,
+        itertools.chain(GUEST_POOL, addresses(online - len(GUEST_POOL))),
+        FRESH,
+        ttl,
+    )
     return [
         Stored("naive sorted set", "users (usernames)", online, online, memory(admin, users_key)),
         Stored("naive sorted set", "guests (addresses)", online, online, memory(admin, guests_key)),
     ]
 
 
-def online_dict(online: int, ago: tuple[float, float], guests: Iterable[str]) -> dict[str, dict[str, float]]:
+def online_dict(
+    online: int, ago: tuple[float, float], guests: Iterable[str]
+) -> dict[str, dict[str, float]]:
     rng = random.Random(online)
     now = time.time()
     low, high = ago

@@ -21,14 +21,13 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import redis
-from django.core.cache import cache
-from django.core.management import call_command
-from django.test.utils import override_settings
-
 from baselines import naive_keys
 from bench_settings import PREFIX, SESSION_AND_AUTH
 from bench_settings import WHOS_ONLINE_MAX_AGE as WINDOW
 from cases import CACHE_DICT, NAIVE, Site, WsgiRunner
+from django.core.cache import cache
+from django.core.management import call_command
+from django.test.utils import override_settings
 from populations import (
     FRESH,
     GUEST_POOL,
@@ -55,6 +54,8 @@ def kept_for() -> tuple[float, float]:
     from whos_online.conf import conf
 
     return conf.retention, conf.max_age
+
+
 FIRST_REQUEST = "the first request after they went stale (WSGI)"
 
 
@@ -96,7 +97,11 @@ def slowlog_newest(admin: redis.Redis) -> int:
 
 
 def measured(
-    admin: redis.Redis, label: str, implementation: str, stale: int, work: Callable[[], tuple[int, str]]
+    admin: redis.Redis,
+    label: str,
+    implementation: str,
+    stale: int,
+    work: Callable[[], tuple[int, str]],
 ) -> PruneRun:
     """Time work() (which returns (members removed, detail)) with its round trips and slow commands."""
     newest = slowlog_newest(admin)
@@ -110,7 +115,9 @@ def measured(
         for entry in admin.slowlog_get(128)
         if int(entry["id"]) > newest and ours in entry["command"]
     ]
-    return PruneRun(label, implementation, stale, seconds, removed, [t.seconds for t in spy.trips], slow, detail)
+    return PruneRun(
+        label, implementation, stale, seconds, removed, [t.seconds for t in spy.trips], slow, detail
+    )
 
 
 def fill_stale_sets(admin: redis.Redis, users_key: str, guests_key: str, count: int) -> None:
@@ -125,14 +132,18 @@ def check_kept(admin: redis.Redis, *keys: str) -> None:
     for key in keys:
         left = admin.zcard(key)
         if left != KEPT:
-            raise RuntimeError(f"{key} holds {left} members after pruning, expected the {KEPT} online ones")
+            raise RuntimeError(
+                f"{key} holds {left} members after pruning, expected the {KEPT} online ones"
+            )
 
 
 def whos_online_prune() -> tuple[int, str]:
     out = io.StringIO()
     call_command("whos_online_prune", stdout=out)
     text = out.getvalue()
-    found = re.search(r"Pruned (\d+) stale member\(s\) and (\d+) stale guest\(s\) in (\d+) batch", text)
+    found = re.search(
+        r"Pruned (\d+) stale member\(s\) and (\d+) stale guest\(s\) in (\d+) batch", text
+    )
     if found is None:
         raise RuntimeError(f"unexpected output from whos_online_prune: {text!r}")
     users, guests, batches = map(int, found.groups())
@@ -162,7 +173,9 @@ def run(admin: redis.Redis, count: int, repeats: int) -> PruneResults:
     client of a shared server feels, so they run once.
     """
     setting = "slowlog-log-slower-than"
-    threshold = int(str(admin.config_get(setting)[setting]))  # read only: CONFIG SET is not ours to run
+    threshold = int(
+        str(admin.config_get(setting)[setting])
+    )  # read only: CONFIG SET is not ours to run
     results = PruneResults(threshold)
     prefix = f"{PREFIX}:prune"
     users_key, guests_key = whos_online_keys(prefix)
@@ -170,7 +183,9 @@ def run(admin: redis.Redis, count: int, repeats: int) -> PruneResults:
         fill_stale_sets(admin, users_key, guests_key, count)
         with override_settings(WHOS_ONLINE_KEY_PREFIX=prefix):
             results.runs.append(
-                measured(admin, "`whos_online_prune`", "whos_online", count + KEPT, whos_online_prune)
+                measured(
+                    admin, "`whos_online_prune`", "whos_online", count + KEPT, whos_online_prune
+                )
             )
         check_kept(admin, users_key, guests_key)
     fill_stale_sets(admin, users_key, guests_key, count)

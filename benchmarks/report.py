@@ -20,7 +20,6 @@ from typing import Any, Iterable, Literal
 
 import django
 import redis
-
 from harness import Case, per_round, per_round_extra
 from populations import MEMORY_SAMPLES, Stored
 from prune import KEPT, PruneResults, PruneRun
@@ -44,7 +43,11 @@ class Results:
 
     def case(self, group: str, label: str, online: int | None = None) -> Case:
         for case in self.cases:
-            if case.group == group and case.label == label and (online is None or case.online == online):
+            if (
+                case.group == group
+                and case.label == label
+                and (online is None or case.online == online)
+            ):
                 return case
         raise KeyError(f"{group} {label} {online}")
 
@@ -77,7 +80,11 @@ def source_version() -> str:
     root = Path(__file__).resolve().parent.parent
     try:
         described = subprocess.run(
-            ["git", "describe", "--always", "--dirty"], cwd=root, capture_output=True, text=True, check=True
+            ["git", "describe", "--always", "--dirty"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown commit"
@@ -147,7 +154,10 @@ def verdict(met: bool) -> str:
 
 
 def table(header: list[str], rows: Iterable[list[str]], align: str) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|"]
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|",
+    ]
     return lines + ["| " + " | ".join(row) + " |" for row in rows] + [""]
 
 
@@ -160,13 +170,17 @@ def bare(results: Results, group: str) -> Case:
 
 def one_trip(results: Results, group: str) -> float:
     """What one Redis round trip adds to a request: bare + one PING, minus bare, per round."""
-    return statistics.median(per_round_extra(results.case(group, "bare + one Redis PING"), bare(results, group)))
+    return statistics.median(
+        per_round_extra(results.case(group, "bare + one Redis PING"), bare(results, group))
+    )
 
 
 def throttled(results: Results, group: str, who: str) -> tuple[float, float]:
     """(against bare Django receiving the same cookies, against bare Django without cookies)."""
     case = results.case(group, f"throttled {who}")
-    control = results.case(group, f"bare, throttled {who}'s cookie" + ("s" if who == "member" else ""))
+    control = results.case(
+        group, f"bare, throttled {who}'s cookie" + ("s" if who == "member" else "")
+    )
     return (
         statistics.median(per_round(case, control)),
         statistics.median(per_round(case, bare(results, group))),
@@ -205,7 +219,9 @@ def longest_ms(runs: list[PruneRun]) -> float:
 def trip_spread(runs: list[PruneRun]) -> str:
     """Median, 99th percentile and longest round trip of the runs pooled."""
     pooled = PruneRun("", "", 0, 0.0, 0, [t for run in runs for t in run.trips_s], [])
-    return f"{pooled.median_trip_ms:.1f} / {pooled.p99_trip_ms:.1f} / {pooled.longest_trip_ms:,.1f} ms"
+    return (
+        f"{pooled.median_trip_ms:.1f} / {pooled.p99_trip_ms:.1f} / {pooled.longest_trip_ms:,.1f} ms"
+    )
 
 
 def slow_commands(runs: list[PruneRun], threshold_us: int) -> str:
@@ -227,7 +243,7 @@ def render(results: Results) -> str:
         "# Benchmarks",
         "",
         "What whos_online costs, measured in one run against the same Django app without it and",
-        "against two common ways of doing \"who's online\", on a real Redis. Written by",
+        'against two common ways of doing "who\'s online", on a real Redis. Written by',
         "`benchmarks/run.py`; regenerate it and `docs/benchmarks.png` with",
         "",
         "```sh",
@@ -286,7 +302,9 @@ def targets(results: Results) -> list[str]:
             same, _ = throttled(results, group, who)
             throttled_ok &= same <= THROTTLED_TARGET
             throttled_cells.append(f"{group} {who} {percent(same)}")
-    floor = ", ".join(f"{group} {percent(pass_through(results, group))}" for group in results.interfaces)
+    floor = ", ".join(
+        f"{group} {percent(pass_through(results, group))}" for group in results.interfaces
+    )
     rows.append(
         [
             "Throttled path (valid cookie) within 2% of bare Django receiving the same cookies",
@@ -297,7 +315,9 @@ def targets(results: Results) -> list[str]:
     recording_cells, recording_ok = [], True
     for group in results.interfaces:
         trip = one_trip(results, group)
-        for case in results.series(group, "recording guest")[:1] + [results.case(group, "recording member")]:
+        for case in results.series(group, "recording guest")[:1] + [
+            results.case(group, "recording member")
+        ]:
             extra = recording_extra(results, group, case)
             recording_ok &= extra <= trip
             recording_cells.append(f"{group} {case.label.split()[-1]} {extra / trip:.2f}×")
@@ -346,7 +366,13 @@ def requests_table(results: Results) -> list[str]:
     rows = []
     for wsgi in (c for c in results.cases if c.group == "WSGI"):
         asgi = results.case("ASGI", wsgi.label, wsgi.online)
-        cells = [wsgi.implementation, wsgi.label, people(wsgi.online), trips(wsgi), f"{wsgi.queries:g}"]
+        cells = [
+            wsgi.implementation,
+            wsgi.label,
+            people(wsgi.online),
+            trips(wsgi),
+            f"{wsgi.queries:g}",
+        ]
         for case in (wsgi, asgi):
             ratios = per_round(case, bare(results, case.group))
             cells += [us(case.median_us), "1" if case.label == "bare" else times(ratios)]
@@ -369,7 +395,7 @@ def request_notes(results: Results) -> list[str]:
     ping = results.case("Redis", "PING")
     record = results.case("Redis", "presence.record_guest()")
     lines = [
-        "- **bare**: SessionMiddleware + AuthenticationMiddleware and a view returning \"ok\", no "
+        '- **bare**: SessionMiddleware + AuthenticationMiddleware and a view returning "ok", no '
         "cookies. The *bare, … cookie(s)* rows receive the same cookie header as the throttled rows "
         "(parsing a longer header is a cost of the cookie, not of whos_online); *bare + a "
         "do-nothing middleware* is the floor any middleware costs. *bare + "
@@ -394,7 +420,10 @@ def request_notes(results: Results) -> list[str]:
                 f"throttled {who} {percent(same)} against bare Django receiving the same cookies "
                 f"({percent(without)} against bare without cookies)"
             )
-        for case in [*results.series(group, "recording guest"), results.case(group, "recording member")]:
+        for case in [
+            *results.series(group, "recording guest"),
+            results.case(group, "recording member"),
+        ]:
             control = "bare + request.user" if "member" in case.label else "bare"
             extra = recording_extra(results, group, case)
             parts.append(
@@ -421,11 +450,18 @@ def render_table(results: Results) -> list[str]:
             key=lambda c: (c.implementation != "whos_online", c.implementation, c.online or 0),
         )
     ]
-    header = ["Implementation", "Tag", "Online", "µs per block", f"× whos_online at {people(reference.online)}", "Redis round trips (commands)"]
+    header = [
+        "Implementation",
+        "Tag",
+        "Online",
+        "µs per block",
+        f"× whos_online at {people(reference.online)}",
+        "Redis round trips (commands)",
+    ]
     return table(header, rows, "lllrrl") + [
-        f"A template holding only the tag, rendered with N members and N guests online "
-        f"(whos_online keeps at most `WHOS_ONLINE_MAX_GUESTS` = 100,000 guests). All three "
-        f"fill whos_online's template with at most 100 names, so the HTML is the same.",
+        "A template holding only the tag, rendered with N members and N guests online "
+        "(whos_online keeps at most `WHOS_ONLINE_MAX_GUESTS` = 100,000 guests). All three "
+        "fill whos_online's template with at most 100 names, so the HTML is the same.",
         "",
     ]
 
@@ -440,7 +476,8 @@ def prune_table(results: Results) -> list[str]:
                 first.label,
                 f"{first.stale:,}",
                 f"{first.removed:,}",
-                ms(statistics.median(run.seconds for run in runs)) + (f" (median of {len(runs)})" if len(runs) > 1 else ""),
+                ms(statistics.median(run.seconds for run in runs))
+                + (f" (median of {len(runs)})" if len(runs) > 1 else ""),
                 f"{len(first.trips_s):,}" + (f" ({first.detail})" if first.detail else ""),
                 trip_spread(runs),
                 slow_commands(runs, threshold),
@@ -475,7 +512,11 @@ def memory_table(results: Results) -> list[str]:
         [s.implementation, s.what, f"{s.members:,}", f"{s.bytes:,}", f"{s.per_member:.0f}"]
         for s in results.stored
     ]
-    return table(["Implementation", "Key", "Members", "MEMORY USAGE (bytes)", "Bytes per member"], rows, "llrrr") + [
+    return table(
+        ["Implementation", "Key", "Members", "MEMORY USAGE (bytes)", "Bytes per member"],
+        rows,
+        "llrrr",
+    ) + [
         f"`MEMORY USAGE <key> SAMPLES {MEMORY_SAMPLES}` divided by the members in the key: exact up "
         f"to {MEMORY_SAMPLES:,} members, extrapolated from {MEMORY_SAMPLES:,} of them above (reading "
         "every element of a million blocks a shared Redis for a quarter of a second).",
@@ -490,7 +531,7 @@ def method(results: Results) -> list[str]:
         "",
         "- **One site, many variants.** `bench_settings.py` is the benchmarked Django app: "
         "SessionMiddleware, AuthenticationMiddleware, database sessions in SQLite, one member, a "
-        "view that returns \"ok\" (sync under WSGI, async under ASGI). A variant adds middleware "
+        'view that returns "ok" (sync under WSGI, async under ASGI). A variant adds middleware '
         "and settings (`override_settings`), nothing else.",
         "- **No server.** WSGI requests call `django.core.handlers.wsgi.WSGIHandler` directly; ASGI "
         "requests call `django.core.handlers.asgi.ASGIHandler` with a scope and receive/send "
@@ -622,9 +663,9 @@ def readme_section(results: Results) -> list[str]:
         f"{ms(max(max(r.trips_s) for r in before_runs))}."
     )
     return [
-        "## For the README (\"Measured cost\")",
+        '## For the README ("Measured cost")',
         "",
-        "Paste below the \"Reading\" paragraph of README.md; the figures are this run's.",
+        'Paste below the "Reading" paragraph of README.md; the figures are this run\'s.',
         "",
         "```markdown",
         textwrap.fill(paragraph, width=92, break_on_hyphens=False),
@@ -664,14 +705,18 @@ def plot(results: Results, path: Path) -> None:
         ):
             series = results.series(group, label)
             ratios = [statistics.median(per_round(c, reference)) for c in series]
-            left.plot([c.online for c in series], ratios, style, marker="o", color=colors[implementation])
+            left.plot(
+                [c.online for c in series], ratios, style, marker="o", color=colors[implementation]
+            )
         cookie = statistics.median(per_round(results.case(group, "throttled guest"), reference))
         left.plot(span, [cookie, cookie], style, color="tab:blue")
     left.axhline(1.0, color="grey", linewidth=0.8)
     left.legend(
         handles=[
             Line2D([], [], color="tab:blue", label="whos_online, valid cookie (most requests)"),
-            Line2D([], [], color="tab:green", marker="o", label="whos_online, recording (no cookie)"),
+            Line2D(
+                [], [], color="tab:green", marker="o", label="whos_online, recording (no cookie)"
+            ),
             Line2D([], [], color="tab:orange", marker="o", label="naive sorted set, every request"),
             Line2D([], [], color="tab:red", marker="o", label="cache dict, every request"),
             Line2D([], [], color="grey", linewidth=0.8, label="bare Django"),
@@ -679,7 +724,13 @@ def plot(results: Results, path: Path) -> None:
         ],
         fontsize=8,
     )
-    left.set(xscale="log", yscale="log", xlim=span, ylabel="time per request ÷ bare Django", title="Cost per request")
+    left.set(
+        xscale="log",
+        yscale="log",
+        xlim=span,
+        ylabel="time per request ÷ bare Django",
+        title="Cost per request",
+    )
 
     for label, implementation in (
         ("{% whos_online %}", "whos_online"),
@@ -687,9 +738,21 @@ def plot(results: Results, path: Path) -> None:
         ("{% cache_dict_online %}", "cache dict"),
     ):
         series = results.series("render", label)
-        right.plot([c.online for c in series], [c.median_us / 1000 for c in series], marker="o", color=colors[implementation], label=implementation)
+        right.plot(
+            [c.online for c in series],
+            [c.median_us / 1000 for c in series],
+            marker="o",
+            color=colors[implementation],
+            label=implementation,
+        )
     right.legend(fontsize=8)
-    right.set(xscale="log", yscale="log", xlim=span, ylabel="ms per rendered block", title="Rendering the block")
+    right.set(
+        xscale="log",
+        yscale="log",
+        xlim=span,
+        ylabel="ms per rendered block",
+        title="Rendering the block",
+    )
 
     for axes in (left, right):
         axes.set_xlabel("people online: N members and N guests")

@@ -35,11 +35,9 @@ from typing import Callable
 os.environ["DJANGO_SETTINGS_MODULE"] = "bench_settings"
 
 import django  # noqa: E402
-import redis  # noqa: E402
-from django.conf import settings  # noqa: E402
-
 import harness  # noqa: E402
 import prune  # noqa: E402
+import redis  # noqa: E402
 import report  # noqa: E402
 from bench_settings import DATABASE_FILE, PREFIX, REDIS_URL, WHOS_ONLINE_MAX_AGE  # noqa: E402
 from benchsite import create_member  # noqa: E402
@@ -55,6 +53,7 @@ from cases import (  # noqa: E402
     request_cases,
     whos_online_prefix,
 )
+from django.conf import settings  # noqa: E402
 from populations import Stored, fill_cache_dict, fill_naive, fill_whos_online  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -66,11 +65,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n", 1)[0])
     add = parser.add_argument
     add("--quick", action="store_true", help="small populations, few rounds; does not write files")
-    add("--no-write", action="store_true", help="print the report, leave RESULTS.md and the plot alone")
+    add(
+        "--no-write",
+        action="store_true",
+        help="print the report, leave RESULTS.md and the plot alone",
+    )
     add("--rounds", type=int, help="interleaved rounds (default 15, quick 3)")
     add("--slices", type=int, help="slices per case per round (default 16, quick 4)")
     add("--slice-ms", type=float, default=8.0, help="target duration of one slice (default 8)")
-    add("--count", type=int, default=32, help="operations per case in the counting pass (default 32)")
+    add(
+        "--count",
+        type=int,
+        default=32,
+        help="operations per case in the counting pass (default 32)",
+    )
     add("--prune-stale", type=int, help="stale members to prune (default 1000000, quick 100000)")
     add("--prune-repeats", type=int, help="runs of whos_online_prune (default 3, quick 1)")
     add("--seed", type=int, help="shuffle seed (default: random)")
@@ -146,12 +154,16 @@ def measure(args: argparse.Namespace, admin: redis.Redis) -> report.Results:
         stored += fill_cache_dict(admin, cache_dict_key(n), n, ttl)
 
     session = {settings.SESSION_COOKIE_NAME: session_key}
-    tokens = online_tokens(session, {"WHOS_ONLINE_KEY_PREFIX": whos_online_prefix(args.render_online[0])})
+    tokens = online_tokens(
+        session, {"WHOS_ONLINE_KEY_PREFIX": whos_online_prefix(args.render_online[0])}
+    )
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
 
     def requests(group: str, runner: Callable[[Site], harness.Runner]) -> list[harness.Case]:
-        return request_cases(group, runner, session, tokens, args.recording_online, args.baseline_online)
+        return request_cases(
+            group, runner, session, tokens, args.recording_online, args.baseline_online
+        )
 
     cases = [
         *requests("WSGI", WsgiRunner),

@@ -117,8 +117,19 @@ def measure() -> dict[str, float]:
             # KEYS: the guests, the set to drop from (itself: none), the room registry
             # (unused); ARGV: score, member, TTL, cap, trim per write, room, room TTL.
             "EVAL RECORD": redis_benchmark(
-                "EVAL", scripts.RECORD, "3", GUESTS_KEY, GUESTS_KEY, f"{PREFIX}:rooms",
-                "__rand_int__", "__rand_int__", "600", str(MAX_GUESTS * 20), "100", "", "600",
+                "EVAL",
+                scripts.RECORD,
+                "3",
+                GUESTS_KEY,
+                GUESTS_KEY,
+                f"{PREFIX}:rooms",
+                "__rand_int__",
+                "__rand_int__",
+                "600",
+                str(MAX_GUESTS * 20),
+                "100",
+                "",
+                "600",
             ),  # fmt: skip
         }
         rates["python"] = python_rate()

@@ -11,7 +11,7 @@ import os
 import re
 import socket
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from typing import Any
 
@@ -164,3 +164,63 @@ def black_hole() -> Iterator[int]:
         sock.bind(("127.0.0.1", 0))
         sock.listen(64)
         yield int(sock.getsockname()[1])
+
+
+class Wire:
+    """Connection attempts, payloads sent, and socket waits that ended in a timeout.
+
+    ``timeouts`` holds, per wait that timed out, the timeout the socket had: it
+    proves which setting bounded the wait without timing anything.
+    """
+
+    def __init__(self) -> None:
+        self.connects = 0
+        self.payloads: list[bytes] = []
+        self.timeouts: list[float | None] = []
+
+    @property
+    def touched(self) -> bool:
+        return bool(self.connects or self.payloads or self.timeouts)
+
+    def clear(self) -> None:
+        self.connects = 0
+        self.payloads.clear()
+        self.timeouts.clear()
+
+
+@pytest.fixture
+def wire(monkeypatch: pytest.MonkeyPatch) -> Wire:
+    seen = Wire()
+    connection = redis.connection.AbstractConnection
+    # The TCP connect is defined on Connection, the class django-redis pools use.
+    send, read, raw_connect = (
+        connection.send_packed_command,
+        connection.read_response,
+        redis.connection.Connection._connect,
+    )
+
+    def spy_send(self: Any, command: Any, *args: Any, **kwargs: Any) -> Any:
+        chunks = command if isinstance(command, (list, tuple)) else [command]
+        seen.payloads.append(b"".join(bytes(chunk) for chunk in chunks))
+        return send(self, command, *args, **kwargs)
+
+    def timed(original: Callable[..., Any]) -> Callable[..., Any]:
+        # The two places a client waits on the socket: the TCP connect and a reply.
+        def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if original is raw_connect:
+                seen.connects += 1  # a real attempt (connect() on a live connection is a no-op)
+                limit = self.socket_connect_timeout
+            else:
+                limit = self._sock.gettimeout() if self._sock is not None else None
+            try:
+                return original(self, *args, **kwargs)
+            except (TimeoutError, redis.TimeoutError):
+                seen.timeouts.append(limit)
+                raise
+
+        return spy
+
+    monkeypatch.setattr(connection, "send_packed_command", spy_send)
+    monkeypatch.setattr(connection, "read_response", timed(read))
+    monkeypatch.setattr(redis.connection.Connection, "_connect", timed(raw_connect))
+    return seen

@@ -254,9 +254,7 @@ def test_a_member_appears_in_another_members_block_without_a_reload(
             alice.context.close()
 
 
-def test_staff_see_the_online_now_admin_page_with_its_chart(
-    browser: Browser, demo: Demo
-) -> None:
+def test_staff_see_the_online_now_admin_page_with_its_chart(browser: Browser, demo: Demo) -> None:
     from playwright.sync_api import expect
 
     admin_page = f"{demo.url}/admin/whos_online/onlinenow/"

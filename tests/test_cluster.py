@@ -126,10 +126,14 @@ class Cluster:
     def __init__(self, directory: Path) -> None:
         self.nodes = [
             RedisServer(
-                "--cluster-enabled", "yes",
-                "--cluster-config-file", "nodes.conf",
-                "--cluster-node-timeout", str(NODE_TIMEOUT),
-                "--cluster-require-full-coverage", "no",
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                "nodes.conf",
+                "--cluster-node-timeout",
+                str(NODE_TIMEOUT),
+                "--cluster-require-full-coverage",
+                "no",
                 directory=directory / f"node-{n}",
                 # The default bus port (port + 10000) does not exist for high spare ports.
                 port_args=lambda port: ("--cluster-port", str(spare_port())),
@@ -142,9 +146,13 @@ class Cluster:
             node.start()
         create = subprocess.run(
             [
-                REDIS_CLI, "--cluster", "create",
+                REDIS_CLI,
+                "--cluster",
+                "create",
                 *(f"127.0.0.1:{node.require_port()}" for node in self.nodes),
-                "--cluster-replicas", "0", "--cluster-yes",
+                "--cluster-replicas",
+                "0",
+                "--cluster-yes",
             ],  # fmt: skip
             stdin=subprocess.DEVNULL,
             capture_output=True,

@@ -13,6 +13,7 @@ from django.core.management import CommandError, call_command
 from tests.conftest import NOW
 from whos_online import presence
 
+
 def test_prunes_stale_members_and_reports_counts(redis_db: redis.Redis, settings: Any) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
     with time_machine.travel(NOW, tick=False) as traveller:

@@ -19,9 +19,7 @@ from whos_online.connection import _with_timeout, get_client
 def test_our_timeouts_apply_whatever_the_cache_options(
     settings: Any, options: dict[str, Any]
 ) -> None:
-    settings.CACHES = {
-        "default": django_redis_cache("redis://:secret@127.0.0.1:6390/7", **options)
-    }
+    settings.CACHES = {"default": django_redis_cache("redis://:secret@127.0.0.1:6390/7", **options)}
     settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.3
     kwargs = get_client().connection_pool.connection_kwargs
     assert kwargs["socket_timeout"] == kwargs["socket_connect_timeout"] == 0.3

@@ -78,7 +78,9 @@ def test_back_off_skips_redis_then_retries_and_recovers(
         assert any("answers again" in r.getMessage() for r in caplog.records)
 
 
-@pytest.mark.parametrize("cache_options", [{}, {"SOCKET_TIMEOUT": 30, "SOCKET_CONNECT_TIMEOUT": 30}])
+@pytest.mark.parametrize(
+    "cache_options", [{}, {"SOCKET_TIMEOUT": 30, "SOCKET_CONNECT_TIMEOUT": 30}]
+)
 def test_a_hung_redis_costs_one_short_timeout_whatever_the_cache_options(
     settings: Any,
     black_hole: int,

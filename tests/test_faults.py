@@ -29,7 +29,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import AsyncClient, Client
 
-from tests.conftest import NOW, BrowserAsyncClient, BrowserClient, django_redis_cache
+from tests.conftest import NOW, BrowserAsyncClient, BrowserClient, Wire, django_redis_cache
 from tests.redis_server import REDIS_SERVER, RedisServer
 from whos_online import presence
 
@@ -80,66 +80,6 @@ def own_redis(redis_servers: Callable[..., RedisServer], settings: Any, prefix: 
 
 
 # -- what goes over the wire ----------------------------------------------------
-
-
-class Wire:
-    """Connection attempts, payloads sent, and socket waits that ended in a timeout.
-
-    ``timeouts`` holds, per wait that timed out, the timeout the socket had: it
-    proves which setting bounded the wait without timing anything.
-    """
-
-    def __init__(self) -> None:
-        self.connects = 0
-        self.payloads: list[bytes] = []
-        self.timeouts: list[float | None] = []
-
-    @property
-    def touched(self) -> bool:
-        return bool(self.connects or self.payloads or self.timeouts)
-
-    def clear(self) -> None:
-        self.connects = 0
-        self.payloads.clear()
-        self.timeouts.clear()
-
-
-@pytest.fixture
-def wire(monkeypatch: pytest.MonkeyPatch) -> Wire:
-    seen = Wire()
-    connection = redis.connection.AbstractConnection
-    # The TCP connect is defined on Connection, the class django-redis pools use.
-    send, read, raw_connect = (
-        connection.send_packed_command,
-        connection.read_response,
-        redis.connection.Connection._connect,
-    )
-
-    def spy_send(self: Any, command: Any, *args: Any, **kwargs: Any) -> Any:
-        chunks = command if isinstance(command, (list, tuple)) else [command]
-        seen.payloads.append(b"".join(bytes(chunk) for chunk in chunks))
-        return send(self, command, *args, **kwargs)
-
-    def timed(original: Callable[..., Any]) -> Callable[..., Any]:
-        # The two places a client waits on the socket: the TCP connect and a reply.
-        def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
-            if original is raw_connect:
-                seen.connects += 1  # a real attempt (connect() on a live connection is a no-op)
-                limit = self.socket_connect_timeout
-            else:
-                limit = self._sock.gettimeout() if self._sock is not None else None
-            try:
-                return original(self, *args, **kwargs)
-            except (TimeoutError, redis.TimeoutError):
-                seen.timeouts.append(limit)
-                raise
-
-        return spy
-
-    monkeypatch.setattr(connection, "send_packed_command", spy_send)
-    monkeypatch.setattr(connection, "read_response", timed(read))
-    monkeypatch.setattr(redis.connection.Connection, "_connect", timed(raw_connect))
-    return seen
 
 
 # -- requests and what a visitor sees -----------------------------------------------
@@ -531,4 +471,3 @@ def test_prune_while_visitors_are_recorded_keeps_every_live_member(
     # A comeback counts as pruned only if its stale entry went before it came back.
     assert len(stale) - len(came_back) <= int(match[1]) <= len(stale)
     assert int(match[2]) == len(stale_guests)
-

@@ -54,15 +54,18 @@ def traces(address: str) -> list[bytes]:
     forms = [ip, mapped] if mapped else [ip]
     found = []
     for form in forms:
-        found += [str(form).encode(), form.exploded.encode(), form.packed, form.packed.hex().encode()]
+        found += [
+            str(form).encode(),
+            form.exploded.encode(),
+            form.packed,
+            form.packed.hex().encode(),
+        ]
     if ip.version == 6 and not mapped:
         found += [str(ipaddress.ip_network(f"{address}/64", strict=False).network_address).encode()]
     return found
 
 
-def test_no_trace_of_any_address_in_any_key_or_member(
-    redis_db: redis.Redis, settings: Any
-) -> None:
+def test_no_trace_of_any_address_in_any_key_or_member(redis_db: redis.Redis, settings: Any) -> None:
     for address in ADDRESSES:
         BrowserClient().get("/", REMOTE_ADDR=address)
         BrowserClient().get("/block/", REMOTE_ADDR=address)

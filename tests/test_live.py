@@ -45,9 +45,7 @@ def test_no_shared_cache_may_store_it(redis_db: redis.Redis) -> None:
     assert "private" in cache_control and "no-store" in cache_control
 
 
-def test_list_limit_and_hidden_members_are_respected(
-    redis_db: redis.Redis, settings: Any
-) -> None:
+def test_list_limit_and_hidden_members_are_respected(redis_db: redis.Redis, settings: Any) -> None:
     settings.WHOS_ONLINE_LIST_LIMIT = 1
     settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
     member("shy", last_name="hidden").get("/")
@@ -58,9 +56,7 @@ def test_list_limit_and_hidden_members_are_respected(
     assert (data["users"], data["hidden"], data["hidden_members"]) == (3, 1, [])
     assert "shy" not in json.dumps(data)
     settings.WHOS_ONLINE_LIST_LIMIT = 10
-    staff = json.loads(
-        member("admin", is_staff=True).get("/whos-online/", headers=POLL).content
-    )
+    staff = json.loads(member("admin", is_staff=True).get("/whos-online/", headers=POLL).content)
     assert staff["hidden_members"] == ["shy"]
     assert "shy (hidden)" in staff["html"]
 

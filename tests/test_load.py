@@ -237,4 +237,3 @@ def test_thousands_of_visitors_are_counted_exactly(
         own_keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
         if own_keys:
             client.delete(*own_keys)
-

@@ -8,7 +8,7 @@ import pytest
 import redis
 from asgiref.sync import async_to_sync, sync_to_async
 from django.contrib.auth.models import User
-from django.test import AsyncClient
+from django.test import AsyncClient, Client
 
 from tests.conftest import BrowserAsyncClient, BrowserClient
 from whos_online import middleware, presence
@@ -251,9 +251,7 @@ def test_async_client_records_and_then_throttles_without_a_thread_hop(
     assert len(hops) == 1  # the throttled path stays on the event loop
 
 
-def test_async_client_records_members(
-    redis_db: redis.Redis, alice: User, round_trips: Any
-) -> None:
+def test_async_client_records_members(redis_db: redis.Redis, alice: User, round_trips: Any) -> None:
     client = BrowserAsyncClient()
     client.force_login(alice)
     async_get(client, "/")

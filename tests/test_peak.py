@@ -29,9 +29,7 @@ def test_no_peak_before_anyone_is_counted(redis_db: redis.Redis) -> None:
     assert "Most ever online" not in render()
 
 
-def test_the_block_raises_the_peak_and_it_never_drops(
-    redis_db: redis.Redis, settings: Any
-) -> None:
+def test_the_block_raises_the_peak_and_it_never_drops(redis_db: redis.Redis, settings: Any) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_user("alice")

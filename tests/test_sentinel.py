@@ -27,18 +27,16 @@ import time_machine
 from django.contrib.auth.models import User
 from django_redis.pool import ConnectionFactory
 
-from tests.conftest import NOW, BrowserClient
+from tests.conftest import NOW, BrowserClient, Wire
 from tests.redis_server import REDIS_SERVER, RedisServer, RedisServerError, wait_for
-from tests.test_faults import (  # noqa: F401  (wire is a fixture)
+from tests.test_faults import (
     UNAVAILABLE,
-    Wire,
     answers_again,
     block,
     get,
     log_records,
     members,
     the_error,
-    wire,
 )
 
 pytestmark = [pytest.mark.topology, pytest.mark.django_db]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import django
-import pytest
 import redis
 import time_machine
 from celery import current_app
@@ -24,9 +23,7 @@ def one_stale_member_and_guest(traveller: Any) -> None:
     traveller.shift(301)
 
 
-def test_celery_task_prunes_and_is_registered_by_name(
-    redis_db: redis.Redis, settings: Any
-) -> None:
+def test_celery_task_prunes_and_is_registered_by_name(redis_db: redis.Redis, settings: Any) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
     with time_machine.travel(NOW, tick=False) as traveller:
         one_stale_member_and_guest(traveller)
@@ -34,7 +31,9 @@ def test_celery_task_prunes_and_is_registered_by_name(
     assert result.successful()
     assert result.get() == {"users": 1, "guests": 1, "batches": 4}
     assert presence.online_users(limit=None) == ["here"]
-    assert tasks.celery_prune.name == "whos_online.prune" and "whos_online.prune" in current_app.tasks
+    assert (
+        tasks.celery_prune.name == "whos_online.prune" and "whos_online.prune" in current_app.tasks
+    )
 
 
 def test_celery_task_fails_loudly_when_redis_is_down(dead_redis: None) -> None:

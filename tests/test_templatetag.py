@@ -64,7 +64,7 @@ def test_usernames_are_escaped(redis_db: redis.Redis) -> None:
 
 
 ODD_NAMES = [
-    "O'Brien \"quoted\" & <b>bold</b>",
+    'O\'Brien "quoted" & <b>bold</b>',
     "\u202eevil\u202c right-to-left override",
     "zero\u200bwidth\u200djoiner",
     "emoji \U0001f600\U0001f469\u200d\U0001f4bb",

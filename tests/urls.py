@@ -20,7 +20,9 @@ def plain(request: HttpRequest) -> HttpResponse:
 
 
 def log_in(request: HttpRequest) -> HttpResponse:
-    user = authenticate(request, username=request.POST["username"], password=request.POST["password"])
+    user = authenticate(
+        request, username=request.POST["username"], password=request.POST["password"]
+    )
     login(request, user)
     return HttpResponse("welcome")
 

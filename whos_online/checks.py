@@ -201,8 +201,7 @@ def check_crawler_list(**kwargs: Any) -> list[CheckMessage]:
             "crawler-user-agents is not installed, so the default bot filter "
             "only skips HEAD requests, prefetches and empty User-Agents: "
             "every crawler request counts as a guest and costs a Redis write.",
-            hint="pip install 'whos-online[bots]', or set WHOS_ONLINE_IS_BOT "
-            "to your own filter.",
+            hint="pip install 'whos-online[bots]', or set WHOS_ONLINE_IS_BOT to your own filter.",
             id="whos_online.W004",
         )
     ]

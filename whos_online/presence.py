@@ -155,7 +155,9 @@ def summary(limit: int, include_hidden: bool = False, room: str | None = None) -
         guest_count=int(guests),
         peak=_peak(*peak),
         hidden_count=int(hidden),
-        hidden=frozenset(_text(member) for member, _ in lists[1]) if include_hidden else frozenset(),
+        hidden=frozenset(_text(member) for member, _ in lists[1])
+        if include_hidden
+        else frozenset(),
         hidden_listed=include_hidden,
     )
 
@@ -195,9 +197,7 @@ def statuses(usernames: Iterable[str], include_hidden: bool = True) -> dict[str,
     staff, so a hidden member reads as offline to them.
     """
     now = time.time()
-    return {
-        name: _status(score, now) for name, score in _scores(usernames, include_hidden).items()
-    }
+    return {name: _status(score, now) for name, score in _scores(usernames, include_hidden).items()}
 
 
 @dataclass(frozen=True)

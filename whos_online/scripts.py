@@ -70,7 +70,9 @@ COUNT_AND_RAISE_PEAK = _COUNT_AND_RAISE_PEAK + "return count_and_raise_peak()\n"
 # whose pipelines cannot carry a script): the ARGV[4] newest listed members,
 # with the hidden ones and scores when ARGV[5] is '1' (for staff, merged by
 # the caller), then the counts and peak of count_and_raise_peak().
-SUMMARY = _COUNT_AND_RAISE_PEAK + """
+SUMMARY = (
+    _COUNT_AND_RAISE_PEAK
+    + """
 local function newest(key, scores)
   if scores then
     return redis.call('ZRANGE', key, '+inf', ARGV[1], 'BYSCORE', 'REV', 'LIMIT', 0, ARGV[4],
@@ -85,3 +87,4 @@ local result = {newest(KEYS[1], with_hidden), hidden}
 for _, value in ipairs(count_and_raise_peak()) do table.insert(result, value) end
 return result
 """
+)

@@ -40,7 +40,6 @@ def live(request: HttpRequest) -> JsonResponse:
             guests=online.guest_count,
             total=online.total,
             window_minutes=conf.window_minutes,
-            peak=online.peak
-            and {"count": online.peak.count, "at": online.peak.at.isoformat()},
+            peak=online.peak and {"count": online.peak.count, "at": online.peak.at.isoformat()},
         )
     return JsonResponse(body)
