@@ -14,7 +14,7 @@ does but with a fixed random seed. Playwright drives the system's Chromium
 
 Needs REDIS_URL (the server is another process), Chromium and Playwright
 (``pip install playwright``; never ``playwright install``). Without them the
-tests skip, or fail when CI is set. Only this run's keys are deleted afterwards.
+tests are deselected, or fail when CI is set (see ``require`` in conftest). Only this run's keys are deleted afterwards.
 """
 
 from __future__ import annotations
@@ -33,17 +33,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 import pytest
 import redis
+
+from tests.conftest import REDIS_URL, require
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
 pytestmark = pytest.mark.browser
 
-REDIS_URL = os.environ.get("REDIS_URL", "")
+
 ROOT = Path(__file__).resolve().parent.parent
 MANAGE = ROOT / "example_project" / "manage.py"
 # The README's picture; only rewritten on request, so a test run leaves the tree clean.
@@ -68,13 +70,6 @@ call_command("whos_online_prune", verbosity=0)
 """
 
 
-def unavailable(reason: str) -> NoReturn:
-    """Skip locally, fail in CI: CI must never quietly drop the browser test."""
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} (CI is set: the browser test may not be skipped)")
-    pytest.skip(reason)
-
-
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -93,8 +88,7 @@ class Demo:
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     """The demo site on runserver at a loopback port, until the module's tests are done."""
-    if not REDIS_URL:
-        unavailable("REDIS_URL is not set; the browser test needs a real Redis")
+    require("REDIS_URL")
     directory = tmp_path_factory.mktemp("browser_demo")
     prefix = f"whos_online_browser:{uuid.uuid4().hex}"
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
@@ -155,15 +149,11 @@ def wait_until_serving(server: subprocess.Popen[bytes], site: Demo) -> None:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     """Debian's headless Chromium, driven by Playwright."""
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        unavailable("chromium is not installed (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        unavailable("Playwright is not installed (pip install playwright)")
+    require("chromium", "playwright")
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium)
+        launched = playwright.chromium.launch(executable_path=shutil.which("chromium"))
         try:
             yield launched
         finally:

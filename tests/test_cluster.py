@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import os
 import subprocess
 import types
 import uuid
@@ -55,10 +54,9 @@ from tests import (
     test_status,
     test_templatetag,
 )
-from tests.conftest import NOW, BrowserClient
+from tests.conftest import NOW, BrowserClient, require
 from tests.redis_server import (
     REDIS_CLI,
-    REDIS_SERVER,
     RedisServer,
     RedisServerError,
     spare_port,
@@ -210,20 +208,9 @@ class Cluster:
             node.close()
 
 
-def require_binaries() -> None:
-    if REDIS_SERVER and REDIS_CLI:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(
-            "redis-server and redis-cli must be installed in CI: "
-            "the Cluster tests may not be skipped"
-        )
-    pytest.skip("redis-server or redis-cli is not installed")
-
-
 @contextmanager
 def running_cluster(directory: Path) -> Iterator[Cluster]:
-    require_binaries()
+    require("redis-server", "redis-cli")
     cluster = Cluster(directory)
     try:
         yield cluster.start()

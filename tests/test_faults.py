@@ -9,7 +9,6 @@ so that a regression hangs no longer than that.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import signal
 import threading
@@ -29,8 +28,15 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import AsyncClient, Client
 
-from tests.conftest import NOW, BrowserAsyncClient, BrowserClient, Wire, django_redis_cache
-from tests.redis_server import REDIS_SERVER, RedisServer
+from tests.conftest import (
+    NOW,
+    BrowserAsyncClient,
+    BrowserClient,
+    Wire,
+    django_redis_cache,
+    require,
+)
+from tests.redis_server import RedisServer
 from whos_online import presence
 
 pytestmark = pytest.mark.django_db
@@ -46,10 +52,7 @@ UNAVAILABLE = "Who's online is unavailable right now."
 @pytest.fixture
 def redis_servers(tmp_path: Path) -> Iterator[Callable[..., RedisServer]]:
     """Start own redis-server processes; every one is stopped (and woken first) afterwards."""
-    if not REDIS_SERVER:
-        if os.environ.get("CI"):
-            pytest.fail("redis-server must be installed in CI: the fault tests may not be skipped")
-        pytest.skip("redis-server is not installed")
+    require("redis-server")
     servers: list[RedisServer] = []
 
     def start(*args: str) -> RedisServer:

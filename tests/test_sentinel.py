@@ -14,7 +14,6 @@ deadline; whos_online's back-off is moved with time_machine.
 from __future__ import annotations
 
 import logging
-import os
 import time
 import uuid
 from collections.abc import Iterator
@@ -27,8 +26,8 @@ import time_machine
 from django.contrib.auth.models import User
 from django_redis.pool import ConnectionFactory
 
-from tests.conftest import NOW, BrowserClient, Wire
-from tests.redis_server import REDIS_SERVER, RedisServer, RedisServerError, wait_for
+from tests.conftest import NOW, BrowserClient, Wire, require
+from tests.redis_server import RedisServer, RedisServerError, wait_for
 from tests.test_faults import (
     UNAVAILABLE,
     answers_again,
@@ -130,12 +129,7 @@ class SentinelSetup:
 
 @pytest.fixture
 def sentinel_setup(tmp_path: Path) -> Iterator[SentinelSetup]:
-    if not REDIS_SERVER:
-        if os.environ.get("CI"):
-            pytest.fail(
-                "redis-server must be installed in CI: the Sentinel tests may not be skipped"
-            )
-        pytest.skip("redis-server is not installed")
+    require("redis-server")
     setup = SentinelSetup(tmp_path)
     try:
         yield setup.start()
