@@ -9,13 +9,13 @@ from django.dispatch import receiver
 
 from whos_online import failsafe, presence
 from whos_online.client_ip import client_ip
-from whos_online.conf import conf
+from whos_online.visits import record_member
 
 
 @receiver(user_logged_in, dispatch_uid="whos_online.record_login")
 def record_login(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
     """Count the visitor as a member now, and no longer as a guest."""
-    if failsafe.call(presence.record_user, user.get_username(), conf.is_hidden(user)) is None:
+    if not record_member(user):
         return
     ip = client_ip(request) if request is not None else None
     if ip is not None:

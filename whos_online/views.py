@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest, JsonResponse
+from django.template import Context
 from django.template.loader import render_to_string
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from whos_online import failsafe, presence
 from whos_online.conf import conf
+from whos_online.templatetags.whos_online import whos_online
 
 
 @never_cache  # per viewer (staff see hidden members) and always fresh: no shared cache
@@ -22,13 +23,10 @@ def live(request: HttpRequest) -> JsonResponse:
     template override and translations. ``available`` is false while Redis is
     down; the response is still a 200, like every page while Redis is down.
     """
-    staff = bool(getattr(getattr(request, "user", None), "is_staff", False))
-    online = failsafe.call(presence.summary, conf.list_limit, staff)
-    html = render_to_string(
-        "whos_online/whos_online.html",
-        {"online": online, "window_minutes": conf.window_minutes},
-        request,
-    )
+    # The tag's own context (so the same read, the staff rule included), without live=.
+    block = whos_online(Context({"request": request}))
+    online = block["online"]
+    html = render_to_string("whos_online/whos_online.html", block, request)
     body: dict[str, Any] = {"available": online is not None, "html": html}
     if online is not None:
         body.update(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.http import HttpRequest
 
@@ -23,9 +25,7 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
     # Without a session cookie nobody is logged in, and reading request.user
     # would load the session for nothing (and add Vary: Cookie).
     if settings.SESSION_COOKIE_NAME in request.COOKIES and request.user.is_authenticated:
-        user = request.user
-        hidden = conf.is_hidden(user)
-        return failsafe.call(presence.record_user, user.get_username(), hidden, room) is not None
+        return record_member(request.user, room)
     if not conf.track_guests:
         return True
     is_bot = conf.is_bot
@@ -35,3 +35,14 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
     if ip is None:
         return True
     return failsafe.call(presence.record_guest, ip, room) is not None
+
+
+def record_member(user: Any, room: str | None = None) -> bool:
+    """Record a logged-in user (hidden as WHOS_ONLINE_IS_HIDDEN says); False if Redis failed."""
+    hidden = conf.is_hidden(user)
+    return failsafe.call(presence.record_user, user.get_username(), hidden, room) is not None
+
+
+def viewer_is_staff(request: HttpRequest | None) -> bool:
+    """Whether the page is for staff, who alone see hidden members (no request: not staff)."""
+    return bool(getattr(getattr(request, "user", None), "is_staff", False))

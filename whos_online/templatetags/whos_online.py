@@ -18,6 +18,7 @@ from django.urls import NoReverseMatch, reverse
 
 from whos_online import failsafe, presence
 from whos_online.conf import conf
+from whos_online.visits import viewer_is_staff
 
 register = template.Library()
 
@@ -89,6 +90,4 @@ def _username(user: Any) -> str:
 
 
 def _staff(context: template.Context) -> bool:
-    """Whether the page is rendered for staff, who alone see hidden members."""
-    user = getattr(context.get("request"), "user", None)
-    return bool(getattr(user, "is_staff", False))
+    return viewer_is_staff(context.get("request"))
