@@ -106,9 +106,10 @@ def online_users(
 ) -> list[str]:
     """Usernames seen inside the window, most recent first, at most ``limit``."""
     keys = _member_keys(conf.keys(room), include_hidden)
+    cutoff = _cutoff()  # one window for both sets
     pipe = get_client().pipeline(transaction=False)
     for key in keys:
-        _newest(pipe, key, _cutoff(), limit, scores=len(keys) > 1)
+        _newest(pipe, key, cutoff, limit, scores=len(keys) > 1)
     return _newest_names(pipe.execute(), limit)
 
 
