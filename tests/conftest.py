@@ -135,6 +135,24 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return ["not here, so the tests that need them are deselected: " + "; ".join(missing)]
 
 
+@pytest.fixture
+def people(db: None, django_user_model: Any) -> Callable[..., list[Any]]:
+    """Make users by username: ``alice, bob = people("alice", "bob")``.
+
+    Keyword arguments (``first_name="Alice"``, ``is_staff=True``) apply to each.
+    """
+
+    def make(*usernames: str, **fields: Any) -> list[Any]:
+        return [django_user_model.objects.create(username=name, **fields) for name in usernames]
+
+    return make
+
+
+def names(members: Any) -> list[str]:
+    """The display names of listed members, e.g. ``names(presence.online_users())``."""
+    return [member.name for member in members]
+
+
 @pytest.fixture(autouse=True)
 def _fresh_outage() -> Iterator[None]:
     """The back-off state is per process; no test inherits another's outage."""

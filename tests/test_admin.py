@@ -29,13 +29,18 @@ def staff() -> BrowserClient:
     return client
 
 
-def test_prune_samples_the_counts_for_the_chart(redis_db: redis.Redis) -> None:
+def test_prune_samples_the_counts_for_the_chart(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
+    (alice,) = people("alice")
+    (bob,) = people("bob", email="hidden")
     with time_machine.travel(NOW, tick=False) as traveller:
-        presence.record_user("alice")
+        presence.record_user(alice)
         prune()
         traveller.shift(60)
         presence.record_guest("203.0.113.1")
-        presence.record_user("bob", hidden=True)
+        presence.record_user(bob)
         prune()
         samples = presence.history()
     assert [(s.users, s.guests) for s in samples] == [(1, 0), (2, 1)]
@@ -54,12 +59,14 @@ def test_history_keeps_a_day(redis_db: redis.Redis, settings: Any) -> None:
 
 
 def test_staff_see_members_hidden_ones_guests_peak_and_the_chart(
-    redis_db: redis.Redis, settings: Any
+    redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
     settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
+    (alice,) = people("alice")
+    (shy,) = people("shy", first_name="Shy", email="hidden")
     with time_machine.travel(NOW, tick=False) as traveller:
-        presence.record_user("alice")
-        presence.record_user("shy", hidden=True)
+        presence.record_user(alice)
+        presence.record_user(shy)
         prune()
         traveller.shift(60)
         presence.record_guest("203.0.113.1")
@@ -67,7 +74,9 @@ def test_staff_see_members_hidden_ones_guests_peak_and_the_chart(
         html = staff().get(PAGE).content.decode()
     assert "Online now" in html
     assert "4 online: 3 members (1 hidden) and 1 guests." in html  # boss counts too
-    assert "shy <em>(hidden)</em>" in html and "alice" in html
+    change = f"/admin/auth/user/{shy.pk}/change/"
+    assert f'<a href="{change}"><bdi>Shy</bdi></a> <em>(hidden)</em>' in html
+    assert "<bdi>alice</bdi>" in html
     assert '<tr class="whos-online-online">' in html
     assert "Most ever online: 4 on" in html
     assert '<svg class="whos-online-chart"' in html
@@ -97,3 +106,16 @@ def test_redis_down_says_so_and_is_no_error(dead_redis: None) -> None:
     response = staff().get(PAGE)
     assert response.status_code == 200
     assert "Redis is unavailable" in response.content.decode()
+
+
+def test_staff_see_the_page_each_member_was_last_on_when_pages_are_tracked(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_TRACK_PAGES = True
+    client = BrowserClient()
+    client.force_login(User.objects.create_user("alice"))
+    client.get("/block/")
+    html = staff().get(PAGE).content.decode()
+    assert "<th>Page</th>" in html and "<code>/block/</code>" in html
+    block = client.get("/block/").content.decode()  # alice is no staff
+    assert "/block/" not in block.split("<section")[1]

@@ -6,10 +6,9 @@ from typing import Any
 
 import pytest
 import redis
-from django.contrib.auth.models import User
 from django.http import HttpRequest
 
-from tests.conftest import BrowserClient
+from tests.conftest import BrowserClient, names
 from whos_online import presence
 
 pytestmark = pytest.mark.django_db
@@ -58,11 +57,12 @@ def test_a_real_browser_after_its_prefetch_is_counted(redis_db: redis.Redis) -> 
     assert presence.guest_count() == 1
 
 
-def test_members_are_recorded_whatever_their_user_agent(redis_db: redis.Redis) -> None:
+def test_members_are_recorded_whatever_their_user_agent(redis_db: redis.Redis, people: Any) -> None:
+    (alice,) = people("alice")
     client = BrowserClient()
-    client.force_login(User.objects.create_user("alice"))
+    client.force_login(alice)
     client.get("/", headers={"User-Agent": GOOGLEBOT})
-    assert presence.online_users() == ["alice"]
+    assert names(presence.online_users()) == ["alice"]
 
 
 def test_the_filter_is_pluggable_by_dotted_path(redis_db: redis.Redis, settings: Any) -> None:

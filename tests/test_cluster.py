@@ -277,12 +277,8 @@ def uses_redis(module: types.ModuleType, test: Callable[..., Any]) -> bool:
     return bool(wanted & set(inspect.signature(test).parameters))
 
 
-# Tests of the core suite that cannot mean the same on a cluster, and why.
-NOT_ON_CLUSTER = {
-    # It fakes a Redis older than 6.2 by patching redis.Redis, which a cluster
-    # client is not (and Redis Cluster servers all have ZMSCORE).
-    "test_status__redis_without_zmscore_gets_the_same_answer_pipelined",
-}
+# Tests of the core suite that cannot mean the same on a cluster (none at present).
+NOT_ON_CLUSTER: set[str] = set()
 
 CORE_SUITE = [
     test_presence,  # record, list, counts, last seen, prune

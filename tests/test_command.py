@@ -14,20 +14,25 @@ from tests.conftest import NOW
 from whos_online import presence
 
 
-def test_prunes_stale_members_and_reports_counts(redis_db: redis.Redis, settings: Any) -> None:
+def test_prunes_stale_members_and_reports_counts(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
+    old, fresh = people("old", "fresh")
     with time_machine.travel(NOW, tick=False) as traveller:
-        presence.record_user("old")
+        presence.record_user(old)
         presence.record_guest("203.0.113.1")
         traveller.shift(500)
-        presence.record_user("fresh")
+        presence.record_user(fresh)
         presence.record_guest("203.0.113.2")
         traveller.shift(200)
         out = StringIO()
         call_command("whos_online_prune", stdout=out)
     assert out.getvalue().strip() == "Pruned 1 stale member(s) and 1 stale guest(s) in 4 batch(es)."
-    users_key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:users"
-    assert redis_db.zrange(users_key, 0, -1) == [b"fresh"]
+    prefix = settings.WHOS_ONLINE_KEY_PREFIX
+    assert redis_db.zrange(f"{prefix}:users", 0, -1) == [str(fresh.pk).encode()]
+    # the stale member's card went with them
+    assert redis_db.hkeys(f"{prefix}:cards") == [str(fresh.pk).encode()]
 
 
 def test_verbosity_zero_is_silent(redis_db: redis.Redis) -> None:
@@ -41,13 +46,16 @@ def test_unreachable_redis_is_a_command_error(dead_redis: None) -> None:
         call_command("whos_online_prune")
 
 
-def test_batch_size_option_sets_how_many_go_per_call(redis_db: redis.Redis, settings: Any) -> None:
+def test_batch_size_option_sets_how_many_go_per_call(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
+    *stale, fresh = people("a", "b", "c", "d", "e", "fresh")
     with time_machine.travel(NOW, tick=False) as traveller:
-        for name in ("a", "b", "c", "d", "e"):
-            presence.record_user(name)
+        for user in stale:
+            presence.record_user(user)
         traveller.shift(300)
-        presence.record_user("fresh")
+        presence.record_user(fresh)
         traveller.shift(301)
         out = StringIO()
         call_command("whos_online_prune", "--batch-size", "2", stdout=out)

@@ -78,14 +78,15 @@ def fakeredis_client() -> redis.Redis:
 FACTORY_SERVER = fakeredis.FakeServer()
 
 
-def test_a_client_factory_replaces_the_cache_alias(settings: Any) -> None:
+def test_a_client_factory_replaces_the_cache_alias(settings: Any, people: Any) -> None:
     settings.WHOS_ONLINE_REDIS_CLIENT = "tests.test_connection.fakeredis_client"
     settings.WHOS_ONLINE_KEY_PREFIX = "factory-test"
+    (alice,) = people("alice")
     client = get_client()
     assert client is get_client()  # made once, not per call
-    presence.record_user("alice")
-    assert client.zrange("factory-test:users", 0, -1) == [b"alice"]
+    presence.record_user(alice)
+    assert client.zrange("factory-test:users", 0, -1) == [str(alice.pk).encode()]
     assert fakeredis.FakeRedis(server=FACTORY_SERVER).exists("factory-test:users")
-    client.delete("factory-test:users")
+    client.delete("factory-test:users", "factory-test:cards")
     settings.WHOS_ONLINE_REDIS_CLIENT = None
     assert get_client() is not client

@@ -126,7 +126,8 @@ def block(client: Client | AsyncClient, **extra: Any) -> str:
 
 
 def members(html: str) -> list[str]:
-    return re.findall(r"<li>(.*?)</li>", html)
+    """The display names the block lists, in order."""
+    return re.findall(r"<bdi>(.*?)</bdi>", html)
 
 
 def log_records(caplog: pytest.LogCaptureFixture, level: int) -> list[logging.LogRecord]:
@@ -167,12 +168,12 @@ def test_redis_killed_mid_traffic_then_restarted_tracking_resumes_by_itself(
     own_redis: RedisServer,
     wire: Wire,
     caplog: pytest.LogCaptureFixture,
+    people: Any,
 ) -> None:
     make: type[Client] | type[AsyncClient] = (
         BrowserClient if handler == "sync" else BrowserAsyncClient
     )
-    alice = User.objects.create_user("alice")
-    bob = User.objects.create_user("bob")
+    alice, bob = people("alice", "bob")
     # AsyncClient cannot choose its address: all its guests are 127.0.0.1.
     addr = (lambda n: {"REMOTE_ADDR": f"203.0.113.{n}"}) if handler == "sync" else (lambda n: {})
 
@@ -233,11 +234,12 @@ def test_frozen_redis_costs_one_timeout_then_is_left_alone(
     settings: Any,
     wire: Wire,
     caplog: pytest.LogCaptureFixture,
+    people: Any,
 ) -> None:
     server = redis_servers()
     settings.CACHES = {"default": django_redis_cache(server.url, **cache_options)}
     settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.2
-    carol = User.objects.create_user("carol")
+    (carol,) = people("carol")
 
     with time_machine.travel(NOW, tick=False) as traveller:
         assert "online" in get(BrowserClient(), "/", REMOTE_ADDR="203.0.113.1").cookies
@@ -301,11 +303,11 @@ def test_out_of_memory_pages_render_the_error_is_logged_once_and_reads_still_wor
     prefix: str,
     settings: Any,
     caplog: pytest.LogCaptureFixture,
+    people: Any,
 ) -> None:
     server = redis_servers("--maxmemory", "2mb", "--maxmemory-policy", "noeviction")
     settings.CACHES = {"default": django_redis_cache(server.url)}
-    alice = User.objects.create_user("alice")
-    bob = User.objects.create_user("bob")
+    alice, bob = people("alice", "bob")
 
     with time_machine.travel(NOW, tick=False) as traveller:
         member = BrowserClient()
@@ -337,18 +339,18 @@ def test_read_only_replica_pages_render_and_the_error_is_logged_once(
     prefix: str,
     settings: Any,
     caplog: pytest.LogCaptureFixture,
+    people: Any,
 ) -> None:
     primary = redis_servers("--repl-diskless-sync-delay", "0")  # sync at once, not in 5 s
     replica = redis_servers("--replicaof", "127.0.0.1", str(primary.port))
-    alice = User.objects.create_user("alice")
-    bob = User.objects.create_user("bob")
+    alice, bob = people("alice", "bob")
 
     with time_machine.travel(NOW, tick=False) as traveller:
         settings.CACHES = {"default": django_redis_cache(primary.url)}
         member = BrowserClient()
         member.force_login(alice)
         assert "online" in get(member, "/").cookies
-        wait_for_replica(replica, f"{prefix}:users", "alice")
+        wait_for_replica(replica, f"{prefix}:users", str(alice.pk))
 
         # A failover that left the site pointing at a replica.
         settings.CACHES = {"default": django_redis_cache(replica.url)}
@@ -364,7 +366,7 @@ def test_read_only_replica_pages_render_and_the_error_is_logged_once(
         # Reads need no write: past the back-off, a visitor whose cookie holds off
         # the record sees the list the replica has (the peak update is skipped).
         traveller.shift(BACKOFF + 1)
-        assert "<li>alice</li>" in block(member)
+        assert members(block(member)) == ["alice"]
 
 
 # -- 4. prune while visitors keep being recorded --------------------------------------------
@@ -382,27 +384,49 @@ def zadd_many(direct: redis.Redis, key: str, scored: dict[str, float]) -> None:
     pipe.execute()
 
 
+def hset_many(direct: redis.Redis, key: str, fields: dict[str, str]) -> None:
+    """HSET in chunks of 10,000 fields, pipelined."""
+    items = list(fields.items())
+    pipe = direct.pipeline(transaction=False)
+    for start in range(0, len(items), 10_000):
+        pipe.hset(key, mapping=dict(items[start : start + 10_000]))
+    pipe.execute()
+
+
+# Pks of the members put straight into Redis: stale ones from STALE_PK on (the
+# prune walks them in that order), the oldest live ones from BORDERLINE_PK on.
+STALE_PK = 1_000_000
+BORDERLINE_PK = 3_000_000
+
+
 @pytest.mark.parametrize(
     "options", [{}, {"batch_size": 500}], ids=["default-batch-size", "batch-size-500"]
 )
 def test_prune_while_visitors_are_recorded_keeps_every_live_member(
-    options: dict[str, Any], own_redis: RedisServer, prefix: str, settings: Any
+    options: dict[str, Any], own_redis: RedisServer, prefix: str, settings: Any, people: Any
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
     users_key, guests_key = f"{prefix}:users", f"{prefix}:guests"
+    cards_key = f"{prefix}:cards"
     now = time.time()
     # 200,000 stale members, oldest first (the order a prune walks them in).
-    stale = {f"stale-{n}": now - 3600 + n / 1000 for n in range(200_000)}
+    stale = {str(STALE_PK + n): now - 3600 + n / 1000 for n in range(200_000)}
     stale_guests = {f"{n:016x}": now - 3600 + n / 1000 for n in range(20_000)}
     # Live, but the oldest live ones: the first a prune that overshoots would take.
-    borderline = {f"borderline-{n}": now - 600 + 120 + n / 1000 for n in range(100)}
-    live = [f"live-{n}" for n in range(40)]
+    borderline = {str(BORDERLINE_PK + n): now - 600 + 120 + n / 1000 for n in range(100)}
+    live_users = people(*(f"live-{n}" for n in range(40)))
+    live = [str(user.pk) for user in live_users]
+    assert all(user.pk < STALE_PK for user in live_users)
     live_ips = [f"198.51.100.{n}" for n in range(20)]
     # Stale members who come back once each, just as the prune reaches them.
-    returning = [f"stale-{n}" for n in range(0, 200_000, 2_000)]
+    returning = [
+        person for n in range(0, 200_000, 2_000) for person in people(f"stale-{n}", id=STALE_PK + n)
+    ]
     with own_redis.client() as direct:
-        zadd_many(direct, users_key, {**stale, **borderline, **{name: now for name in live}})
+        zadd_many(direct, users_key, {**stale, **borderline, **dict.fromkeys(live, now)})
         zadd_many(direct, guests_key, stale_guests)
+        # Every member has a card: a prune must take each stale one's with them.
+        hset_many(direct, cards_key, dict.fromkeys([*stale, *borderline, *live], '{"name":""}'))
 
     pruning, stop = threading.Event(), threading.Event()
     came_back: list[str] = []
@@ -410,13 +434,13 @@ def test_prune_while_visitors_are_recorded_keeps_every_live_member(
     guests_recorded: set[str] = set()
     failures: list[BaseException] = []
 
-    def regulars(names: list[str], ips: list[str]) -> None:
+    def regulars(users: list[Any], ips: list[str]) -> None:
         """Visitors who keep being recorded for as long as the prune runs."""
         pruning.wait(10)
         try:
             while not stop.is_set():
-                for name in names:
-                    presence.record_user(name)
+                for user in users:
+                    presence.record_user(user)
                 for ip in ips:
                     presence.record_guest(ip)
                     guests_recorded.add(presence.guest_id(ip))
@@ -435,17 +459,17 @@ def test_prune_while_visitors_are_recorded_keeps_every_live_member(
             with own_redis.client() as direct:
                 while pending and not stop.is_set():
                     oldest = direct.zrange(users_key, 0, 0)
-                    name = oldest[0].decode() if oldest else ""
-                    front = int(name[6:]) if name.startswith("stale-") else len(stale)
-                    while pending and int(pending[0][6:]) < front + 1_000:
-                        raced[0] += front <= int(pending[0][6:])
+                    n = int(oldest[0]) - STALE_PK if oldest else -1
+                    front = n if 0 <= n < len(stale) else len(stale)
+                    while pending and pending[0].pk - STALE_PK < front + 1_000:
+                        raced[0] += front <= pending[0].pk - STALE_PK
                         presence.record_user(pending[0])
-                        came_back.append(pending.pop(0))
+                        came_back.append(str(pending.pop(0).pk))
         except BaseException as exc:
             failures.append(exc)
 
     threads = [threading.Thread(target=comebacks)] + [
-        threading.Thread(target=regulars, args=(live[k::3], live_ips[k::3])) for k in range(3)
+        threading.Thread(target=regulars, args=(live_users[k::3], live_ips[k::3])) for k in range(3)
     ]
     for thread in threads:
         thread.start()
@@ -466,8 +490,11 @@ def test_prune_while_visitors_are_recorded_keeps_every_live_member(
     with own_redis.client() as direct:
         users = {m.decode() for m in direct.zrange(users_key, 0, -1)}
         guests = {m.decode() for m in direct.zrange(guests_key, 0, -1)}
+        cards = {m.decode() for m in direct.hkeys(cards_key)}
     # Every live member kept, including each comeback and the oldest live ones; stale gone.
     assert users == set(live) | set(borderline) | set(came_back)
+    # and the cards with them: each kept member's (a comeback's fresh one), no stale one's
+    assert cards == users
     assert guests == guests_recorded
     match = re.search(r"(\d+) stale member\(s\) and (\d+) stale guest", out.getvalue())
     assert match, out.getvalue()

@@ -137,8 +137,8 @@ def test_every_key_written_carries_a_ttl(
         key.decode().rpartition(":")[2]: redis_db.ttl(key)
         for key in redis_db.scan_iter(match=f"{settings.WHOS_ONLINE_KEY_PREFIX}:*")
     }
-    assert set(ttls) == {"users", "guests", "peak", "history"}
-    assert 0 < ttls["users"] <= 600 and 0 < ttls["guests"] <= 600
+    assert set(ttls) == {"users", "cards", "guests", "peak", "history"}
+    assert 0 < ttls["users"] <= 600 and 0 < ttls["cards"] <= 600 and 0 < ttls["guests"] <= 600
     assert 0 < ttls["peak"] <= presence.PEAK_TTL  # "most ever online" outlives the window
     assert 0 < ttls["history"] <= presence.HISTORY_SECONDS  # the admin's 24-hour chart
 

@@ -9,9 +9,9 @@ read from this process against the same Redis and key prefix:
 - every response was a 2xx page with the expected text;
 - the "online" cookie was set exactly on each visitor's first page (and on a
   member's first page after login), so most requests were throttled;
-- the counts are exactly GUESTS guests and MEMBERS members, the usernames are
-  exactly the members who logged in and the guests exactly the simulated
-  addresses. Members browse from addresses no guest uses and start as guests:
+- the counts are exactly GUESTS guests and MEMBERS members, the members in
+  Redis are exactly the pks of those who logged in (listed by their names) and
+  the guests exactly the simulated addresses. Members browse from addresses no guest uses and start as guests:
   the login takes their address off the guest count, so it must end at GUESTS.
 
 Needs the real Redis in REDIS_URL (the servers are separate processes);
@@ -26,18 +26,19 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import REDIS_URL, require
+from tests.conftest import REDIS_URL, names, require
 from whos_online import presence
 from whos_online.conf import conf
 from whos_online.connection import get_client
@@ -158,6 +159,12 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         pass
 
 
+def site_pks(env: dict[str, str]) -> dict[str, str]:
+    """The load site's users, username -> pk as whos_online keeps it, from its own database."""
+    with closing(sqlite3.connect(env["LOAD_SITE_DB"])) as db:
+        return {name: str(pk) for pk, name in db.execute("SELECT id, username FROM auth_user")}
+
+
 def run_locust(url: str, env: dict[str, str], out: Path) -> dict[str, Any]:
     """Play every visitor against url and return what the locustfile reported."""
     report = out / "report.json"
@@ -226,7 +233,10 @@ def test_thousands_of_visitors_are_counted_exactly(
 
         assert presence.user_count() == MEMBERS, server_log
         assert presence.guest_count() == GUESTS, server_log
-        assert sorted(presence.online_users()) == sorted(played["members"])
+        listed = presence.online_users()
+        assert sorted(names(listed)) == sorted(played["members"])
+        pks = site_pks(site_env)
+        assert {member.pk for member in listed} == {pks[name] for name in played["members"]}
         stored = client.zrange(conf.guests_key, 0, -1)
         guest_ids = {m.decode() if isinstance(m, bytes) else m for m in stored}
         assert guest_ids == {presence.guest_id(address) for address in played["guests"]}

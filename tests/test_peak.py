@@ -29,17 +29,20 @@ def test_no_peak_before_anyone_is_counted(redis_db: redis.Redis) -> None:
     assert "Most ever online" not in render()
 
 
-def test_the_block_raises_the_peak_and_it_never_drops(redis_db: redis.Redis, settings: Any) -> None:
+def test_the_block_raises_the_peak_and_it_never_drops(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
+    alice, bob = people("alice", "bob")
     with time_machine.travel(NOW, tick=False) as traveller:
-        presence.record_user("alice")
+        presence.record_user(alice)
         presence.record_guest("203.0.113.1")
         presence.record_guest("203.0.113.2")
         traveller.shift(60)
         render()
         assert presence.peak() == presence.Peak(3, NOW + timedelta(seconds=60))
         traveller.shift(700)  # everyone left the window
-        presence.record_user("bob")
+        presence.record_user(bob)
         html = render()
         assert "1 user online" in html
         assert presence.peak() == presence.Peak(3, NOW + timedelta(seconds=60))
@@ -47,9 +50,10 @@ def test_the_block_raises_the_peak_and_it_never_drops(redis_db: redis.Redis, set
 
 
 def test_summary_carries_the_peak_in_its_one_round_trip(
-    redis_db: redis.Redis, round_trips: Any
+    redis_db: redis.Redis, round_trips: Any, people: Any
 ) -> None:
-    presence.record_user("alice")
+    (alice,) = people("alice")
+    presence.record_user(alice)
     round_trips.clear()
     summary = presence.summary(limit=10)
     assert round_trips.commands == [["EVAL"]]
@@ -68,12 +72,12 @@ def test_pruning_samples_the_peak_when_no_page_is_rendered(
 
 
 def test_a_lower_count_read_later_never_overwrites_a_higher_one(
-    redis_db: redis.Redis, settings: Any
+    redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
     # Two app servers: one read 4 online, one read 2 a moment later. With a
     # read-then-write the second would store 2; the script compares in Redis.
     peak_key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:peak"
     redis_db.hset(peak_key, mapping={"count": 4, "at": NOW.timestamp()})
-    presence.record_user("alice")
-    presence.record_user("bob")
+    for user in people("alice", "bob"):
+        presence.record_user(user)
     assert presence.summary(limit=10).peak == presence.Peak(4, NOW)

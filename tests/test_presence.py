@@ -10,72 +10,91 @@ import pytest
 import redis
 import time_machine
 
-from tests.conftest import NOW
+from tests.conftest import NOW, names
 from whos_online import presence
 
 
-def test_keys_are_prefix_users_and_prefix_guests(redis_db: redis.Redis, settings: Any) -> None:
-    presence.record_user("alice")
+def test_keys_are_prefix_users_by_pk_and_prefix_guests(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    (alice,) = people("alice")
+    presence.record_user(alice)
     presence.record_guest("203.0.113.7")
     prefix = settings.WHOS_ONLINE_KEY_PREFIX
-    assert redis_db.zrange(f"{prefix}:users", 0, -1) == [b"alice"]
+    assert redis_db.zrange(f"{prefix}:users", 0, -1) == [str(alice.pk).encode()]
+    assert redis_db.hget(f"{prefix}:cards", str(alice.pk)) == b'{"name":"alice"}'
     assert redis_db.zcard(f"{prefix}:guests") == 1
 
 
-def test_online_users_most_recent_first_with_limit(redis_db: redis.Redis) -> None:
+def test_online_users_most_recent_first_with_limit(redis_db: redis.Redis, people: Any) -> None:
     with time_machine.travel(NOW, tick=False) as traveller:
-        for name in ["alice", "bob", "carol"]:
-            presence.record_user(name)
+        for user in people("alice", "bob", "carol"):
+            presence.record_user(user)
             traveller.shift(10)
-        assert presence.online_users() == ["carol", "bob", "alice"]
-        assert presence.online_users(limit=2) == ["carol", "bob"]
+        assert names(presence.online_users()) == ["carol", "bob", "alice"]
+        assert names(presence.online_users(limit=2)) == ["carol", "bob"]
         assert presence.user_count() == 3
 
 
-def test_members_leave_the_window_without_pruning(redis_db: redis.Redis, settings: Any) -> None:
+def test_members_leave_the_window_without_pruning(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
     settings.WHOS_ONLINE_MAX_AGE = timedelta(minutes=10)
+    alice, bob = people("alice", "bob")
     with time_machine.travel(NOW, tick=False) as traveller:
-        presence.record_user("alice")
+        presence.record_user(alice)
         presence.record_guest("203.0.113.7")
         traveller.shift(timedelta(minutes=9))
-        presence.record_user("bob")
-        assert presence.online_users() == ["bob", "alice"]
+        presence.record_user(bob)
+        assert names(presence.online_users()) == ["bob", "alice"]
         traveller.shift(timedelta(minutes=1, seconds=1))
-        assert presence.online_users() == ["bob"]
+        assert names(presence.online_users()) == ["bob"]
+        assert names(presence.summary().members) == ["bob"]
         assert (presence.user_count(), presence.guest_count()) == (1, 0)
 
 
-def test_score_is_last_seen_and_never_moves_backwards(redis_db: redis.Redis) -> None:
+def test_score_is_last_seen_and_never_moves_backwards(redis_db: redis.Redis, people: Any) -> None:
+    (alice,) = people("alice")
     with time_machine.travel(NOW, tick=False):
-        presence.record_user("alice")
-    assert presence.last_seen("alice") == NOW
+        presence.record_user(alice)
+    assert presence.last_seen(alice) == NOW
     with time_machine.travel(NOW - timedelta(seconds=30), tick=False):
-        presence.record_user("alice")  # an app server whose clock lags
-    seen = presence.last_seen("alice")
+        presence.record_user(alice)  # an app server whose clock lags
+    seen = presence.last_seen(alice.pk)
     assert seen == NOW and seen.tzinfo is not None
-    assert presence.last_seen("nobody") is None
+    assert presence.last_seen(10_000) is None
 
 
-def test_forget_user(redis_db: redis.Redis) -> None:
-    presence.record_user("alice")
-    assert presence.forget_user("alice") is True
+def test_forget_user_takes_the_member_and_the_card(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    (alice,) = people("alice")
+    presence.record_user(alice)
+    assert presence.forget_user(alice) is True
     assert presence.online_users() == []
-    assert presence.forget_user("alice") is False
+    assert redis_db.hlen(f"{settings.WHOS_ONLINE_KEY_PREFIX}:cards") == 0
+    assert presence.forget_user(alice.pk) is False
 
 
-def test_prune_removes_only_stale_members(redis_db: redis.Redis, settings: Any) -> None:
+def test_prune_removes_only_stale_members_and_their_cards(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
+    old, recent = people("old", "recent")
+    cards = f"{settings.WHOS_ONLINE_KEY_PREFIX}:cards"
     with time_machine.travel(NOW, tick=False) as traveller:
-        presence.record_user("old")
+        presence.record_user(old)
         presence.record_guest("203.0.113.1")
         presence.record_guest("203.0.113.2")
         traveller.shift(300)
-        presence.record_user("recent")
+        presence.record_user(recent)
         presence.record_guest("203.0.113.3")
         traveller.shift(301)
         assert presence.prune() == presence.PruneResult(users=1, guests=2, batches=4)
         assert presence.guest_count() == 1
-        assert redis_db.zrange(f"{settings.WHOS_ONLINE_KEY_PREFIX}:users", 0, -1) == [b"recent"]
+        users = redis_db.zrange(f"{settings.WHOS_ONLINE_KEY_PREFIX}:users", 0, -1)
+        assert users == [str(recent.pk).encode()]
+        assert redis_db.hkeys(cards) == [str(recent.pk).encode()]
         assert presence.prune() == presence.PruneResult(users=0, guests=0, batches=4)
 
 
@@ -97,30 +116,34 @@ def test_prune_rejects_a_batch_size_below_one(redis_db: redis.Redis) -> None:
         presence.prune(batch_size=0)
 
 
-def test_record_is_one_round_trip_that_also_sets_a_ttl(
-    redis_db: redis.Redis, round_trips: Any, settings: Any
+def test_record_is_one_round_trip_that_also_sets_ttls(
+    redis_db: redis.Redis, round_trips: Any, settings: Any, people: Any
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
-    presence.record_user("alice")
+    (alice,) = people("alice")
+    round_trips.clear()
+    presence.record_user(alice)
     assert round_trips.commands == [["EVAL"]]
-    assert 590 <= redis_db.ttl(f"{settings.WHOS_ONLINE_KEY_PREFIX}:users") <= 600
+    for key in ("users", "cards"):
+        assert 590 <= redis_db.ttl(f"{settings.WHOS_ONLINE_KEY_PREFIX}:{key}") <= 600
 
 
-def test_summary_is_one_round_trip(redis_db: redis.Redis, round_trips: Any) -> None:
-    for name in ["alice", "bob", "carol"]:
-        presence.record_user(name)
+def test_summary_is_one_round_trip(redis_db: redis.Redis, round_trips: Any, people: Any) -> None:
+    for user in people("alice", "bob", "carol"):
+        presence.record_user(user)
     presence.record_guest("203.0.113.7")
     round_trips.clear()
     summary = presence.summary(limit=2)
     assert round_trips.count == 1
-    assert len(summary.usernames) == 2
+    assert names(summary.members) == ["carol", "bob"]
     assert (summary.user_count, summary.guest_count, summary.total, summary.more) == (3, 1, 4, 1)
 
 
-def test_usernames_round_trip_as_utf8(redis_db: redis.Redis) -> None:
-    name = "Zoë <b>&\"' \u202eevil \U0001f600" + "x" * 150
-    presence.record_user(name)
-    assert presence.online_users() == [name]
+def test_names_round_trip_as_utf8(redis_db: redis.Redis, people: Any) -> None:
+    name = "Zoë <b>&\"' evil \U0001f600" + "x" * 100
+    (user,) = people("zoe", first_name=name)
+    presence.record_user(user)
+    assert names(presence.online_users()) == [name]
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,6 @@ from typing import Any
 import pytest
 import redis
 import time_machine
-from django.contrib.auth.models import User
 from django_redis.pool import ConnectionFactory
 
 from tests.conftest import NOW, BrowserClient, Wire, require
@@ -164,13 +163,13 @@ def test_failover_pages_stay_up_tracking_resumes_on_the_new_master_and_the_list_
     prefix: str,
     wire: Wire,
     caplog: pytest.LogCaptureFixture,
+    people: Any,
 ) -> None:
     settings.CACHES = {
         "default": sentinel_cache(sentinel_setup, SOCKET_CONNECT_TIMEOUT=1, SOCKET_TIMEOUT=1)
     }
     master, replica = sentinel_setup.master, sentinel_setup.promoted
-    alice = User.objects.create_user("alice")
-    bob = User.objects.create_user("bob")
+    alice, bob = people("alice", "bob")
 
     with time_machine.travel(NOW, tick=False) as traveller:
         member = BrowserClient()
@@ -181,7 +180,7 @@ def test_failover_pages_stay_up_tracking_resumes_on_the_new_master_and_the_list_
 
         def replicated() -> bool:
             with replica.client() as direct:
-                return bool(direct.zscore(f"{prefix}:users", "alice")) and bool(
+                return bool(direct.zscore(f"{prefix}:users", str(alice.pk))) and bool(
                     direct.zcard(f"{prefix}:guests")
                 )
 
@@ -234,7 +233,7 @@ def test_failover_pages_stay_up_tracking_resumes_on_the_new_master_and_the_list_
 
         with replica.client() as direct:
             assert direct.info("replication")["role"] == "master"
-            assert direct.zscore(f"{prefix}:users", "bob") is not None
+            assert direct.zscore(f"{prefix}:users", str(bob.pk)) is not None
 
 
 def test_a_frozen_master_costs_one_socket_timeout_then_is_left_alone(

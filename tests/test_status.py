@@ -8,115 +8,117 @@ from typing import Any
 import pytest
 import redis
 import time_machine
-from django.contrib.auth.models import User
 from django.template import engines
-from redis.exceptions import ResponseError
 
 from tests.conftest import NOW
 from whos_online import presence
 
 pytestmark = pytest.mark.django_db
 
+# A pk nobody has: never recorded.
+NOBODY = 424242
+
 
 def render(source: str, **context: Any) -> str:
     return engines["django"].from_string("{% load whos_online %}" + source).render(context)
 
 
-def test_online_then_idle_then_offline(redis_db: redis.Redis, settings: Any) -> None:
+def test_online_then_idle_then_offline(redis_db: redis.Redis, settings: Any, people: Any) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
     settings.WHOS_ONLINE_IDLE_AFTER = 300
+    (alice,) = people("alice")
     with time_machine.travel(NOW, tick=False) as traveller:
-        presence.record_user("alice")
-        assert presence.status("alice") == "online"
+        presence.record_user(alice)
+        assert presence.status(alice) == "online"
         traveller.shift(300)
-        assert presence.status("alice") == "online"
+        assert presence.status(alice) == "online"
         traveller.shift(1)
-        assert presence.status("alice") == "idle"
+        assert presence.status(alice) == "idle"
         traveller.shift(300)
-        assert presence.status("alice") == "offline"
-    assert presence.status("nobody") == "offline"
+        assert presence.status(alice) == "offline"
+    assert presence.status(NOBODY) == "offline"
 
 
 def test_statuses_and_last_seen_of_a_page_in_one_round_trip_each(
-    redis_db: redis.Redis, round_trips: Any
+    redis_db: redis.Redis, round_trips: Any, people: Any
 ) -> None:
+    alice, bob, carol = people("alice", "bob", "carol")
     with time_machine.travel(NOW, tick=False) as traveller:
-        presence.record_user("bob")
+        presence.record_user(bob)
         traveller.shift(400)
-        presence.record_user("alice")
+        presence.record_user(alice)
         round_trips.clear()
-        names = ["alice", "bob", "carol", "alice"]
-        assert presence.statuses(names) == {"alice": "online", "bob": "idle", "carol": "offline"}
-        seen = presence.last_seen_many(names)
-        # one ZMSCORE per member set (listed and hidden), pipelined
-        assert round_trips.commands == [["ZMSCORE", "ZMSCORE"], ["ZMSCORE", "ZMSCORE"]]
+        page = [alice, bob, carol, alice]
+        assert presence.statuses(page) == {alice: "online", bob: "idle", carol: "offline"}
+        # keyed as given: users above, pks here
+        seen = presence.last_seen_many([user.pk for user in page])
+        # one ZMSCORE each: the hidden set is read only for those allowed to see it
+        assert round_trips.commands == [["ZMSCORE"], ["ZMSCORE"]]
     assert seen == {
-        "alice": NOW + timedelta(seconds=400),
-        "bob": NOW,
-        "carol": None,
+        alice.pk: NOW + timedelta(seconds=400),
+        bob.pk: NOW,
+        carol.pk: None,
     }
     round_trips.clear()
     assert presence.statuses([]) == {} and round_trips.count == 0
 
 
-def test_redis_without_zmscore_gets_the_same_answer_pipelined(
-    redis_db: redis.Redis, round_trips: Any, monkeypatch: pytest.MonkeyPatch
+def test_retention_keeps_last_seen_after_the_window(
+    redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
-    def old_redis(*args: Any, **kwargs: Any) -> Any:
-        raise ResponseError("unknown command 'ZMSCORE', with args beginning with: ")
-
-    monkeypatch.setattr(redis.Redis, "zmscore", old_redis)
-    presence.record_user("alice")
-    round_trips.clear()
-    assert presence.statuses(["alice", "carol"]) == {"alice": "online", "carol": "offline"}
-    assert round_trips.commands == [["ZSCORE"] * 4]
-
-
-def test_retention_keeps_last_seen_after_the_window(redis_db: redis.Redis, settings: Any) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
     settings.WHOS_ONLINE_RETENTION = timedelta(days=30)
     users_key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:users"
+    (alice,) = people("alice")
     with time_machine.travel(NOW, tick=False) as traveller:
-        presence.record_user("alice")
+        presence.record_user(alice)
         presence.record_guest("203.0.113.7")
         assert redis_db.ttl(users_key) > 29 * 86400
         traveller.shift(3 * 86400)
-        assert presence.last_seen("alice") == NOW
-        assert presence.status("alice") == "offline"
+        assert presence.last_seen(alice) == NOW
+        assert presence.status(alice) == "offline"
         assert presence.online_users() == [] and presence.user_count() == 0
         # prune honours the retention for members (the window for guests)
         assert presence.prune().users == 0
-        assert presence.last_seen("alice") == NOW
+        assert presence.last_seen(alice) == NOW
         traveller.shift(28 * 86400)
         presence.prune()
-        assert presence.last_seen("alice") is None
+        assert presence.last_seen(alice) is None
 
 
 def test_without_retention_last_seen_ends_with_the_window(
-    redis_db: redis.Redis, settings: Any
+    redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
+    alice, bob = people("alice", "bob")
     with time_machine.travel(NOW, tick=False) as traveller:
-        presence.record_user("alice")
-        presence.record_user("bob")
+        presence.record_user(alice)
+        presence.record_user(bob)
         traveller.shift(300)
-        presence.record_user("bob")
+        presence.record_user(bob)
         traveller.shift(301)
         presence.prune()
-        assert presence.last_seen("alice") is None
+        assert presence.last_seen(alice) is None
 
 
-def test_presence_filter_on_users_and_usernames(redis_db: redis.Redis) -> None:
-    alice = User.objects.create_user("alice")
-    presence.record_user("alice")
-    html = render("{{ alice|presence }} {{ 'alice'|presence }} {{ 'bob'|presence }}", alice=alice)
-    assert html == "online online offline"
+def test_presence_filter_on_users_and_pks(redis_db: redis.Redis, people: Any) -> None:
+    alice, bob = people("alice", "bob")
+    presence.record_user(alice)
+    html = render(
+        "{{ alice|presence }} {{ alice.pk|presence }} {{ bob|presence }} {{ bob.pk|presence }}",
+        alice=alice,
+        bob=bob,
+    )
+    assert html == "online online offline offline"
 
 
-def test_a_page_of_dots_costs_one_round_trip(redis_db: redis.Redis, round_trips: Any) -> None:
-    members = [User.objects.create_user(name) for name in ("alice", "bob", "carol")]
-    presence.record_user("alice")
-    presence.record_user("carol")
+def test_a_page_of_dots_costs_one_round_trip(
+    redis_db: redis.Redis, round_trips: Any, people: Any
+) -> None:
+    members = people("alice", "bob", "carol")
+    alice, _, carol = members
+    presence.record_user(alice)
+    presence.record_user(carol)
     round_trips.clear()
     html = render(
         "{% presence_statuses members as statuses %}"
@@ -131,7 +133,8 @@ def test_a_page_of_dots_costs_one_round_trip(redis_db: redis.Redis, round_trips:
 
 def test_dots_read_offline_when_redis_is_down(dead_redis: None) -> None:
     html = render(
-        "{% presence_statuses names as s %}{{ 'alice'|presence:s }} {{ 'alice'|presence }}",
-        names=["alice"],
+        "{% presence_statuses pks as s %}{{ pk|presence:s }} {{ pk|presence }}",
+        pks=[NOBODY],
+        pk=NOBODY,
     )
     assert html == "offline offline"

@@ -9,28 +9,31 @@ import redis
 import time_machine
 from celery import current_app
 
-from tests.conftest import NOW
+from tests.conftest import NOW, names
 from whos_online import presence, tasks
 
 
-def one_stale_member_and_guest(traveller: Any) -> None:
+def one_stale_member_and_guest(traveller: Any, people: Any) -> None:
     """Recorded, then 601 s later: one member and one guest past the window, one of each in it."""
-    presence.record_user("gone")
+    gone, here = people("gone", "here")
+    presence.record_user(gone)
     presence.record_guest("203.0.113.1")
     traveller.shift(300)
-    presence.record_user("here")
+    presence.record_user(here)
     presence.record_guest("203.0.113.2")
     traveller.shift(301)
 
 
-def test_celery_task_prunes_and_is_registered_by_name(redis_db: redis.Redis, settings: Any) -> None:
+def test_celery_task_prunes_and_is_registered_by_name(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
     with time_machine.travel(NOW, tick=False) as traveller:
-        one_stale_member_and_guest(traveller)
+        one_stale_member_and_guest(traveller, people)
         result = tasks.celery_prune.apply(kwargs={"batch_size": 10})
     assert result.successful()
     assert result.get() == {"users": 1, "guests": 1, "batches": 4}
-    assert presence.online_users(limit=None) == ["here"]
+    assert names(presence.online_users(limit=None)) == ["here"]
     assert (
         tasks.celery_prune.name == "whos_online.prune" and "whos_online.prune" in current_app.tasks
     )
@@ -45,13 +48,13 @@ def test_celery_task_fails_loudly_when_redis_is_down(dead_redis: None) -> None:
 # Django's tasks framework exists from Django 6.0; the matrix runs this on 6.x.
 if django.VERSION >= (6, 0):
 
-    def test_django_task_prunes(redis_db: redis.Redis, settings: Any) -> None:
+    def test_django_task_prunes(redis_db: redis.Redis, settings: Any, people: Any) -> None:
         settings.WHOS_ONLINE_MAX_AGE = 600
         with time_machine.travel(NOW, tick=False) as traveller:
-            one_stale_member_and_guest(traveller)
+            one_stale_member_and_guest(traveller, people)
             result = tasks.django_prune.enqueue(batch_size=10)  # the default, immediate backend
         assert result.return_value == {"users": 1, "guests": 1, "batches": 4}
-        assert presence.online_users() == ["here"]
+        assert names(presence.online_users()) == ["here"]
 
 else:
 

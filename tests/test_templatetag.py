@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -22,30 +23,38 @@ def render(context: dict[str, Any] | None = None, request: Any = None) -> str:
     return template.render(context or {}, request)
 
 
-def test_lists_members_most_recent_first_with_counts_and_window(redis_db: redis.Redis) -> None:
-    for name in ["alice", "bob"]:
-        presence.record_user(name)
+def listed(html: str) -> list[str]:
+    """The names the block lists, in order."""
+    return re.findall(r"<bdi>(.*?)</bdi>", html)
+
+
+def test_lists_members_most_recent_first_with_counts_and_window(
+    redis_db: redis.Redis, people: Any
+) -> None:
+    for user in people("alice", "bob"):
+        presence.record_user(user)
     presence.record_guest("203.0.113.7")
     html = render()
-    assert html.index("<li>bob</li>") < html.index("<li>alice</li>")
+    assert listed(html) == ["bob", "alice"]
     assert "3 users online" in html
     assert "2 members" in html and "1 guest" in html
     assert "past 10 minutes" in html
 
 
-def test_renders_without_request_and_with_one(redis_db: redis.Redis) -> None:
-    presence.record_user("alice")
+def test_renders_without_request_and_with_one(redis_db: redis.Redis, people: Any) -> None:
+    (alice,) = people("alice")
+    presence.record_user(alice)
     request = RequestFactory().get("/")
-    assert "<li>alice</li>" in render()
-    assert "<li>alice</li>" in render(request=request)
+    assert listed(render()) == ["alice"]
+    assert listed(render(request=request)) == ["alice"]
 
 
-def test_list_limit_then_and_n_more(redis_db: redis.Redis, settings: Any) -> None:
+def test_list_limit_then_and_n_more(redis_db: redis.Redis, settings: Any, people: Any) -> None:
     settings.WHOS_ONLINE_LIST_LIMIT = 2
-    for name in ["a", "b", "c", "d", "e"]:
-        presence.record_user(name)
+    for user in people("a", "b", "c", "d", "e"):
+        presence.record_user(user)
     html = render()
-    assert html.count("<li>") == 2
+    assert len(listed(html)) == 2
     assert "and 3 more" in html
 
 
@@ -56,38 +65,74 @@ def test_window_follows_the_setting(redis_db: redis.Redis, settings: Any) -> Non
     assert "past 30 minutes" in render()
 
 
-def test_usernames_are_escaped(redis_db: redis.Redis) -> None:
-    presence.record_user('<script>alert("x")</script>')
+def test_names_are_escaped(redis_db: redis.Redis, people: Any) -> None:
+    (user,) = people("x", first_name='<script>alert("x")</script>')
+    presence.record_user(user)
     html = render()
     assert "<script>" not in html
-    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html
+    assert "<bdi>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;</bdi>" in html
 
 
 ODD_NAMES = [
     'O\'Brien "quoted" & <b>bold</b>',
-    "\u202eevil\u202c right-to-left override",
     "zero\u200bwidth\u200djoiner",
     "emoji \U0001f600\U0001f469\u200d\U0001f4bb",
     "שלום עליכם",
-    "long" + "x" * 180,
+    "long" + "x" * 140,
 ]
 
 
-def test_odd_usernames_render_escaped_and_whole(redis_db: redis.Redis) -> None:
-    for name in ODD_NAMES:
-        presence.record_user(name)
+def test_odd_names_render_escaped_and_whole_each_in_bdi(redis_db: redis.Redis, people: Any) -> None:
+    for i, name in enumerate(ODD_NAMES):
+        (user,) = people(f"user{i}", first_name=name)
+        presence.record_user(user)
     html = render()
     assert "<b>bold</b>" not in html
-    for name in ODD_NAMES:
-        assert escape(name) in html
-    assert sorted(presence.online_users()) == sorted(ODD_NAMES)
+    assert sorted(listed(html)) == sorted(escape(name) for name in ODD_NAMES)
 
 
-def test_one_round_trip_per_block(redis_db: redis.Redis, round_trips: Any) -> None:
-    presence.record_user("alice")
+def test_look_alike_and_invisible_names_are_neutralised_in_display(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    spoof, blank = people("\u202enimda", "\u200b\u200b\u200d")
+    for user in (spoof, blank):
+        presence.record_user(user)
+    assert listed(render()) == [f"Member #{blank.pk}", "nimda"]
+    # Redis keeps the name exactly as the callable gave it.
+    card = redis_db.hget(f"{settings.WHOS_ONLINE_KEY_PREFIX}:cards", str(spoof.pk))
+    assert "\u202enimda" in card.decode()
+
+
+def test_names_link_to_the_profile_and_show_the_avatar_from_the_card(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_MEMBER_CARD = lambda user: {
+        "name": user.get_username().title(),
+        "url": f"/members/{user.pk}/",
+        "avatar": f"/avatars/{user.pk}.svg",
+        "role": "staff" if user.is_staff else "member",
+    }
+    alice, bob = people("alice", "bob")
+    bob.is_staff = True
+    presence.record_user(alice)
+    presence.record_user(bob)
+    html = render()
+    assert (
+        f'<img class="whos-online-avatar" src="/avatars/{alice.pk}.svg" alt="" width="20" '
+        f'height="20" loading="lazy"> <a href="/members/{alice.pk}/"><bdi>Alice</bdi></a>'
+    ) in html
+
+
+def test_a_hundred_members_in_one_round_trip_and_no_sql(
+    redis_db: redis.Redis, round_trips: Any, people: Any, django_assert_num_queries: Any
+) -> None:
+    for user in people(*(f"member{i:03}" for i in range(100))):
+        presence.record_user(user)
     round_trips.clear()
-    render()
+    with django_assert_num_queries(0):
+        html = render()
     assert round_trips.count == 1
+    assert len(listed(html)) == 100
 
 
 def test_unavailable_state_when_redis_is_down(dead_redis: None) -> None:
@@ -97,12 +142,15 @@ def test_unavailable_state_when_redis_is_down(dead_redis: None) -> None:
 
 
 def test_the_template_can_be_overridden(
-    redis_db: redis.Redis, settings: Any, tmp_path: Path
+    redis_db: redis.Redis, settings: Any, tmp_path: Path, people: Any
 ) -> None:
     (tmp_path / "whos_online").mkdir()
     (tmp_path / "whos_online" / "whos_online.html").write_text(
-        "{{ online.user_count }} here: {{ online.usernames|join:', ' }}"
+        "{{ online.user_count }} here: {{ online.members|join:', ' }}"
+        "{% for member in online.members %}; {{ member.name }} is {{ member.role }}{% endfor %}"
     )
     settings.TEMPLATES = [{**settings.TEMPLATES[0], "DIRS": [str(tmp_path)]}]
-    presence.record_user("alice")
-    assert render() == "1 here: alice"
+    settings.WHOS_ONLINE_MEMBER_CARD = lambda user: {"name": user.username, "role": "moderator"}
+    (alice,) = people("alice")
+    presence.record_user(alice)
+    assert render() == "1 here: alice; alice is moderator"

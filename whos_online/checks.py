@@ -7,7 +7,9 @@ from datetime import timedelta
 from typing import Any, cast
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
+from django.db.models import EmailField
 from django.utils.module_loading import import_string
 
 from whos_online import bots
@@ -34,6 +36,7 @@ TYPES: dict[str, tuple[tuple[type, ...], float | None, float | None]] = {
     "WHOS_ONLINE_STORE_RAW_IP": ((bool,), None, None),
     "WHOS_ONLINE_IDLE_AFTER": ((int, timedelta), 1, None),
     "WHOS_ONLINE_RETENTION": ((int, timedelta, type(None)), 1, None),
+    "WHOS_ONLINE_TRACK_PAGES": ((bool,), None, None),
 }
 SANE_BACKOFF = (1, 600)
 HASH_TAG = re.compile(r"\{[^}]+\}")
@@ -165,6 +168,7 @@ CALLABLES = {
     "WHOS_ONLINE_IS_BOT": "whos_online.E006",
     "WHOS_ONLINE_IS_HIDDEN": "whos_online.E007",
     "WHOS_ONLINE_REDIS_CLIENT": "whos_online.E008",
+    "WHOS_ONLINE_MEMBER_CARD": "whos_online.E009",
 }
 
 
@@ -189,6 +193,27 @@ def check_callables(**kwargs: Any) -> list[CheckMessage]:
                 )
             )
     return errors
+
+
+@register(Tags.compatibility)
+def check_member_names(**kwargs: Any) -> list[CheckMessage]:
+    """Email-login sites: the default card never shows the address, but names nobody either."""
+    if hasattr(settings, "WHOS_ONLINE_MEMBER_CARD"):
+        return []
+    user_model = get_user_model()
+    login = user_model.USERNAME_FIELD
+    if not isinstance(user_model._meta.get_field(login), EmailField) and "email" not in login:
+        return []
+    return [
+        Warning(
+            f"{user_model.__name__} logs in by email address and WHOS_ONLINE_MEMBER_CARD is "
+            "not set: the block shows members by full or short name, and as "
+            '"Member #<pk>" when those are empty or email addresses.',
+            hint="Set WHOS_ONLINE_MEMBER_CARD to a callable returning the display name "
+            '(e.g. {"name": user.profile.nickname}); see the README.',
+            id="whos_online.W007",
+        )
+    ]
 
 
 @register(Tags.compatibility)

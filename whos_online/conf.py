@@ -34,6 +34,8 @@ DEFAULTS: dict[str, Any] = {
     "WHOS_ONLINE_RETENTION": None,
     "WHOS_ONLINE_IS_HIDDEN": None,
     "WHOS_ONLINE_REDIS_CLIENT": None,
+    "WHOS_ONLINE_MEMBER_CARD": "whos_online.members.default_card",
+    "WHOS_ONLINE_TRACK_PAGES": False,
 }
 
 
@@ -66,6 +68,8 @@ class Keys(NamedTuple):
     hidden: str
     guests: str
     peak: str
+    # The site's member cards (rooms share them): pk -> JSON.
+    cards: str
 
 
 class Settings:
@@ -83,8 +87,11 @@ class Settings:
         """The site's keys, or a room's: the same layout under ``<prefix>:room:<room>``."""
         if room is not None and not 0 < len(room) <= MAX_ROOM_NAME:
             raise ValueError(f"A room name has 1 to {MAX_ROOM_NAME} characters, not {len(room)}.")
-        base = self.key_prefix if room is None else f"{self.key_prefix}:room:{room}"
-        return Keys(f"{base}:users", f"{base}:hidden", f"{base}:guests", f"{base}:peak")
+        prefix = self.key_prefix
+        base = prefix if room is None else f"{prefix}:room:{room}"
+        return Keys(
+            f"{base}:users", f"{base}:hidden", f"{base}:guests", f"{base}:peak", f"{prefix}:cards"
+        )
 
     @property
     def users_key(self) -> str:
@@ -177,6 +184,16 @@ class Settings:
     def settings_source(self) -> object:
         """The settings object values are read from; it changes under override_settings."""
         return _source()
+
+    @property
+    def member_card(self) -> Callable[[Any], dict[str, Any]]:
+        """The callable that makes a member's card (name, url, avatar, extras) from the user."""
+        return cast("Callable[[Any], dict[str, Any]]", _callable("WHOS_ONLINE_MEMBER_CARD"))
+
+    @property
+    def track_pages(self) -> bool:
+        """Whether a member's card records the page they were last seen on (for staff)."""
+        return bool(_get("WHOS_ONLINE_TRACK_PAGES"))
 
     @property
     def is_hidden(self) -> Callable[[Any], bool]:

@@ -1,30 +1,38 @@
 """Who is online, kept in Redis sorted sets scored by last-seen Unix time.
 
-``<prefix>:users`` holds usernames, ``<prefix>:hidden`` members who asked not
-to be listed, ``<prefix>:guests`` guest ids (see :mod:`whos_online.guests`);
-a room has the same three under ``<prefix>:room:<name>``. ``<prefix>:peak``
-and ``<prefix>:history`` keep the most ever online and the admin's samples.
+Members are known by primary key: ``<prefix>:users`` holds the pks of members,
+``<prefix>:hidden`` those who asked not to be listed, ``<prefix>:cards`` each
+member's card (see :mod:`whos_online.members`), ``<prefix>:guests`` guest ids
+(see :mod:`whos_online.guests`); a room has its own three sets under
+``<prefix>:room:<name>`` and shares the cards. ``<prefix>:peak`` and
+``<prefix>:history`` keep the most ever online and the admin's samples.
 "Online" means a score inside the window (``WHOS_ONLINE_MAX_AGE``), so stale
-members never show even when pruning is late. Every function here but
-``prune`` is one Redis round trip and raises ``redis.exceptions.RedisError``
-when Redis fails; the middleware, template tag
-and signals call them through :mod:`whos_online.failsafe` instead.
+members never show even when pruning is late.
+
+Private by default: every function that names or describes members leaves
+hidden members out unless asked with ``include_hidden=True`` or for a staff
+``viewer`` (``viewer=request.user``). Every function here but ``prune`` is one
+Redis round trip and raises ``redis.exceptions.RedisError`` when Redis fails;
+the middleware, template tag and signals call them through
+:mod:`whos_online.failsafe` instead.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Hashable
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Iterable, Literal
-
-from redis.exceptions import ResponseError
+from typing import Any, Iterable, TypeVar
 
 from whos_online import scripts
 from whos_online.conf import Keys, conf
 from whos_online.connection import get_client
 from whos_online.guests import guest_id
+from whos_online.members import Member, Status, card_json, read_member
+
+Key = TypeVar("Key", bound=Hashable)
 
 
 @dataclass(frozen=True)
@@ -37,16 +45,14 @@ class Peak:
 
 @dataclass(frozen=True)
 class Summary:
-    """What the who's-online block shows: one consistent read of both sets."""
+    """What the who's-online block shows: one consistent read of the sets and cards."""
 
-    usernames: list[str]
+    members: list[Member]
     user_count: int
     guest_count: int
     peak: Peak | None = None
     hidden_count: int = 0
-    # Those of ``usernames`` who asked to be hidden (listed only for staff).
-    hidden: frozenset[str] = frozenset()
-    # Whether hidden members may be in ``usernames`` (a staff view).
+    # Whether hidden members may be in ``members`` (a staff view).
     hidden_listed: bool = False
 
     @property
@@ -55,28 +61,36 @@ class Summary:
 
     @property
     def more(self) -> int:
-        """Listable members not in ``usernames`` because of the list limit.
+        """Listable members not in ``members`` because of the list limit.
 
         Hidden members are not "more" to ordinary visitors: the summary line
         already counts them as hidden.
         """
         listable = self.user_count if self.hidden_listed else self.user_count - self.hidden_count
-        return max(listable - len(self.usernames), 0)
+        return max(listable - len(self.members), 0)
 
 
-Status = Literal["online", "idle", "offline"]
+def record_user(
+    user: Any, room: str | None = None, where: str | None = None, guest_ip: str | None = None
+) -> float:
+    """Mark ``user`` as seen now (on the site, or in ``room``) with a fresh card; return the score.
 
-
-def record_user(username: str, hidden: bool = False, room: str | None = None) -> float:
-    """Mark ``username`` as seen now (on the site, or in ``room``); return the score written.
-
-    A ``hidden`` member is kept in a set of their own: counted, never listed to
-    ordinary visitors. The same write takes them out of the other set, so
-    changing one's mind takes effect at the next record.
+    A member ``WHOS_ONLINE_IS_HIDDEN`` hides is kept in a set of their own:
+    counted, never listed to ordinary visitors. The same write takes them out
+    of the other set (so changing one's mind takes effect at the next record)
+    and, given the address they browsed from as a guest (``guest_ip``), out of
+    the guests, so a login never counts one person twice. ``where`` is the page
+    (kept on the card for staff).
     """
     keys = conf.keys(room)
+    pk = str(user.pk)
+    hidden = conf.is_hidden(user)
     key, other = (keys.hidden, keys.users) if hidden else (keys.users, keys.hidden)
-    return _record(key, username, ttl=conf.retention, drop_from=other, room=room)
+    card = card_json(conf.member_card(user), where)
+    drop = guest_id(guest_ip) if guest_ip else ""
+    return _record(
+        keys, key, pk, ttl=conf.retention, drop_from=other, room=room, card=card, guest=drop
+    )
 
 
 def record_guest(ip: str, room: str | None = None) -> float:
@@ -84,16 +98,22 @@ def record_guest(ip: str, room: str | None = None) -> float:
 
     Raises ValueError if ``ip`` is not an IP address.
     """
-    key = conf.keys(room).guests
-    return _record(key, guest_id(ip), ttl=conf.max_age, keep=conf.max_guests, room=room)
+    keys = conf.keys(room)
+    return _record(
+        keys, keys.guests, guest_id(ip), ttl=conf.max_age, keep=conf.max_guests, room=room
+    )
 
 
-def forget_user(username: str) -> bool:
-    """Take ``username`` off the list at once (e.g. on logout); True if it was there."""
+def forget_user(user: Any) -> bool:
+    """Take a member (user or pk) off the list at once (e.g. on logout); True if they were there."""
+    keys = conf.keys()
+    pk = member_id(user)
     pipe = get_client().pipeline(transaction=False)
-    for key in _member_keys(conf.keys(), include_hidden=True):
-        pipe.zrem(key, username)
-    return any(pipe.execute())
+    pipe.zrem(keys.users, pk)
+    pipe.zrem(keys.hidden, pk)
+    pipe.hdel(keys.cards, pk)
+    listed, hidden, _ = pipe.execute()
+    return bool(listed or hidden)
 
 
 def forget_guest(ip: str) -> bool:
@@ -102,22 +122,24 @@ def forget_guest(ip: str) -> bool:
 
 
 def online_users(
-    limit: int | None = None, include_hidden: bool = True, room: str | None = None
-) -> list[str]:
-    """Usernames seen inside the window, most recent first, at most ``limit``."""
-    keys = _member_keys(conf.keys(room), include_hidden)
-    cutoff = _cutoff()  # one window for both sets
-    pipe = get_client().pipeline(transaction=False)
-    for key in keys:
-        _newest(pipe, key, cutoff, limit, scores=len(keys) > 1)
-    return _newest_names(pipe.execute(), limit)
+    limit: int | None = None,
+    room: str | None = None,
+    include_hidden: bool = False,
+    viewer: Any = None,
+) -> list[Member]:
+    """Members seen inside the window, most recent first, at most ``limit``.
+
+    Hidden members only with ``include_hidden`` or for a staff ``viewer``.
+    """
+    return summary(-1 if limit is None else limit, room, include_hidden, viewer).members
 
 
 def user_count(room: str | None = None) -> int:
-    """How many members (hidden ones too) were seen inside the window."""
+    """How many members (hidden ones too: a count names nobody) were seen inside the window."""
     cutoff = _cutoff()
+    keys = conf.keys(room)
     pipe = get_client().pipeline(transaction=False)
-    for key in _member_keys(conf.keys(room), include_hidden=True):
+    for key in (keys.users, keys.hidden):
         pipe.zcount(key, cutoff, "+inf")
     return sum(int(count) for count in pipe.execute())
 
@@ -127,39 +149,57 @@ def guest_count(room: str | None = None) -> int:
     return int(get_client().zcount(conf.keys(room).guests, _cutoff(), "+inf"))
 
 
-def summary(limit: int, include_hidden: bool = False, room: str | None = None) -> Summary:
-    """Usernames (at most ``limit``), the counts and the peak, in one round trip.
+def summary(
+    limit: int | None = None,
+    room: str | None = None,
+    include_hidden: bool = False,
+    viewer: Any = None,
+) -> Summary:
+    """Members (at most ``limit``, default ``WHOS_ONLINE_LIST_LIMIT``), counts and peak: one round trip.
 
-    Hidden members are counted, and listed only with ``include_hidden`` (for
-    staff). Reading the site's counts also raises its peak if they beat it
-    (rooms keep no peak).
+    Hidden members are counted, and listed only with ``include_hidden`` or for
+    a staff ``viewer``, who alone also see where members were last seen.
+    Reading the site's counts also raises its peak if they beat it (rooms keep
+    no peak).
     """
+    staff_view = include_hidden or is_staff(viewer)
+    limit = conf.list_limit if limit is None else limit
     now = time.time()
     keys = conf.keys(room)
-    listed, hidden_listed, users, hidden, guests, *peak = get_client().eval(
-        scripts.SUMMARY,
-        len(keys),
-        *keys,
-        now - conf.max_age,
-        now,
-        PEAK_TTL if room is None else 0,
-        limit,
-        int(include_hidden),
+    listed, listed_cards, hidden, hidden_cards, users, hidden_count, guests, *peak = (
+        get_client().eval(
+            scripts.SUMMARY,
+            len(keys),
+            *keys,
+            now - conf.max_age,
+            now,
+            PEAK_TTL if room is None else 0,
+            limit,
+            int(staff_view),
+        )
     )
-    if include_hidden:
-        lists = [_pairs(listed), _pairs(hidden_listed)]
+    idle_after = conf.idle_after
+    members = [
+        read_member(pk, score, card, now, idle_after, False)
+        for (pk, score), card in zip(_pairs(listed), listed_cards)
+    ]
+    if staff_view:
+        members += [
+            read_member(pk, score, card, now, idle_after, True)
+            for (pk, score), card in zip(_pairs(hidden), hidden_cards)
+        ]
+        members.sort(key=lambda m: m.last_seen, reverse=True)
+        if limit >= 0:
+            del members[limit:]
     else:
-        lists = [listed]
+        members = [m.without_where() if m.where is not None else m for m in members]
     return Summary(
-        usernames=_newest_names(lists, limit),
-        user_count=int(users) + int(hidden),
+        members=members,
+        user_count=int(users) + int(hidden_count),
         guest_count=int(guests),
         peak=_peak(*peak),
-        hidden_count=int(hidden),
-        hidden=frozenset(_text(member) for member, _ in lists[1])
-        if include_hidden
-        else frozenset(),
-        hidden_listed=include_hidden,
+        hidden_count=int(hidden_count),
+        hidden_listed=staff_view,
     )
 
 
@@ -168,37 +208,45 @@ def peak() -> Peak | None:
     return _peak(*get_client().hmget(conf.keys().peak, "count", "at"))
 
 
-def last_seen(username: str) -> datetime | None:
-    """When ``username`` was last seen (aware, UTC), or None if never seen or pruned.
+def last_seen(user: Any, include_hidden: bool = False, viewer: Any = None) -> datetime | None:
+    """When a member (user or pk) was last seen (aware, UTC), or None if never seen or pruned.
 
-    Members are kept for ``WHOS_ONLINE_RETENTION``, so this can be days ago.
+    Members are kept for ``WHOS_ONLINE_RETENTION``, so this can be days ago. A
+    hidden member reads as never seen unless ``include_hidden`` or a staff ``viewer``.
     """
-    return last_seen_many([username])[username]
+    return last_seen_many([user], include_hidden, viewer)[user]
 
 
 def last_seen_many(
-    usernames: Iterable[str], include_hidden: bool = True
-) -> dict[str, datetime | None]:
-    """``last_seen`` for a page of members in one round trip."""
+    users: Iterable[Key], include_hidden: bool = False, viewer: Any = None
+) -> dict[Key, datetime | None]:
+    """``last_seen`` for a page of members (users or pks) in one round trip, keyed as given."""
     return {
-        name: None if score is None else datetime.fromtimestamp(score, tz=timezone.utc)
-        for name, score in _scores(usernames, include_hidden).items()
+        user: None if score is None else datetime.fromtimestamp(score, tz=timezone.utc)
+        for user, score in _scores(users, include_hidden or is_staff(viewer)).items()
     }
 
 
-def status(username: str) -> Status:
+def status(user: Any, include_hidden: bool = False, viewer: Any = None) -> Status:
     """Online if seen within ``WHOS_ONLINE_IDLE_AFTER``, idle within the window, else offline."""
-    return statuses([username])[username]
+    return statuses([user], include_hidden, viewer)[user]
 
 
-def statuses(usernames: Iterable[str], include_hidden: bool = True) -> dict[str, Status]:
-    """``status`` for a page of members (avatars, a member list) in one round trip.
+def statuses(
+    users: Iterable[Key], include_hidden: bool = False, viewer: Any = None
+) -> dict[Key, Status]:
+    """``status`` for a page of members (users or pks; avatars, a member list) in one round trip.
 
-    The truth by default; templates pass ``include_hidden=False`` for anyone but
-    staff, so a hidden member reads as offline to them.
+    A hidden member reads as offline unless ``include_hidden`` or a staff ``viewer``.
     """
     now = time.time()
-    return {name: _status(score, now) for name, score in _scores(usernames, include_hidden).items()}
+    scores = _scores(users, include_hidden or is_staff(viewer))
+    return {user: _status(score, now) for user, score in scores.items()}
+
+
+def is_staff(viewer: Any) -> bool:
+    """Whether ``viewer`` (a user, or None) may see hidden members: staff alone."""
+    return bool(getattr(viewer, "is_staff", False))
 
 
 @dataclass(frozen=True)
@@ -223,19 +271,24 @@ def prune(batch_size: int = 1000) -> PruneResult:
     now = time.time()
     batches = 0
 
-    def prune_key(key: str, kept_for: float) -> int:
+    def prune_key(key: str, kept_for: float, cards: str | None = None) -> int:
         nonlocal batches
         total = 0
         while True:
             # EVAL, not a registered script: on Cluster, loading one needs every master.
-            count = int(client.eval(scripts.PRUNE_BATCH, 1, key, f"({now - kept_for}", batch_size))
+            count = int(
+                client.eval(
+                    scripts.PRUNE_BATCH, 2, key, cards or key, f"({now - kept_for}", batch_size
+                )
+            )
             batches += 1
             total += count
             if count < batch_size:
                 return total
 
     keys = conf.keys()
-    users = prune_key(keys.users, conf.retention) + prune_key(keys.hidden, conf.retention)
+    users = prune_key(keys.users, conf.retention, keys.cards)
+    users += prune_key(keys.hidden, conf.retention, keys.cards)
     guests = prune_key(keys.guests, conf.max_age)
     # Rooms: those with a visitor inside the window; the others' keys have expired.
     rooms = client.zrange(conf.rooms_key, now - conf.max_age, "+inf", byscore=True)
@@ -286,21 +339,26 @@ def _sample(client: Any, now: float) -> None:
 
 
 def _record(
+    keys: Keys,
     key: str,
     member: str,
     ttl: float,
     keep: int | None = None,
     drop_from: str | None = None,
     room: str | None = None,
+    card: str = "",
+    guest: str = "",
 ) -> float:
     """One EVAL of scripts.RECORD: one round trip, also on Redis Cluster."""
     now = time.time()
     get_client().eval(
         scripts.RECORD,
-        3,
+        5,
         key,
         drop_from or key,
         conf.rooms_key,
+        keys.cards,
+        keys.guests,
         now,
         member,
         math.ceil(ttl),
@@ -308,42 +366,10 @@ def _record(
         TRIM_PER_WRITE,
         room or "",
         math.ceil(conf.max_age),
+        card,
+        guest,
     )
     return now
-
-
-def _member_keys(keys: Keys, include_hidden: bool) -> tuple[str, ...]:
-    return (keys.users, keys.hidden) if include_hidden else (keys.users,)
-
-
-def _newest(pipe: Any, key: str, cutoff: float, limit: int | None, scores: bool) -> None:
-    """Queue ZRANGE key +inf cutoff BYSCORE REV [LIMIT 0 limit] [WITHSCORES]."""
-    pipe.zrange(
-        key,
-        "+inf",
-        cutoff,
-        desc=True,
-        byscore=True,
-        offset=None if limit is None else 0,
-        num=limit,
-        withscores=scores,
-    )
-
-
-def _newest_names(lists: list[list[Any]], limit: int | None) -> list[str]:
-    """Names from one newest-first list, or several (with scores) merged newest first.
-
-    Scores are only fetched to merge: parsing them costs more than the rest of
-    a render (see benchmarks/RESULTS.md).
-    """
-    if len(lists) == 1:
-        return [_text(member) for member in lists[0]]
-    merged = sorted(
-        ((member, float(score)) for members in lists for member, score in members),
-        key=lambda pair: pair[1],
-        reverse=True,
-    )
-    return [_text(member) for member, _ in merged[:limit]]
 
 
 PEAK_TTL = 366 * 24 * 3600
@@ -368,33 +394,27 @@ def _peak(count: Any = None, at: Any = None) -> Peak | None:
     return Peak(int(count), datetime.fromtimestamp(float(at), tz=timezone.utc))
 
 
-def _scores(usernames: Iterable[str], include_hidden: bool) -> dict[str, float | None]:
-    """Each name's last-seen score (the newest over the member sets), in one round trip."""
-    names = list(dict.fromkeys(usernames))
-    if not names:
+def _scores(users: Iterable[Key], include_hidden: bool) -> dict[Key, float | None]:
+    """Each member's last-seen score (the newest over the member sets), in one round trip."""
+    given = list(dict.fromkeys(users))
+    if not given:
         return {}
-    client = get_client()
-    keys = _member_keys(conf.keys(), include_hidden)
-    try:
-        pipe = client.pipeline(transaction=False)
-        for key in keys:
-            pipe.zmscore(key, names)
-        per_key = pipe.execute()
-    except ResponseError as exc:
-        if "unknown command" not in str(exc).lower():
-            raise
-        # Redis before 6.2 has no ZMSCORE: the same answer from ZSCOREs.
-        pipe = client.pipeline(transaction=False)
-        for key in keys:
-            for name in names:
-                pipe.zscore(key, name)
-        flat = pipe.execute()
-        per_key = [flat[i : i + len(names)] for i in range(0, len(flat), len(names))]
-    scores: dict[str, float | None] = {}
-    for i, name in enumerate(names):
+    pks = [member_id(user) for user in given]
+    keys = conf.keys()
+    pipe = get_client().pipeline(transaction=False)
+    for key in (keys.users, keys.hidden) if include_hidden else (keys.users,):
+        pipe.zmscore(key, pks)
+    per_key = pipe.execute()
+    scores: dict[Key, float | None] = {}
+    for i, user in enumerate(given):
         found = [float(row[i]) for row in per_key if row[i] is not None]
-        scores[name] = max(found) if found else None
+        scores[user] = max(found) if found else None
     return scores
+
+
+def member_id(user: Any) -> str:
+    """A member's id in Redis: the pk of a user object, or a pk given as it is."""
+    return str(getattr(user, "pk", user))
 
 
 def _status(score: float | None, now: float) -> Status:

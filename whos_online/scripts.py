@@ -4,13 +4,24 @@ Each names every key it touches in KEYS, so it runs on Redis Cluster as long as
 those keys share a hash slot (one namespace: see WHOS_ONLINE_KEY_PREFIX).
 """
 
-# Removes at most ARGV[2] of the oldest members scored below ARGV[1]. One call
-# is atomic, so a member re-recorded meanwhile (now the newest) is never among
-# the removed, and it is short, so Redis keeps serving the site between calls.
+# Removes at most ARGV[2] of the oldest members scored below ARGV[1] from
+# KEYS[1], and their cards from the hash KEYS[2] (KEYS[1] itself for sets
+# without cards). One call is atomic, so a member re-recorded meanwhile (now
+# the newest) is never among the removed, and it is short, so Redis keeps
+# serving the site between calls.
 PRUNE_BATCH = """
 local stale = redis.call('ZCOUNT', KEYS[1], '-inf', ARGV[1])
 local n = math.min(stale, tonumber(ARGV[2]))
-if n > 0 then redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - 1) end
+if n > 0 then
+  if KEYS[2] ~= KEYS[1] then
+    -- unpack() takes a few thousand values at most: HDEL in chunks.
+    local pks = redis.call('ZRANGE', KEYS[1], 0, n - 1)
+    for i = 1, #pks, 1000 do
+      redis.call('HDEL', KEYS[2], unpack(pks, i, math.min(i + 999, #pks)))
+    end
+  end
+  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - 1)
+end
 return n
 """
 
@@ -20,8 +31,10 @@ return n
 # member who moved between listed and hidden; KEYS[1] itself when there is no
 # such set); the guest cap ARGV[4] (0: none), trimming at most ARGV[5] of the
 # oldest so a write stays short even far over the cap; a room registers ARGV[6]
-# ('' if none) in KEYS[3]; and each key written gets its TTL (ARGV[3], ARGV[7]),
-# so an abandoned namespace disappears.
+# ('' if none) in KEYS[3]; a member's card ARGV[8] ('' for guests) goes into the
+# hash KEYS[4], and the guest ARGV[9] they were until logging in ('' if none)
+# leaves the guests KEYS[5], so nobody counts twice; and each key written gets
+# its TTL (ARGV[3], ARGV[7]), so an abandoned namespace disappears.
 RECORD = """
 redis.call('ZADD', KEYS[1], 'GT', ARGV[1], ARGV[2])
 if KEYS[2] ~= KEYS[1] then redis.call('ZREM', KEYS[2], ARGV[2]) end
@@ -36,6 +49,11 @@ if ARGV[6] ~= '' then
   redis.call('ZADD', KEYS[3], ARGV[1], ARGV[6])
   redis.call('EXPIRE', KEYS[3], ARGV[7])
 end
+if ARGV[8] ~= '' then
+  redis.call('HSET', KEYS[4], ARGV[2], ARGV[8])
+  redis.call('EXPIRE', KEYS[4], ARGV[3])
+end
+if ARGV[9] ~= '' then redis.call('ZREM', KEYS[5], ARGV[9]) end
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 return 1
 """
@@ -67,23 +85,28 @@ end
 COUNT_AND_RAISE_PEAK = _COUNT_AND_RAISE_PEAK + "return count_and_raise_peak()\n"
 
 # What the block shows, in one call (so one round trip, also on Redis Cluster,
-# whose pipelines cannot carry a script): the ARGV[4] newest listed members,
-# with the hidden ones and scores when ARGV[5] is '1' (for staff, merged by
-# the caller), then the counts and peak of count_and_raise_peak().
+# whose pipelines cannot carry a script): the ARGV[4] newest listed members
+# with their scores (ARGV[4] = -1: all), and the hidden ones too when ARGV[5]
+# is '1' (for staff, merged by the caller), each list followed by its cards
+# from KEYS[5]; then the counts and peak of count_and_raise_peak().
 SUMMARY = (
     _COUNT_AND_RAISE_PEAK
     + """
-local function newest(key, scores)
-  if scores then
-    return redis.call('ZRANGE', key, '+inf', ARGV[1], 'BYSCORE', 'REV', 'LIMIT', 0, ARGV[4],
-                      'WITHSCORES')
-  end
-  return redis.call('ZRANGE', key, '+inf', ARGV[1], 'BYSCORE', 'REV', 'LIMIT', 0, ARGV[4])
+local function newest(key)
+  return redis.call('ZRANGE', key, '+inf', ARGV[1], 'BYSCORE', 'REV', 'LIMIT', 0, ARGV[4],
+                    'WITHSCORES')
 end
-local with_hidden = ARGV[5] == '1'
+local function cards(pairs)
+  local found = {}
+  for i = 1, #pairs, 2 do
+    found[#found + 1] = redis.call('HGET', KEYS[5], pairs[i])
+  end
+  return found
+end
+local listed = newest(KEYS[1])
 local hidden = {}
-if with_hidden then hidden = newest(KEYS[2], true) end
-local result = {newest(KEYS[1], with_hidden), hidden}
+if ARGV[5] == '1' then hidden = newest(KEYS[2]) end
+local result = {listed, cards(listed), hidden, cards(hidden)}
 for _, value in ipairs(count_and_raise_peak()) do table.insert(result, value) end
 return result
 """

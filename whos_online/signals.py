@@ -8,21 +8,20 @@ from django.contrib.auth.signals import user_logged_in, user_logged_out
 from django.dispatch import receiver
 
 from whos_online import failsafe, presence
-from whos_online.client_ip import client_ip
 from whos_online.visits import record_member
 
 
 @receiver(user_logged_in, dispatch_uid="whos_online.record_login")
 def record_login(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
-    """Count the visitor as a member now, and no longer as a guest."""
-    if not record_member(user):
-        return
-    ip = client_ip(request) if request is not None else None
-    if ip is not None:
-        failsafe.call(presence.forget_guest, ip)
+    """Count the visitor as a member now, and no longer as a guest (one write).
+
+    If Redis fails here, the next request records them the same way, so a login
+    during an outage still never counts one person twice.
+    """
+    record_member(user, request)
 
 
 @receiver(user_logged_out, dispatch_uid="whos_online.forget_logout")
 def forget_logout(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
     if user is not None:
-        failsafe.call(presence.forget_user, user.get_username())
+        failsafe.call(presence.forget_user, user)

@@ -30,8 +30,7 @@ def live(request: HttpRequest) -> JsonResponse:
     body: dict[str, Any] = {"available": online is not None, "html": html}
     if online is not None:
         body.update(
-            members=online.usernames,
-            hidden_members=sorted(online.hidden),
+            members=[member.as_json() for member in online.members],
             more=online.more,
             users=online.user_count,
             hidden=online.hidden_count,

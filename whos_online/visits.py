@@ -25,7 +25,7 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
     # Without a session cookie nobody is logged in, and reading request.user
     # would load the session for nothing (and add Vary: Cookie).
     if settings.SESSION_COOKIE_NAME in request.COOKIES and request.user.is_authenticated:
-        return record_member(request.user, room)
+        return record_member(request.user, request, room)
     if not conf.track_guests:
         return True
     is_bot = conf.is_bot
@@ -37,12 +37,8 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
     return failsafe.call(presence.record_guest, ip, room) is not None
 
 
-def record_member(user: Any, room: str | None = None) -> bool:
-    """Record a logged-in user (hidden as WHOS_ONLINE_IS_HIDDEN says); False if Redis failed."""
-    hidden = conf.is_hidden(user)
-    return failsafe.call(presence.record_user, user.get_username(), hidden, room) is not None
-
-
-def viewer_is_staff(request: HttpRequest | None) -> bool:
-    """Whether the page is for staff, who alone see hidden members (no request: not staff)."""
-    return bool(getattr(getattr(request, "user", None), "is_staff", False))
+def record_member(user: Any, request: HttpRequest | None, room: str | None = None) -> bool:
+    """Record a logged-in user with a fresh card, no longer as a guest; False if Redis failed."""
+    where = request.path if request is not None and conf.track_pages else None
+    ip = client_ip(request) if request is not None and conf.track_guests else None
+    return failsafe.call(presence.record_user, user, room, where, ip) is not None

@@ -1,7 +1,8 @@
 """``{% load whos_online %}``: the ``{% whos_online %}`` block and presence dots.
 
-``{{ user|presence }}`` gives "online", "idle" or "offline" (one Redis call);
-for a page of avatars, fetch them all first in one call and pass the result::
+``{{ user|presence }}`` gives "online", "idle" or "offline" (one Redis call)
+for a user, a listed member or a pk; for a page of avatars, fetch them all
+first in one call and pass the result::
 
     {% presence_statuses members as statuses %}
     {% for member in members %}<span class="dot {{ member|presence:statuses }}"></span>{% endfor %}
@@ -18,7 +19,6 @@ from django.urls import NoReverseMatch, reverse
 
 from whos_online import failsafe, presence
 from whos_online.conf import conf
-from whos_online.visits import viewer_is_staff
 
 register = template.Library()
 
@@ -35,7 +35,7 @@ def whos_online(context: template.Context, live: int = 0) -> dict[str, Any]:
     same block, as of page load.
     """
     block: dict[str, Any] = {
-        "online": failsafe.call(presence.summary, conf.list_limit, _staff(context)),
+        "online": failsafe.call(presence.summary, None, None, False, _viewer(context)),
         "window_minutes": conf.window_minutes,
         "request": context.get("request"),
     }
@@ -55,7 +55,7 @@ def whos_online(context: template.Context, live: int = 0) -> dict[str, Any]:
 def whos_here(context: template.Context, room: str) -> dict[str, Any]:
     """Who is in ``room`` (recorded by the ``in_room`` view decorator); None if Redis is down."""
     return {
-        "online": failsafe.call(presence.summary, conf.list_limit, _staff(context), room),
+        "online": failsafe.call(presence.summary, None, room, False, _viewer(context)),
         "room": room,
         "window_minutes": conf.window_minutes,
         "request": context.get("request"),
@@ -64,30 +64,27 @@ def whos_here(context: template.Context, room: str) -> dict[str, Any]:
 
 @register.simple_tag(takes_context=True)
 def presence_statuses(context: template.Context, users: Iterable[Any]) -> Mapping[str, str]:
-    """Statuses of users (or usernames) in one round trip; empty if Redis is down.
+    """Statuses of users (or members, or pks) in one round trip; empty if Redis is down.
 
     Hidden members read as offline unless the viewer is staff.
     """
-    names = [_username(user) for user in users]
-    return failsafe.call(presence.statuses, names, _staff(context)) or {}
+    pks = [presence.member_id(user) for user in users]
+    return failsafe.call(presence.statuses, pks, False, _viewer(context)) or {}
 
 
 @register.filter(name="presence")
 def presence_word(user: Any, statuses: Mapping[str, str] | None = None) -> str:
-    """A user's (or username's) status word, from ``statuses`` if given, else from Redis.
+    """A user's (or member's, or pk's) status word, from ``statuses`` if given, else from Redis.
 
     Without ``statuses`` the filter cannot see who is looking, so a hidden
     member reads as offline; staff pages use ``presence_statuses``.
     """
-    username = _username(user)
+    pk = presence.member_id(user)
     if statuses is None:
-        return (failsafe.call(presence.statuses, [username], False) or {}).get(username, "offline")
-    return statuses.get(username, "offline")
+        statuses = failsafe.call(presence.statuses, [pk]) or {}
+    return statuses.get(pk, "offline")
 
 
-def _username(user: Any) -> str:
-    return str(user.get_username() if hasattr(user, "get_username") else user)
-
-
-def _staff(context: template.Context) -> bool:
-    return viewer_is_staff(context.get("request"))
+def _viewer(context: template.Context) -> Any:
+    """The user looking at the page (no request in the context: nobody, so no staff view)."""
+    return getattr(context.get("request"), "user", None)

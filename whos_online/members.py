@@ -1,0 +1,178 @@
+"""Members as people: the card recorded with each visit, and what templates get back.
+
+Redis knows a member by primary key (stable across renames, and no login id or
+email address in it). Beside the key it keeps a small *card* — display name,
+profile URL, avatar URL and a few extra fields — written by the same call that
+records the visit, so the block can show names, links and avatars with no SQL
+query. ``WHOS_ONLINE_MEMBER_CARD`` names the callable that makes the card.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from django.utils.translation import gettext
+
+Status = Literal["online", "idle", "offline"]
+
+# Caps that keep one card small whatever the callable returns (bytes of JSON,
+# characters per field, extra fields): a card is written on every record.
+MAX_CARD_BYTES = 2048
+MAX_NAME = 150
+MAX_URL = 500
+MAX_EXTRA_FIELDS = 5
+MAX_EXTRA = 100
+CARD_FIELDS = ("name", "url", "avatar")
+
+# Bidi embeddings, overrides and isolates, and the marks: they can make a name
+# display as another ("\u202enimda" shows as "admin").
+BIDI_CONTROLS = dict.fromkeys(
+    [*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C]
+)
+
+
+def default_card(user: Any) -> dict[str, Any]:
+    """A card that never shows an email address or a login id that is one.
+
+    The name is the full name where the model has one, else the short name,
+    else the username; any of them that looks like an email address is passed
+    over, and with none left the block shows a neutral "Member #pk". The URL is
+    ``get_absolute_url()`` when the model defines it.
+    """
+    name = ""
+    for method in ("get_full_name", "get_short_name", "get_username"):
+        candidate = getattr(user, method, None)
+        value = str(candidate() or "").strip() if callable(candidate) else ""
+        if value and "@" not in value:
+            name = value
+            break
+    absolute_url = getattr(user, "get_absolute_url", None)
+    return {"name": name, "url": absolute_url() if callable(absolute_url) else None}
+
+
+def card_json(card: dict[str, Any], where: str | None = None) -> str:
+    """The card as stored: known fields capped, unsafe URLs dropped, at most MAX_CARD_BYTES."""
+    clean: dict[str, Any] = {"name": str(card.get("name") or "")[:MAX_NAME]}
+    for key in ("url", "avatar"):
+        url = _safe_url(card.get(key))
+        if url:
+            clean[key] = url
+    extras = {
+        str(key)[:MAX_EXTRA]: _scalar(value)
+        for key, value in card.items()
+        if key not in CARD_FIELDS and key != "where"
+    }
+    clean.update(list(extras.items())[:MAX_EXTRA_FIELDS])
+    if where:
+        clean["where"] = where[:MAX_URL]
+    text = json.dumps(clean, ensure_ascii=False, separators=(",", ":"))
+    if len(text.encode()) > MAX_CARD_BYTES:
+        # Extras go first, then the page; name and links always fit.
+        kept = {key: clean[key] for key in CARD_FIELDS if key in clean}
+        text = json.dumps(kept, ensure_ascii=False, separators=(",", ":"))
+    return text
+
+
+@dataclass(frozen=True)
+class Member:
+    """One member as templates and the API see them.
+
+    ``name`` is safe to display: bidi controls are removed and an empty or
+    invisible name becomes "Member #pk". Extra card fields (e.g. ``role``) are
+    reachable as ``member.role`` in templates and ``member["role"]`` in Python.
+    """
+
+    pk: str
+    display_name: str
+    url: str | None
+    avatar: str | None
+    last_seen: datetime
+    status: Status
+    hidden: bool = False
+    # The page the member was last recorded on (WHOS_ONLINE_TRACK_PAGES; staff only).
+    where: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        shown = self.display_name.translate(BIDI_CONTROLS)
+        if not any(unicodedata.category(char)[0] in "LNPS" for char in shown):
+            return gettext("Member #%(pk)s") % {"pk": self.pk}
+        return shown
+
+    def __getitem__(self, key: str) -> Any:
+        # Django templates try item lookup first: extras, then the attributes.
+        return self.extra[key]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def without_where(self) -> Member:
+        return Member(**{**self.__dict__, "where": None})
+
+    def as_json(self) -> dict[str, Any]:
+        """What the live endpoint sends about this member."""
+        data = {
+            "pk": self.pk,
+            "name": self.name,
+            "url": self.url,
+            "avatar": self.avatar,
+            "status": self.status,
+            "hidden": self.hidden,
+            **self.extra,
+        }
+        if self.where is not None:
+            data["where"] = self.where
+        return data
+
+
+def read_member(
+    pk: Any, score: float, raw_card: Any, now: float, idle_after: float, hidden: bool
+) -> Member:
+    """Build a Member from what Redis returned: its pk, score and card (JSON or None)."""
+    card = _parse(raw_card)
+    return Member(
+        pk=_text(pk),
+        display_name=str(card.pop("name", "") or ""),
+        url=card.pop("url", None),
+        avatar=card.pop("avatar", None),
+        last_seen=datetime.fromtimestamp(score, tz=timezone.utc),
+        status="online" if score >= now - idle_after else "idle",
+        hidden=hidden,
+        where=card.pop("where", None),
+        extra=card,
+    )
+
+
+def _parse(raw: Any) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    try:
+        card = json.loads(raw)
+    except ValueError:
+        return {}
+    return card if isinstance(card, dict) else {}
+
+
+def _safe_url(value: Any) -> str | None:
+    """The URL if it is http(s) or site-relative: never ``javascript:`` in an href."""
+    if not value:
+        return None
+    url = str(value)[:MAX_URL]
+    scheme = urlsplit(url).scheme.lower()
+    return url if scheme in ("", "http", "https") else None
+
+
+def _scalar(value: Any) -> Any:
+    return (
+        value if isinstance(value, (bool, int, float)) or value is None else str(value)[:MAX_EXTRA]
+    )
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
