@@ -8,9 +8,13 @@ does but with a fixed random seed. Playwright drives the system's Chromium
 
 - two browser contexts (two cookie jars) log in as alice and bob through the
   real login form; alice's page shows bob in its ``{% whos_online live=10 %}``
-  block without a reload, and a screenshot of that page is taken (the README's
-  docs/demo.png when UPDATE_DOCS=1 is set, a temporary file otherwise);
-- the staff user ``admin`` sees the admin's "Online now" page with its chart.
+  block without a reload, each member with their display name linked to their
+  profile, an initials avatar that loads, and moderators in the staff colour;
+  a screenshot of that page is taken (the README's docs/demo.png when
+  UPDATE_DOCS=1 is set, a temporary file otherwise);
+- the staff user ``admin`` sees the admin's "Online now" page with its chart,
+  the hidden member marked and the page each member was last on (docs/admin.png
+  when UPDATE_DOCS=1).
 
 Needs REDIS_URL (the server is another process), Chromium and Playwright
 (``pip install playwright``; never ``playwright install``). Without them the
@@ -50,22 +54,35 @@ ROOT = Path(__file__).resolve().parent.parent
 MANAGE = ROOT / "example_project" / "manage.py"
 # The README's picture; only rewritten on request, so a test run leaves the tree clean.
 DOCS_SCREENSHOT = ROOT / "docs" / "demo.png"
-PASSWORD = "demo"  # example_project/demo/management/commands/demo.py
+ADMIN_SCREENSHOT = ROOT / "docs" / "admin.png"
+PASSWORD = "demo"  # example_project/demo/people.py
+# Display names (example_project/demo/people.py): what the block shows instead of logins.
+NAMES = {"alice": "Alice Archer", "bob": "Bob Baker", "admin": "Ada Admin"}
+STAFF_COLOUR = "rgb(21, 128, 61)"  # .whos-online-role-staff in the demo's base.html
 LIVE_TIMEOUT = 25_000  # ms: the demo's block refreshes every 10 s
 STEP_TIMEOUT = 10_000  # ms: any other wait
 SERVER_START_TIMEOUT = 30  # s
 
-# What `manage.py demo` does before it serves, minus the randomness, plus two
-# samples so that the admin's chart has a line to draw.
+# What `manage.py demo` does before it serves, minus the randomness, plus a day
+# of the admin's samples (cron's prune, every 30 minutes, with the clock set
+# back: time-machine), so that its chart has a line to draw.
 SETUP = """
 import random
+from datetime import datetime, timedelta, timezone
+import time_machine
 from django.core.management import call_command
 from demo.management.commands.demo import Command
 from demo.simulation import simulate
 call_command("migrate", verbosity=0, interactive=False)
 Command().create_users()
-simulate(12, 40, random.Random(2026))
-call_command("whos_online_prune", verbosity=0)
+rng = random.Random(2026)
+now = datetime.now(timezone.utc)
+for half_hours_ago in range(48, 0, -1):
+    with time_machine.travel(now - timedelta(minutes=30 * half_hours_ago), tick=False):
+        busy = 1 + (48 - half_hours_ago) / 48  # a site getting busier through the day
+        simulate(rng.randint(3, 9), int(busy * rng.randint(10, 25)), rng)
+        call_command("whos_online_prune", verbosity=0)
+simulate(12, 40, rng)
 call_command("whos_online_prune", verbosity=0)
 """
 
@@ -170,6 +187,11 @@ def server_log_on_failure(site: Demo) -> Iterator[None]:
         raise
 
 
+def screenshot_path(site: Demo, docs: Path) -> Path:
+    """The README's picture with UPDATE_DOCS=1, else a file in the run's temporary folder."""
+    return docs if os.environ.get("UPDATE_DOCS") else site.log.parent / docs.name
+
+
 def log_in(browser: Browser, site: Demo, username: str) -> Page:
     """A new context (own cookies) that logged in through the demo's form; its page is home."""
     from playwright.sync_api import expect
@@ -182,7 +204,7 @@ def log_in(browser: Browser, site: Demo, username: str) -> Page:
     page.locator("#id_password").fill(PASSWORD)
     page.locator("main").get_by_role("button", name="Log in").click()
     expect(page).to_have_url(f"{site.url}/")
-    expect(page.locator("header .account")).to_contain_text(f"Logged in as {username}")
+    expect(page.locator("header .account")).to_contain_text(f"Logged in as {NAMES[username]}")
     return page
 
 
@@ -204,8 +226,9 @@ def test_a_member_appears_in_another_members_block_without_a_reload(
             block = alice.locator("aside section.whos-online")
             members = block.locator(".whos-online-members li")
             expect(block).to_have_attribute("data-whos-online-refresh", "10")
-            expect(members.get_by_text("alice", exact=True)).to_have_count(1)
-            expect(members.get_by_text("bob", exact=True)).to_have_count(0)
+            expect(members.get_by_text("Alice Archer", exact=True)).to_have_count(1)
+            expect(members.get_by_text("Bob Baker", exact=True)).to_have_count(0)
+            check_members_look_like_people(alice, demo)
             assert block.get_attribute("data-whos-online-updated") is None
             members_before = member_count(block.locator(".whos-online-summary").inner_text())
             alice.evaluate("window.whosOnlineMarker = 1")  # gone if the page reloads
@@ -213,11 +236,11 @@ def test_a_member_appears_in_another_members_block_without_a_reload(
             bob = log_in(browser, demo, "bob")
             try:
                 bob_members = bob.locator("aside .whos-online-members li")
-                expect(bob_members.get_by_text("bob", exact=True)).to_have_count(1)
-                expect(bob_members.get_by_text("alice", exact=True)).to_have_count(1)
+                expect(bob_members.get_by_text("Bob Baker", exact=True)).to_have_count(1)
+                expect(bob_members.get_by_text("Alice Archer", exact=True)).to_have_count(1)
 
                 started = time.monotonic()
-                expect(members.get_by_text("bob", exact=True)).to_have_count(
+                expect(members.get_by_text("Bob Baker", exact=True)).to_have_count(
                     1, timeout=LIVE_TIMEOUT
                 )
                 waited = time.monotonic() - started
@@ -230,14 +253,17 @@ def test_a_member_appears_in_another_members_block_without_a_reload(
             ), "live.js did not mark the block as refreshed"
             # Most recent first: the two who logged in ahead of the simulated members;
             # the counts were refreshed with the list.
-            assert members.all_inner_texts()[:2] == ["bob", "alice"]
+            assert [text.strip() for text in members.all_inner_texts()[:2]] == [
+                "Bob Baker",
+                "Alice Archer",
+            ]
+            # The refreshed block is the same template: names, links, avatars, colours.
+            check_members_look_like_people(alice, demo)
             summary = block.locator(".whos-online-summary").inner_text()
             assert member_count(summary) == members_before + 1, summary
             print(f"bob appeared in alice's block after {waited:.1f} s")
 
-            screenshot = (
-                DOCS_SCREENSHOT if os.environ.get("UPDATE_DOCS") else demo.log.parent / "demo.png"
-            )
+            screenshot = screenshot_path(demo, DOCS_SCREENSHOT)
             alice.screenshot(path=str(screenshot))
             assert screenshot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
         finally:
@@ -269,7 +295,54 @@ def test_staff_see_the_online_now_admin_page_with_its_chart(browser: Browser, de
             box = chart.bounding_box()
             assert box is not None and box["width"] > 300 and box["height"] > 50
             table = page.locator("#content-main table")
-            expect(table).to_contain_text("admin")
-            expect(table).to_contain_text("heidi (hidden)")  # the demo's simulated hidden member
+            expect(table).to_contain_text(NAMES["admin"])
+            # The demo's simulated hidden member, marked, linked to her change page.
+            heidi = table.locator("tr", has_text="Heidi Huang")
+            expect(heidi).to_contain_text("Heidi Huang (hidden)")
+            expect(heidi.get_by_role("link", name="Heidi Huang")).to_have_attribute(
+                "href", re.compile(r"^/admin/auth/user/\d+/change/$")
+            )
+            # WHOS_ONLINE_TRACK_PAGES: the page each member was last on.
+            expect(table.locator("thead")).to_contain_text("Page")
+            expect(heidi.locator("code")).to_have_text(re.compile(r"^/[a-z/]*$"))
+            # Staff see the hidden member in the block too, marked.
+            page.goto(f"{demo.url}/")
+            expect(page.locator("aside .whos-online-hidden")).to_contain_text(
+                "Heidi Huang (hidden)"
+            )
+            page.goto(admin_page)
+            screenshot = screenshot_path(demo, ADMIN_SCREENSHOT)
+            page.screenshot(path=str(screenshot), full_page=True)
+            assert screenshot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
         finally:
             page.context.close()
+
+
+def check_members_look_like_people(page: Page, site: Demo) -> None:
+    """Every listed member: a linked display name, an avatar that loaded; staff in colour."""
+    from playwright.sync_api import expect
+
+    block = page.locator("aside section.whos-online")
+    members = block.locator(".whos-online-members li")
+    assert members.count() >= 10
+    for item in members.all():
+        link = item.locator("a")
+        expect(link).to_have_attribute("href", re.compile(r"^/members/\d+/$"))
+        expect(link.locator("bdi")).not_to_have_text(re.compile(r"@|^\s*$"))
+        avatar = item.locator("img.whos-online-avatar")
+        expect(avatar).to_have_attribute("src", re.compile(r"^/avatars/\d+\.svg$"))
+        expect(avatar).to_have_js_property("complete", True)
+        assert avatar.evaluate("img => img.naturalWidth") > 0, "the avatar did not load"
+    # No hidden member for a member's eyes; the moderator in the staff colour.
+    expect(block.get_by_text("Heidi Huang")).to_have_count(0)
+    olivia = members.filter(has_text="Olivia Okafor")
+    expect(olivia).to_have_class(re.compile(r"\bwhos-online-role-staff\b"))
+    expect(olivia).to_have_css("color", STAFF_COLOUR)
+    # A name links to that member's profile, which shows the same name.
+    href = members.filter(has_text="Alice Archer").locator("a").get_attribute("href")
+    profile = page.context.new_page()
+    try:
+        profile.goto(f"{site.url}{href}")
+        expect(profile.get_by_role("heading", level=1)).to_have_text("Alice Archer")
+    finally:
+        profile.close()

@@ -1,53 +1,102 @@
-"""The demo site the README sends newcomers to still starts and passes its checks."""
+"""The demo site the README sends newcomers to still starts, passes its checks and leaks nothing.
+
+It runs on two settings modules: ``demo.settings`` (Django's User, the demo's
+member card) and ``demo.settings_email`` (an email-login custom user model, the
+package's default card). Both are toured page by page as a guest, a member and
+staff.
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
-MANAGE = Path(__file__).resolve().parent.parent / "example_project" / "manage.py"
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MANAGE = ROOT / "example_project" / "manage.py"
+SETTINGS = ("demo.settings", "demo.settings_email")
 
 
 # Visits every demo page with Django's test client, in one process (the embedded
-# fakeredis lives in that process's memory), as a guest, a member and staff.
-TOUR = """
+# fakeredis lives in that process's memory), as a guest, a member and staff, and
+# prints one JSON line per page.
+TOUR = r"""
+import json, re
 from django.conf import settings
-from django.contrib.auth.models import User
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import Client
+from demo.people import ACCOUNTS, PASSWORD, get_or_create, login_for
 from whos_online import presence
 
 settings.ALLOWED_HOSTS = ["testserver"]
 call_command("migrate", verbosity=0)
+for person in ACCOUNTS:
+    get_or_create(person, password=PASSWORD)
 call_command("simulate_visitors", "--members", "12", "--guests", "5")  # heidi among them
 presence.prune()
-User.objects.create_user("admin", password="demo", is_staff=True)
-User.objects.create_user("alice", password="demo")
+User = get_user_model()
+pk = {
+    login: User._default_manager.get(**{User.USERNAME_FIELD: login_for(login)}).pk
+    for login in ("heidi", "dave", "olivia")
+}
+# The hidden member by name, login, email, profile link or avatar.
+heidi = re.compile(
+    rf"heidi|/members/{pk['heidi']}/|/avatars/{pk['heidi']}\.svg", re.IGNORECASE
+)
+blocks = re.compile(r'<section class="whos-(?:online|here)".*?</section>', re.DOTALL)
+dot = re.compile(r'presence-dot presence-(\w+)')
 browser = {"User-Agent": "Mozilla/5.0 Firefox/140.0"}
-pages = ["/", "/about/", "/members/", "/members/dave/", "/thread/", "/whos-online/"]
+pages = [
+    "/", "/about/", "/members/", f"/members/{pk['dave']}/", "/thread/", "/whos-online/",
+    f"/avatars/{pk['dave']}.svg", "/accounts/login/",
+]
 for who in ("guest", "alice", "admin"):
     client = Client(headers=browser)
     if who != "guest":
-        client.login(username=who, password="demo")
-    for page in pages + (["/admin/whos_online/onlinenow/"] if who == "admin" else []):
+        assert client.login(username=login_for(who), password=PASSWORD)
+    extra = ["/admin/whos_online/onlinenow/"] if who == "admin" else []
+    for page in [*pages, *extra, f"/members/{pk['heidi']}/"]:
         response = client.get(page)
-        print(who, page, response.status_code, response.content.decode().count("heidi"))
+        body = response.content.decode()
+        shown = body if page == "/whos-online/" else "".join(blocks.findall(body))
+        print(json.dumps({
+            "who": who,
+            "page": "heidi's profile" if page == f"/members/{pk['heidi']}/" else page,
+            "status": response.status_code,
+            "heidi": len(heidi.findall(body)),
+            "at_in_block": shown.count("@"),
+            "blocks": len(blocks.findall(body)),
+            "dot": (dot.findall(body) or [None])[0],
+            "staff_coloured": body.count(f'role-staff"><img class="whos-online-avatar" src="/avatars/{pk["olivia"]}.svg"'),
+            "page_column": "<code>/thread/</code>" in body,
+        }))
 """
 
 
-def manage(*args: str, **env_extra: str) -> subprocess.CompletedProcess[str]:
+def manage(
+    *args: str, settings: str = "demo.settings", **env_extra: str
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DJANGO_SETTINGS_MODULE")}
-    env.update(env_extra)
+    env.update(env_extra, DJANGO_SETTINGS_MODULE=settings)
     return subprocess.run(
         [sys.executable, str(MANAGE), *args],
         capture_output=True,
         text=True,
         env=env,
-        timeout=60,
+        timeout=120,
         check=False,
     )
+
+
+def check_ids(output: str) -> set[str]:
+    return set(re.findall(r"\((\w+\.[EW]\d{3})\)", output))
 
 
 def test_demo_settings_pass_every_check() -> None:
@@ -55,20 +104,88 @@ def test_demo_settings_pass_every_check() -> None:
     assert result.returncode == 0, result.stderr
 
 
-def test_simulate_visitors_records_them_on_the_embedded_redis() -> None:
-    result = manage("simulate_visitors", "--members", "3", "--guests", "2")
+def test_the_email_login_demo_warns_only_that_it_names_members_by_default() -> None:
+    # W007 is the point of that site (see demo/settings_email.py), so it is not silenced.
+    result = manage("check", settings="demo.settings_email")
+    assert result.returncode == 0, result.stderr
+    assert check_ids(result.stdout + result.stderr) == {"whos_online.W007"}, result.stderr
+    assert "logs in by email address and WHOS_ONLINE_MEMBER_CARD is not set" in result.stderr
+
+
+def test_simulate_visitors_records_them_on_the_embedded_redis(tmp_path: Path) -> None:
+    database = str(tmp_path / "demo.sqlite3")
+    unmigrated = manage("simulate_visitors", DEMO_DATABASE=database)
+    assert unmigrated.returncode == 1
+    assert "run `manage.py migrate` first" in unmigrated.stderr
+
+    assert manage("migrate", DEMO_DATABASE=database).returncode == 0
+    result = manage(
+        "simulate_visitors", "--members", "3", "--guests", "2", "-v", "2", DEMO_DATABASE=database
+    )
     assert result.returncode == 0, result.stderr
     assert "Recorded 3 member(s) and 2 guest(s)" in result.stdout
+    assert "Members: " in result.stdout
 
 
-def test_every_demo_page_renders_and_hides_the_hidden_member(tmp_path: Path) -> None:
-    result = manage("shell", "-c", TOUR, DEMO_DATABASE=str(tmp_path / "demo.sqlite3"))
+def tour(settings: str, database: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    result = manage("shell", "-c", TOUR, settings=settings, DEMO_DATABASE=str(database))
     assert result.returncode == 0, result.stderr
-    lines = [line.split() for line in result.stdout.splitlines() if line.count(" ") == 3]
-    assert len(lines) == 3 * 6 + 1
-    assert all(status == "200" for _, _, status, _ in lines), lines
-    heidi = {(who, page): int(count) for who, page, _, count in lines}
-    # heidi is a hidden simulated member: never named to guests or members...
-    assert heidi[("guest", "/")] == 0 and heidi[("alice", "/thread/")] == 0
-    # ...but listed (and marked) for staff, in the block and on the admin page
-    assert heidi[("admin", "/")] > 0 and heidi[("admin", "/admin/whos_online/onlinenow/")] > 0
+    rows = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    return {(row["who"], row["page"]): row for row in rows}
+
+
+@pytest.mark.parametrize("settings", SETTINGS)
+def test_every_demo_page_renders_and_hides_the_hidden_member(settings: str, tmp_path: Path) -> None:
+    pages = tour(settings, tmp_path / "demo.sqlite3")
+    assert len(pages) == 3 * 9 + 1
+    assert all(row["status"] == 200 for row in pages.values()), pages
+    # Every HTML page has the block (the thread has the room's too).
+    for (who, page), row in pages.items():
+        if page.startswith("/members/") or page in ("/", "/about/", "/accounts/login/"):
+            assert row["blocks"] == 1, (who, page)
+    assert pages[("guest", "/thread/")]["blocks"] == 2
+    # heidi is a hidden simulated member: never named (nor linked, nor her avatar)
+    # to guests or members on any page: the blocks, the members page, a profile,
+    # the JSON...
+    for who in ("guest", "alice"):
+        for (viewer, page), row in pages.items():
+            if viewer == who and page != "heidi's profile":
+                assert row["heidi"] == 0, (who, page)
+        # ...and on her own profile (public, like any) she reads as offline, never seen.
+        assert pages[(who, "heidi's profile")]["dot"] == "offline"
+    # ...but listed (and marked) for staff, in the block, the members page, the JSON
+    # and the admin page, and online on her profile.
+    for page in ("/", "/members/", "/whos-online/", "/admin/whos_online/onlinenow/"):
+        assert pages[("admin", page)]["heidi"] > 0, page
+    assert pages[("admin", "heidi's profile")]["dot"] == "online"
+    # Where members were last seen (WHOS_ONLINE_TRACK_PAGES): for staff only.
+    assert pages[("admin", "/admin/whos_online/onlinenow/")]["page_column"]
+    assert pages[("admin", "/members/")]["page_column"]
+    assert not any(row["page_column"] for (who, _), row in pages.items() if who != "admin")
+    # No email address in any block or in the JSON, on either site.
+    assert all(row["at_in_block"] == 0 for row in pages.values()), pages
+    if settings == "demo.settings":
+        # The demo card: olivia, a moderator, in the staff colour with her initials avatar.
+        assert pages[("guest", "/")]["staff_coloured"] == 1
+
+
+def test_the_email_login_suite_passes_on_its_own_settings() -> None:
+    """tests/test_email_login.py needs another user model, so another process.
+
+    Under tests.settings that module collects nothing (``__test__``), so this
+    runs it under tests.settings_email, with this run's environment (REDIS_URL
+    adds its real-Redis half, CI turns deselection into failure).
+    """
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    result = subprocess.run(
+        [
+            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+            "--ds", "tests.settings_email", "tests/test_email_login.py",
+        ],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    summary = output.strip().splitlines()[-1]
+    assert re.fullmatch(r"=* ?\d+ passed in [\d.]+s( \(.*\))? ?=*", summary), output
+    print(summary)

@@ -22,8 +22,10 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
-    "whos_online",
+    # Before whos_online: its templates/whos_online/members.html overrides the
+    # package's, to add a class per role (coloured staff names).
     "demo",
+    "whos_online",
 ]
 
 MIDDLEWARE = [
@@ -50,6 +52,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "demo.context_processors.demo",
             ],
         },
     }
@@ -107,6 +110,10 @@ WHOS_ONLINE_COOKIE_AGE = 60
 WHOS_ONLINE_IS_HIDDEN = "demo.hidden.is_hidden"
 # Profiles say "last seen 3 days ago": keep last-seen times for a week.
 WHOS_ONLINE_RETENTION = 7 * 24 * 3600
+# Each member's card: display name, profile link, initials avatar and a role.
+WHOS_ONLINE_MEMBER_CARD = "demo.cards.member_card"
+# Staff see the page each member was last seen on, in the admin's "Online now".
+WHOS_ONLINE_TRACK_PAGES = True
 
 # runserver serves whos_online/live.js (the live block's script) from here.
 STATIC_URL = "/static/"

@@ -2,6 +2,9 @@
 
 Shared by the ``simulate_visitors`` command and the home page's button, so both
 record visitors the same way: through the public ``whos_online.presence`` API.
+Simulated members are real users (created on first use, with no usable
+password), so their names link to real profiles and their cards are made by
+the site's ``WHOS_ONLINE_MEMBER_CARD`` like anyone's.
 """
 
 from __future__ import annotations
@@ -9,29 +12,17 @@ from __future__ import annotations
 import ipaddress
 import random
 from dataclasses import dataclass
+from typing import Any
 
-from demo.hidden import HIDDEN
+from demo.people import SIMULATED, Person, get_or_create
 from whos_online import presence
-
-# Not the demo accounts (alice, bob, carol): logging in as one of those should
-# visibly add a name. One name carries HTML to show that the block escapes it.
-NAMES = (
-    "dave",
-    "erin",
-    "frank",
-    "grace",
-    "<b>mallory</b>",
-    "heidi",
-    "ivan",
-    "judy",
-    "niaj",
-    "olivia",
-    "peggy",
-    "trent",
-)
+from whos_online.conf import conf
 
 # The demo's one forum thread, with its own "who is reading" room.
 THREAD_ROOM = "thread:welcome"
+
+# Where simulated members were "last seen" (WHOS_ONLINE_TRACK_PAGES, shown to staff).
+PAGES = ("/", "/about/", "/members/", "/thread/")
 
 # Documentation ranges (RFC 5737, RFC 3849): never a real visitor's address.
 GUEST_NETWORKS = tuple(
@@ -44,15 +35,16 @@ GUEST_NETWORKS = tuple(
 class Visitors:
     """Who a simulation recorded, in the order it recorded them."""
 
-    usernames: list[str]
+    members: list[Any]  # users
     guest_ips: list[str]
 
 
-def member_names(count: int, rng: random.Random) -> list[str]:
-    """``count`` distinct usernames: a random pick from NAMES, numbered ones past its end."""
-    if count <= len(NAMES):
-        return rng.sample(NAMES, count)
-    return list(NAMES) + [f"member{n}" for n in range(len(NAMES) + 1, count + 1)]
+def simulated_people(count: int, rng: random.Random) -> list[Person]:
+    """``count`` distinct people: a random pick from SIMULATED, nameless ones past its end."""
+    if count <= len(SIMULATED):
+        return rng.sample(SIMULATED, count)
+    extra = [Person(f"member{n}") for n in range(len(SIMULATED) + 1, count + 1)]
+    return [*SIMULATED, *extra]
 
 
 def guest_ip(rng: random.Random) -> str:
@@ -65,24 +57,27 @@ def guest_ip(rng: random.Random) -> str:
 def simulate(members: int, guests: int, rng: random.Random | None = None) -> Visitors:
     """Record ``members`` members and ``guests`` guests as seen now.
 
+    Creates the members' users if missing (the database must be migrated).
     Raises redis.exceptions.RedisError if Redis fails (nothing here fails open:
     the caller decides how to report it).
     """
     rng = rng or random.Random()
-    usernames = member_names(members, rng)
-    rng.shuffle(usernames)  # the block lists the most recent first; don't make it alphabetical
+    people = simulated_people(members, rng)
+    rng.shuffle(people)  # the block lists the most recent first; don't make it alphabetical
+    users = [get_or_create(person)[0] for person in people]
     guest_ips: list[str] = []
     while len(guest_ips) < guests:  # distinct, so --guests 40 really adds 40
         ip = guest_ip(rng)
         if ip not in guest_ips:
             guest_ips.append(ip)
-    for username in usernames:
-        presence.record_user(username, hidden=username in HIDDEN)
+    # record_user applies WHOS_ONLINE_IS_HIDDEN (demo.hidden) and makes the card.
+    for user in users:
+        presence.record_user(user, where=rng.choice(PAGES) if conf.track_pages else None)
     for ip in guest_ips:
         presence.record_guest(ip)
     # A few of them are reading the thread.
-    for username in usernames[:3]:
-        presence.record_user(username, hidden=username in HIDDEN, room=THREAD_ROOM)
+    for user in users[:3]:
+        presence.record_user(user, room=THREAD_ROOM, where="/thread/" if conf.track_pages else None)
     for ip in guest_ips[:2]:
         presence.record_guest(ip, room=THREAD_ROOM)
-    return Visitors(usernames, guest_ips)
+    return Visitors(users, guest_ips)

@@ -12,7 +12,9 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("about/", views.about, name="about"),
     path("members/", views.members, name="members"),
-    path("members/<path:username>/", views.profile, name="profile"),
+    # By pk, as whos_online knows members: a login id (or email address) never shows in a URL.
+    path("members/<int:pk>/", views.profile, name="profile"),
+    path("avatars/<int:pk>.svg", views.avatar, name="avatar"),
     path("thread/", views.thread, name="thread"),
     path("simulate/", views.simulate_visitors, name="simulate"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),

@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+import re
 
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.html import escape, strip_tags
+from django.views.decorators.http import require_GET, require_POST
 from redis.exceptions import RedisError
 
 from demo.simulation import THREAD_ROOM, simulate
 from whos_online import presence
 from whos_online.conf import conf
+from whos_online.members import default_card
 from whos_online.rooms import in_room
 
 # What one click on the home page's button adds.
 BUTTON_MEMBERS = 5
 BUTTON_GUESTS = 15
-# The members page lists at most this many names, one Redis round trip each for last_seen.
+# The members page lists at most this many members (one Redis round trip for all).
 MEMBERS_PAGE_LIMIT = 100
 
 
@@ -41,6 +44,7 @@ def about(request: HttpRequest) -> HttpResponse:
         {
             "max_age": settings.WHOS_ONLINE_MAX_AGE,
             "cookie_age": settings.WHOS_ONLINE_COOKIE_AGE,
+            "key_prefix": conf.key_prefix,
         },
     )
 
@@ -51,47 +55,88 @@ def thread(request: HttpRequest) -> HttpResponse:
     return render(request, "thread.html", {"room": THREAD_ROOM})
 
 
-def profile(request: HttpRequest, username: str) -> HttpResponse:
-    """A member's presence dot and "last seen", kept for WHOS_ONLINE_RETENTION."""
+def profile(request: HttpRequest, pk: int) -> HttpResponse:
+    """A member's name, avatar, presence dot and "last seen" (kept for WHOS_ONLINE_RETENTION).
+
+    The name and avatar come from the same card the block shows; the presence
+    read passes the viewer, so a hidden member reads as offline and never seen
+    to anyone but staff.
+    """
+    member = get_object_or_404(get_user_model(), pk=pk)
+    card = conf.member_card(member)
     try:
-        seen = presence.last_seen_many([username], include_hidden=request.user.is_staff)[username]
+        seen = presence.last_seen(member, viewer=request.user)
     except RedisError:
         seen = None
-    return render(
-        request, "profile.html", {"username": username, "names": [username], "seen": seen}
-    )
+    context = {
+        "member": member,
+        "name": card.get("name") or f"Member #{member.pk}",
+        "avatar": card.get("avatar"),
+        "members": [member],  # for {% presence_statuses %}
+        "seen": seen,
+    }
+    return render(request, "profile.html", context)
 
 
 def members(request: HttpRequest) -> HttpResponse:
-    """Everyone online with their last-seen time, read with the Python API.
+    """Everyone online with their last-seen time, read with the Python API in one round trip.
 
-    Unlike the template tag, the presence API does not fail open, so this page
-    catches RedisError itself and says so instead of raising a 500.
+    ``viewer=request.user``: hidden members are listed (and marked) for staff
+    only; everyone else gets the safe default, which leaves them out. Unlike the
+    template tag, the presence API does not fail open, so this page catches
+    RedisError itself and says so instead of raising a 500.
     """
-    rows: list[tuple[str, datetime | None, str]] = []
-    counts: tuple[int, int] | None = None
+    online = None
     error = ""
     try:
-        names = presence.online_users(limit=MEMBERS_PAGE_LIMIT)
-        # One round trip each for the whole page, however many rows it has.
-        # last_seen may be None if a member was pruned between the calls.
-        seen = presence.last_seen_many(names)
-        states = presence.statuses(names)
-        rows = [(name, seen[name], states[name]) for name in names]
-        counts = (presence.user_count(), presence.guest_count())
+        online = presence.summary(MEMBERS_PAGE_LIMIT, viewer=request.user)
     except RedisError as exc:
         error = f"{type(exc).__name__}: {exc}"
     return render(
         request,
         "members.html",
         {
-            "rows": rows,
-            "counts": counts,
+            "online": online,
             "error": error,
             "limit": MEMBERS_PAGE_LIMIT,
             "window_minutes": conf.window_minutes,
         },
     )
+
+
+# Initials on a colour picked from the pk: an avatar for everyone, no external service.
+AVATAR = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64" width="64" height="64">\
+<rect width="64" height="64" rx="32" fill="hsl({hue}, 55%, 42%)"/>\
+<text x="32" y="32" dy=".35em" text-anchor="middle" fill="#fff" \
+font-family="system-ui, sans-serif" font-size="{size}" font-weight="600">{initials}</text></svg>"""
+
+
+@require_GET
+def avatar(request: HttpRequest, pk: int) -> HttpResponse:
+    """``/avatars/<pk>.svg``: the member's initials on a colour of their own."""
+    user = get_object_or_404(get_user_model(), pk=pk)
+    initials = initials_of(default_card(user)["name"]) or "#"
+    letters = len(initials.replace("\u200c", ""))
+    svg = AVATAR.format(
+        hue=round(pk * 137.508) % 360,  # the golden angle: neighbouring pks look apart
+        size=34 if letters < 2 else 28,
+        initials=escape(initials),
+    )
+    response = HttpResponse(svg, content_type="image/svg+xml")
+    # A new name shows in the block within the cookie age; so does its avatar.
+    response["Cache-Control"] = f"max-age={conf.cookie_age}"
+    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"
+    return response
+
+
+def initials_of(name: str) -> str:
+    """The first letters of the first and last word: "Alice Archer" -> "AA", "frank" -> "F"."""
+    words = re.findall(r"[^\W\d_]+", strip_tags(name))
+    if not words:
+        return ""
+    picked = words[:1] + words[1:][-1:]
+    # A zero-width non-joiner keeps joining scripts' initials apart (Arabic "ي" + "ا").
+    return "\u200c".join(word[0] for word in picked).upper()
 
 
 @require_POST
@@ -104,6 +149,6 @@ def simulate_visitors(request: HttpRequest) -> HttpResponseRedirect:
     else:
         messages.success(
             request,
-            f"Simulated {len(visitors.usernames)} members and {len(visitors.guest_ips)} guests.",
+            f"Simulated {len(visitors.members)} members and {len(visitors.guest_ips)} guests.",
         )
     return redirect("home")

@@ -12,23 +12,20 @@ import time
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 from redis.exceptions import RedisError
 
+from demo.people import ACCOUNTS, PASSWORD, STAFF_LOGIN, get_or_create, login_for
 from whos_online import presence
 
-DEMO_USERS = ("alice", "bob", "carol")
-DEMO_STAFF = "admin"  # sees hidden members and the admin's "Online now" page
-DEMO_PASSWORD = "demo"
 DEFAULT_ADDRPORT = "127.0.0.1:8000"
 
 
 class Command(BaseCommand):
     help = (
         "Migrate, create the demo users (alice, bob, carol, and staff user admin; "
-        "password 'demo'), "
+        "password 'demo'; alice@example.com etc. with --settings demo.settings_email), "
         "simulate visitors, then run the development server."
     )
 
@@ -48,10 +45,14 @@ class Command(BaseCommand):
 
         redis = "the one at REDIS_URL" if settings.REDIS_URL else "embedded fakeredis (in memory)"
         self.stdout.write("")
-        self.stdout.write(self.style.SUCCESS(f"Open {url_for(addrport)} — log in as alice / demo"))
+        alice = login_for("alice")
         self.stdout.write(
-            f"Demo users: {', '.join(DEMO_USERS)}, staff {DEMO_STAFF} (password {DEMO_PASSWORD!r})"
-            + (f"; created {', '.join(created)}." if created else ".")
+            self.style.SUCCESS(f"Open {url_for(addrport)} — log in as {alice} / {PASSWORD}")
+        )
+        members = [login_for(p.login) for p in ACCOUNTS if p.login != STAFF_LOGIN]
+        self.stdout.write(
+            f"Demo users: {', '.join(members)}, staff {login_for(STAFF_LOGIN)} "
+            f"(password {PASSWORD!r})" + (f"; created {', '.join(created)}." if created else ".")
         )
         self.stdout.write(f"Redis: {redis}. Stop with CONTROL-C.")
         self.stdout.write("")
@@ -60,17 +61,12 @@ class Command(BaseCommand):
         call_command("runserver", addrport, use_reloader=False)
 
     def create_users(self) -> list[str]:
-        """Create whichever demo users are missing; return their names."""
+        """Create whichever demo users are missing; return their logins."""
         created = []
-        for username in (*DEMO_USERS, DEMO_STAFF):
-            if not User.objects.filter(username=username).exists():
-                User.objects.create_user(
-                    username=username,
-                    password=DEMO_PASSWORD,
-                    is_staff=username == DEMO_STAFF,
-                    is_superuser=username == DEMO_STAFF,
-                )
-                created.append(username)
+        for person in ACCOUNTS:
+            user, new = get_or_create(person, password=PASSWORD)
+            if new:
+                created.append(user.get_username())
         return created
 
 

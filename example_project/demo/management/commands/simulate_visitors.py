@@ -5,16 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError
 from redis.exceptions import RedisError
 
 from demo.simulation import simulate
+from whos_online.conf import conf
 
 
 class Command(BaseCommand):
     help = (
-        "Record fake members and guests as online. With the embedded fakeredis this only "
-        "reaches a server running in the same process; use `manage.py demo` or the home "
-        "page's button there."
+        "Record fake members (created as users if missing; migrate first) and guests as "
+        "online. With the embedded fakeredis this only reaches a server running in the same "
+        "process; use `manage.py demo` or the home page's button there."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -34,12 +36,20 @@ class Command(BaseCommand):
             visitors = simulate(members, guests)
         except RedisError as exc:
             raise CommandError(f"Redis is unreachable, nobody simulated: {exc}") from exc
+        except DatabaseError as exc:
+            raise CommandError(
+                f"The simulated members are users; run `manage.py migrate` first ({exc})."
+            ) from exc
         verbosity: int = options["verbosity"]
         if verbosity >= 1:
             self.stdout.write(
-                f"Recorded {len(visitors.usernames)} member(s) and "
+                f"Recorded {len(visitors.members)} member(s) and "
                 f"{len(visitors.guest_ips)} guest(s) as online."
             )
         if verbosity >= 2:
-            self.stdout.write("Members: " + ", ".join(visitors.usernames))
+            # Their display names: what the block shows (never an email address).
+            names = [
+                conf.member_card(user).get("name") or f"#{user.pk}" for user in visitors.members
+            ]
+            self.stdout.write("Members: " + ", ".join(names))
             self.stdout.write("Guests:  " + ", ".join(visitors.guest_ips))
