@@ -8,7 +8,7 @@ import pytest
 import redis
 from django.http import HttpRequest
 
-from tests.conftest import BrowserClient, names
+from tests.conftest import BrowserClient, RoundTrips, names
 from whos_online import presence
 
 pytestmark = pytest.mark.django_db
@@ -28,6 +28,7 @@ def only_staff_tools(request: HttpRequest) -> bool:
     [
         {"User-Agent": GOOGLEBOT},
         {"User-Agent": BINGBOT},
+        {"User-Agent": "curl/8.14.1"},
         {"User-Agent": "python-requests/2.32.3"},
         {"User-Agent": ""},
         {"User-Agent": "   "},
@@ -35,11 +36,22 @@ def only_staff_tools(request: HttpRequest) -> bool:
         {"User-Agent": CHROME, "Purpose": "prefetch"},
         {"User-Agent": CHROME, "X-Moz": "prefetch"},
     ],
-    ids=["googlebot", "bingbot", "requests", "empty", "blank", "prerender", "purpose", "x-moz"],
+    ids=[
+        "googlebot",
+        "bingbot",
+        "curl",
+        "requests",
+        "empty",
+        "blank",
+        "prerender",
+        "purpose",
+        "x-moz",
+    ],
 )
-def test_not_a_guest_and_no_cookie(redis_db: redis.Redis, headers: dict[str, str]) -> None:
+def test_not_a_guest_and_no_cookie(round_trips: RoundTrips, headers: dict[str, str]) -> None:
     response = BrowserClient().get("/", headers=headers)
     assert response.status_code == 200
+    assert round_trips.count == 0  # not even a write that a later prune would undo
     assert presence.guest_count() == 0
     # A cookie on a prefetch would hide the real visit that follows it.
     assert "online" not in response.cookies

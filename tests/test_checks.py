@@ -11,8 +11,6 @@ from django.core.checks import run_checks
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
-from whos_online import bots
-
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
 SESSION = "django.contrib.sessions.middleware.SessionMiddleware"
 AUTH = "django.contrib.auth.middleware.AuthenticationMiddleware"
@@ -120,15 +118,6 @@ def test_callable_settings_that_cannot_be_used(
     setattr(settings, name, value)
     settings.WHOS_ONLINE_KEY_PREFIX = "{whos_online}"  # no W006 with a client factory
     assert ids() == [error_id]
-
-
-def test_default_bot_filter_without_the_crawler_list(
-    settings: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(bots, "is_crawler", None)
-    assert ids() == ["whos_online.W004"]
-    settings.WHOS_ONLINE_IS_BOT = "tests.test_bots.only_staff_tools"
-    assert ids() == []
 
 
 @pytest.mark.parametrize("cookie_age, max_age", [(600, 600), (900, timedelta(minutes=10))])

@@ -2,26 +2,19 @@
 
 Crawlers never keep cookies, so without a filter every crawler request would be
 a Redis write and a fake guest. Known crawlers are recognised with the
-maintained pattern list of the ``crawler-user-agents`` package (the ``bots``
-extra); without it, only the header checks below apply (check W004 says so).
+maintained pattern list of the ``crawler-user-agents`` package, a runtime
+dependency: the default install must not count crawlers. Scripted clients (curl,
+python-requests, Wget) are on that list too.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Callable
 
+from crawleruseragents import is_crawler
 from django.http import HttpRequest
 
-is_crawler: Callable[[str], bool] | None
-try:
-    from crawleruseragents import is_crawler as _is_crawler
-except ImportError:  # check W004 tells the site
-    is_crawler = None
-else:
-    is_crawler = _is_crawler
-
-__all__ = ["PREFETCH_HEADERS", "is_bot", "is_crawler", "known_crawler"]
+__all__ = ["PREFETCH_HEADERS", "is_bot", "known_crawler"]
 
 # Headers browsers send on speculative loads that the visitor may never see.
 PREFETCH_HEADERS = {
@@ -50,4 +43,4 @@ def is_bot(request: HttpRequest) -> bool:
 @lru_cache(maxsize=4096)
 def known_crawler(user_agent: str) -> bool:
     """Whether the User-Agent matches the crawler list; cached, as crawlers reuse theirs."""
-    return is_crawler is not None and is_crawler(user_agent)
+    return bool(is_crawler(user_agent))

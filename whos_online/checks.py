@@ -12,7 +12,6 @@ from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.db.models import EmailField
 from django.utils.module_loading import import_string
 
-from whos_online import bots
 from whos_online.conf import DEFAULTS, conf
 
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
@@ -212,22 +211,6 @@ def check_member_names(**kwargs: Any) -> list[CheckMessage]:
             hint="Set WHOS_ONLINE_MEMBER_CARD to a callable returning the display name "
             '(e.g. {"name": user.profile.nickname}); see the README.',
             id="whos_online.W007",
-        )
-    ]
-
-
-@register(Tags.compatibility)
-def check_crawler_list(**kwargs: Any) -> list[CheckMessage]:
-    value = getattr(settings, "WHOS_ONLINE_IS_BOT", DEFAULTS["WHOS_ONLINE_IS_BOT"])
-    if value != DEFAULTS["WHOS_ONLINE_IS_BOT"] or bots.is_crawler is not None:
-        return []
-    return [
-        Warning(
-            "crawler-user-agents is not installed, so the default bot filter "
-            "only skips HEAD requests, prefetches and empty User-Agents: "
-            "every crawler request counts as a guest and costs a Redis write.",
-            hint="pip install 'whos-online[bots]', or set WHOS_ONLINE_IS_BOT to your own filter.",
-            id="whos_online.W004",
         )
     ]
 
