@@ -6,6 +6,9 @@ from django.apps import AppConfig
 class WhosOnlineConfig(AppConfig):
     name = "whos_online"
     verbose_name = "Who's online"
+    # What the shipped migration uses; without it a site lacking
+    # DEFAULT_AUTO_FIELD gets models.W042 on every command.
+    default_auto_field = "django.db.models.AutoField"
 
     def ready(self) -> None:
         from whos_online import checks, signals  # noqa: F401  (registers them)

@@ -1,0 +1,159 @@
+"""The README's Setup, word for word, on a fresh ``django-admin startproject``.
+
+Each step's snippet is read from README.md, so the README cannot drift from
+what works. The project runs in subprocesses of this venv's Python, as a site
+and its cron would, against fakeredis or the real Redis.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+import whos_online
+from tests.conftest import BROWSER, REDIS_URL
+from tests.test_bots import GOOGLEBOT
+
+ROOT = Path(whos_online.__file__).resolve().parent.parent
+SETUP = re.search(r"^## Setup\n(.*?)^## ", (ROOT / "README.md").read_text(), re.M | re.S)
+assert SETUP, "README.md has no Setup section"
+SNIPPETS = re.findall(r"^ *```(\w+)\n(.*?)^ *```", SETUP.group(1), re.M | re.S)
+
+
+def snippets(language: str) -> list[str]:
+    """The README's Setup snippets in ``language``, de-indented from their list item."""
+    found = []
+    for lang, body in SNIPPETS:
+        if lang == language:
+            lines = body.splitlines()
+            indent = min(len(line) - len(line.lstrip()) for line in lines if line.strip())
+            found.append("\n".join(line[indent:] for line in lines) + "\n")
+    return found
+
+
+def manage_commands() -> list[list[str]]:
+    """The ``python manage.py …`` command lines of the Setup's shell steps."""
+    lines = [line for block in snippets("sh") for line in block.splitlines()]
+    return [shlex.split(line)[1:] for line in lines if line.startswith("python manage.py")]
+
+
+def cron_command() -> list[str]:
+    """The cron line's command, run with this venv's Python instead of /srv/mysite's."""
+    (line,) = snippets("cron")
+    argv = shlex.split(line.split("&&", 1)[1])
+    assert argv[0].endswith("/python")
+    return argv[1:]
+
+
+class Site:
+    """A fresh startproject with the README's settings appended."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.settings = path / "mysite" / "settings.py"
+        self.quickstart = self.settings.read_text()
+
+    def configure(self, **overrides: Any) -> None:
+        """The quickstart settings, then this test's (its Redis, its key prefix)."""
+        lines = [f"{name} = {value}" for name, value in overrides.items()]
+        self.settings.write_text(self.quickstart + "\n# The test's\n" + "\n".join(lines) + "\n")
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env.pop("DJANGO_SETTINGS_MODULE")  # pytest-django's; manage.py sets the site's
+        return subprocess.run(
+            [sys.executable, *args], cwd=self.path, env=env, capture_output=True, text=True
+        )
+
+    def manage(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return self.run("manage.py", *args)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
+    path = tmp_path_factory.mktemp("fresh")
+    subprocess.run(
+        [sys.executable, "-m", "django", "startproject", "mysite", str(path)],
+        check=True,
+        env={k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"},
+    )
+    settings = path / "mysite" / "settings.py"
+    text, removed = re.subn(r"^DEFAULT_AUTO_FIELD = .*\n", "", settings.read_text(), flags=re.M)
+    assert removed == 1  # a site without it, as older projects are
+    settings.write_text(text + "\n" + "\n".join(snippets("python")))
+    created = Site(path)
+    commands = manage_commands()
+    assert commands == [["manage.py", "migrate"]]
+    for command in commands:
+        done = created.run(*command)
+        assert done.returncode == 0, done.stderr
+    return created
+
+
+def use(site: Site, redis_db: redis.Redis, settings: Any, **more: Any) -> None:
+    """Point the site at this test's Redis (fakeredis: its own, in the subprocess)."""
+    overrides: dict[str, Any] = {"WHOS_ONLINE_KEY_PREFIX": repr(settings.WHOS_ONLINE_KEY_PREFIX)}
+    if settings.CACHES["default"]["LOCATION"] == REDIS_URL:
+        overrides['CACHES["default"]["LOCATION"]'] = repr(REDIS_URL)
+    else:
+        overrides['CACHES["default"]["OPTIONS"]["CONNECTION_POOL_KWARGS"]'] = (
+            '{"connection_class": __import__("fakeredis").FakeRedisConnection}'
+        )
+    site.configure(**overrides, **more)
+
+
+CURL = "curl/8.14.1"
+# Run in the site's shell: a browser, Googlebot and curl visit, then the
+# README's template snippet renders.
+VISITS = """
+from django.template import engines
+from django.test import Client
+for name, agent in {agents!r}.items():
+    response = Client(headers={{"User-Agent": agent, "Host": "localhost"}}).get("/admin/login/")
+    print(name, response.status_code, sorted(response.cookies))
+print(engines["django"].from_string({template!r}).render())
+"""
+
+
+def test_the_quickstart_counts_a_visitor_but_no_crawler_and_checks_clean(
+    site: Site, redis_db: redis.Redis, settings: Any
+) -> None:
+    use(site, redis_db, settings)
+    check = site.manage("check")
+    assert (check.returncode, check.stderr) == (0, "")
+    assert check.stdout == "System check identified no issues (0 silenced).\n"
+    (template,) = snippets("django")
+    agents = {"browser": BROWSER, "googlebot": GOOGLEBOT, "curl": CURL}
+    shell = site.manage("shell", "-v", "0", "-c", VISITS.format(agents=agents, template=template))
+    assert shell.returncode == 0, shell.stderr
+    assert shell.stdout.splitlines()[:3] == [
+        "browser 200 ['csrftoken', 'online']",
+        "googlebot 200 ['csrftoken']",
+        "curl 200 ['csrftoken']",
+    ]
+    assert "1 user online: 0 members, 1 guest" in " ".join(shell.stdout.split())
+
+
+def test_the_cron_line_prints_nothing_even_on_a_site_with_check_warnings(
+    site: Site, redis_db: redis.Redis, settings: Any
+) -> None:
+    use(site, redis_db, settings, WHOS_ONLINE_COOKIE_AGE=600)
+    assert "whos_online.W001" in site.manage("check").stderr  # the site has a warning
+    cron = site.run(*cron_command())
+    assert (cron.returncode, cron.stdout, cron.stderr) == (0, "", "")
+
+
+def test_the_cron_line_prints_one_line_when_redis_is_down(site: Site, closed_port: int) -> None:
+    site.configure(**{'CACHES["default"]["LOCATION"]': repr(f"redis://127.0.0.1:{closed_port}/0")})
+    cron = site.run(*cron_command())
+    assert (cron.returncode, cron.stdout) == (1, "")
+    (line,) = cron.stderr.splitlines()
+    assert line.startswith("CommandError: Redis failed, pruning stopped: ")
