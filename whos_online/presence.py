@@ -24,7 +24,7 @@ import time
 from collections.abc import Hashable
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Iterable, TypeVar
+from typing import Any, Iterable, NamedTuple, TypeVar
 
 from whos_online import scripts
 from whos_online.conf import Keys, conf
@@ -249,9 +249,11 @@ def is_staff(viewer: Any) -> bool:
     return bool(getattr(viewer, "is_staff", False))
 
 
-@dataclass(frozen=True)
-class PruneResult:
-    """How many stale members and guests ``prune`` removed, in how many Redis calls."""
+class PruneResult(NamedTuple):
+    """How many stale members and guests ``prune`` removed, in how many Redis calls.
+
+    A tuple, so ``users, guests, _ = prune()`` works as well as ``.users``.
+    """
 
     users: int
     guests: int

@@ -8,14 +8,12 @@ records a failed run, as cron would mail one.
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 from whos_online import presence
 
 
 def prune_and_report(batch_size: int = 1000) -> dict[str, int]:
     """``presence.prune`` with a JSON-friendly result, for task result backends."""
-    return asdict(presence.prune(batch_size))
+    return presence.prune(batch_size)._asdict()
 
 
 try:
