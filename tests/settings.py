@@ -1,5 +1,7 @@
 """Settings for the test suite; conftest.py points CACHES at fakeredis or a real Redis."""
 
+from pathlib import Path
+
 from fakeredis import FakeRedisConnection
 
 SECRET_KEY = "whos-online-tests"
@@ -37,7 +39,12 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
             ]
         },
-    }
+    },
+    {
+        "BACKEND": "django.template.backends.jinja2.Jinja2",
+        "DIRS": [Path(__file__).parent / "jinja2"],
+        "OPTIONS": {"extensions": ["whos_online.jinja2.WhosOnlineExtension"]},
+    },
 ]
 CACHES = {
     "default": {

@@ -12,6 +12,7 @@ from whos_online.rooms import in_room
 BLOCK = engines["django"].from_string("{% load whos_online %}{% whos_online %}")
 LIVE_BLOCK = engines["django"].from_string("{% load whos_online %}{% whos_online live=30 %}")
 ROOM = engines["django"].from_string("{% load whos_online %}{% whos_here room %}")
+JINJA_PAGE = engines["jinja2"].get_template("page.html")
 
 
 def plain(request: HttpRequest) -> HttpResponse:
@@ -29,6 +30,12 @@ def log_in(request: HttpRequest) -> HttpResponse:
 
 def block(request: HttpRequest) -> HttpResponse:
     return HttpResponse(BLOCK.render({}, request))
+
+
+def jinja_page(request: HttpRequest) -> HttpResponse:
+    """The block, a room and presence dots from the Jinja2 backend."""
+    members = request.GET.getlist("member")
+    return HttpResponse(JINJA_PAGE.render({"room": "lobby", "members": members}, request))
 
 
 def live_block(request: HttpRequest) -> HttpResponse:
@@ -70,6 +77,7 @@ urlpatterns = [
     path("download/", download),
     path("block/", block),
     path("live-block/", live_block),
+    path("jinja/", jinja_page),
     path("thread/<int:pk>/", thread),
     path("lobby/", lobby),
     path("whos-online/", include("whos_online.urls")),
