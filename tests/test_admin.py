@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from datetime import timedelta
 from io import StringIO
 from typing import Any
 
@@ -10,9 +12,10 @@ import redis
 import time_machine
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.utils.timezone import localtime
 
 from tests.conftest import NOW, BrowserClient
-from whos_online import presence
+from whos_online import chart, presence
 
 pytestmark = pytest.mark.django_db
 
@@ -58,6 +61,10 @@ def test_history_keeps_a_day(redis_db: redis.Redis, settings: Any) -> None:
         assert len(presence.history()) == 2
 
 
+def text(html: str) -> str:
+    return " ".join(re.sub(r"<[^>]+>", " ", html).split())
+
+
 def test_staff_see_members_hidden_ones_guests_peak_and_the_chart(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
@@ -73,19 +80,79 @@ def test_staff_see_members_hidden_ones_guests_peak_and_the_chart(
         prune()
         html = staff().get(PAGE).content.decode()
     assert "Online now" in html
-    assert "4 online: 3 members (1 hidden) and 1 guests." in html  # boss counts too
+    assert "4 users online: 3 members (1 hidden), 1 guest." in text(html)  # boss counts too
     change = f"/admin/auth/user/{shy.pk}/change/"
     assert f'<a href="{change}"><bdi>Shy</bdi></a> <em>(hidden)</em>' in html
     assert "<bdi>alice</bdi>" in html
     assert '<tr class="whos-online-online">' in html
-    assert "Most ever online: 4 on" in html
+    assert re.search(r"Most ever online: 4 users on \w+\.? \d+, \d{4} at \d\d:\d\d\.", text(html))
     assert '<svg class="whos-online-chart"' in html
-    assert html.count("<polyline") == 2
 
 
-def test_before_any_sample_the_page_says_how_to_get_one(redis_db: redis.Redis) -> None:
-    html = staff().get(PAGE).content.decode()
-    assert "No samples yet" in html and "whos-online-chart" not in html
+def test_the_chart_of_a_day(redis_db: redis.Redis, people: Any) -> None:
+    """A sample every 30 minutes for 19.5 hours; at 15:15 in, five guests at once."""
+    (alice,) = people("alice")
+    start = NOW.replace(minute=15, second=0) - timedelta(hours=20)
+    busiest = start + timedelta(hours=15)
+    with time_machine.travel(start, tick=False) as traveller:
+        for step in range(40):
+            presence.record_user(alice)
+            for guest in range(5 if step == 30 else 1):
+                presence.record_guest(f"203.0.113.{guest + 1}")
+            prune()
+            traveller.shift(1800)
+        html = staff().get(PAGE).content.decode()
+    # Both series, drawn in colours of their own, neither on the chart's top edge.
+    members = re.search(r'<polyline class="whos-online-members" points="([^"]+)"[^>]*>', html)
+    guests = re.search(r'<polyline class="whos-online-guests" points="([^"]+)"[^>]*>', html)
+    assert members and guests
+    for line in (members, guests):
+        ys = [float(point.split(",")[1]) for point in line.group(1).split()]
+        assert len(ys) == 40 and min(ys) > chart.TOP + 10
+    assert 'stroke="#2563eb"' in members.group(0) and 'stroke="#ea580c"' in guests.group(0)
+    assert "members" in text(html.split("whos-online-legend")[1])
+    # A gridline every hour of the 19.5, every other one labelled.
+    assert html.count('class="whos-online-tick"') == 19
+    labels = re.findall(r'class="whos-online-tick-label"[^>]*>(\d\d):(\d\d)<', html)
+    assert len(labels) == 10 and {minute for _, minute in labels} == {"00"}
+    hours = [int(hour) for hour, _ in labels]
+    assert all((b - a) % 24 == 2 for a, b in zip(hours, hours[1:]))
+    # The busiest moment marked, and every sample's counts on hover.
+    at = localtime(busiest).strftime("%H:%M")
+    assert (
+        f'<g class="whos-online-peak"><title>Busiest: 6 online at {at} (1 member, 5 guests)</title>'
+        in html
+    )
+    assert f"busiest: 6 online at {at}</text>" in html
+    assert html.count("1 member, 1 guest</title>") == 39
+    # Alone now (the others left the window): singular forms.
+    assert "1 user online: 1 member, 0 guests." in text(html)
+    assert "Most ever online: 6 users on" in text(html) and ".." not in text(html)
+
+
+def test_a_new_sites_first_samples_sit_on_an_hour_long_axis(redis_db: redis.Redis) -> None:
+    with time_machine.travel(NOW, tick=False) as traveller:
+        prune()
+        traveller.shift(60)
+        prune()
+        html = staff().get(PAGE).content.decode()
+    points = re.search(r'<polyline class="whos-online-members" points="([^"]+)"', html)
+    assert points
+    xs = [float(point.split(",")[0]) for point in points.group(1).split()]
+    right_edge, plot_width = chart.WIDTH - chart.RIGHT, chart.WIDTH - chart.LEFT - chart.RIGHT
+    # The last minute of the hour up to the last sample, at the right edge.
+    assert xs == pytest.approx([right_edge - plot_width / 60, right_edge], abs=0.1)
+    assert html.count('class="whos-online-tick"') == 12  # every 5 minutes
+
+
+def test_before_two_samples_the_page_says_how_to_get_them(redis_db: redis.Redis) -> None:
+    boss = staff()
+    empty = boss.get(PAGE).content.decode()
+    prune()
+    one = boss.get(PAGE).content.decode()
+    for html in (empty, one):
+        assert '<div class="whos-online-chart-empty"' in html and "<svg class" not in html
+        assert "No samples yet: whos_online_prune records one each time cron runs it" in html
 
 
 def test_the_page_is_listed_in_the_admin_index_for_staff(redis_db: redis.Redis) -> None:

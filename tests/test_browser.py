@@ -292,6 +292,8 @@ def test_staff_see_the_online_now_admin_page_with_its_chart(browser: Browser, de
             chart = page.locator("svg.whos-online-chart")
             expect(chart).to_be_visible()
             expect(chart.locator("polyline")).to_have_count(2)
+            expect(chart.locator(".whos-online-peak")).to_have_count(1)
+            expect(page.locator(".whos-online-legend")).to_contain_text("guests")
             box = chart.bounding_box()
             assert box is not None and box["width"] > 300 and box["height"] > 50
             table = page.locator("#content-main table")
