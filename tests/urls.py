@@ -3,6 +3,7 @@ import itertools
 
 from django.contrib import admin
 from django.contrib.auth import authenticate, login
+from django.contrib.auth.models import User
 from django.http import FileResponse, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.template import engines
 from django.urls import include, path
@@ -34,7 +35,7 @@ def block(request: HttpRequest) -> HttpResponse:
 
 def jinja_page(request: HttpRequest) -> HttpResponse:
     """The block, a room and presence dots from the Jinja2 backend."""
-    members = request.GET.getlist("member")
+    members = [User.objects.get(username=name) for name in request.GET.getlist("member")]
     return HttpResponse(JINJA_PAGE.render({"room": "lobby", "members": members}, request))
 
 
