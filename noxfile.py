@@ -1,4 +1,5 @@
-"""Nox sessions: the test suite on every supported Python x Django pair, and mypy.
+"""Nox sessions: the test suite on every supported Python x Django pair, mypy, ruff, and
+the release artifacts (``package``).
 
 Run them with ``python3 dev.py matrix [nox args]``, which installs nox and puts the
 pyenv interpreters on PATH. Examples::
@@ -12,9 +13,12 @@ REDIS_URL is passed through from the environment, adding the real-Redis test run
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import nox
 
-nox.options.sessions = ["tests", "mypy", "lint"]
+nox.options.sessions = ["tests", "mypy", "lint", "package"]
 nox.options.error_on_missing_interpreters = True
 nox.options.reuse_venv = "yes"
 
@@ -64,3 +68,14 @@ def lint(session: nox.Session) -> None:
     session.install("ruff==0.17.6")
     session.run("ruff", "format", "--check", ".")
     session.run("ruff", "check", ".")
+
+
+@nox.session(python="3.11")
+def package(session: nox.Session) -> None:
+    """Build the sdist and wheel as a release would (``python -m build``: isolated, the
+    wheel built from the sdist) and check them as PyPI will (``twine check --strict``)."""
+    session.install("build", "twine")
+    out = Path(session.create_tmp()) / "dist"
+    shutil.rmtree(out, ignore_errors=True)  # only this run's artifacts are checked
+    session.run("python", "-m", "build", "--outdir", str(out))
+    session.run("twine", "check", "--strict", *sorted(str(path) for path in out.iterdir()))

@@ -1,0 +1,88 @@
+"""What ``pip install whos-online`` gets: the wheel and sdist built by the project's backend.
+
+Built from a copy of the project with a compiled catalog added and ignored by
+``.gitignore``, as build output often is, so the test proves the catalogs ship
+however the tree is set up. (The nox session ``package`` builds the real
+artifacts in isolation and runs ``twine check`` on them.)
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from email.parser import Parser
+from pathlib import Path
+
+import pytest
+
+import whos_online
+
+ROOT = Path(whos_online.__file__).resolve().parent.parent
+VERSION = whos_online.__version__
+CATALOG = "whos_online/locale/fr/LC_MESSAGES/django.mo"
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    source = tmp_path_factory.mktemp("source") / "whos_online"
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", ".nox", "dist", "build", "__pycache__", "*.sqlite3", ".*_cache"
+        ),
+    )
+    (source / CATALOG).parent.mkdir(parents=True)
+    (source / CATALOG).write_bytes(b"\xde\x12\x04\x95")  # a .mo file's magic number
+    with open(source / ".gitignore", "a") as ignore:
+        ignore.write("*.mo\n")
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run(
+        [sys.executable, "-m", "hatchling", "build", "-d", str(out)], cwd=source, check=True
+    )
+    return out
+
+
+def test_the_wheel_has_the_app_its_data_and_the_catalogs(dist: Path) -> None:
+    with zipfile.ZipFile(dist / f"whos_online-{VERSION}-py3-none-any.whl") as wheel:
+        names = set(wheel.namelist())
+        metadata = Parser().parsestr(
+            wheel.read(f"whos_online-{VERSION}.dist-info/METADATA").decode()
+        )
+    assert {
+        CATALOG,
+        "whos_online/py.typed",
+        "whos_online/migrations/0001_initial.py",
+        "whos_online/static/whos_online/live.js",
+        "whos_online/templates/whos_online/whos_online.html",
+        "whos_online/templates/admin/whos_online/chart.html",
+        "whos_online/management/commands/whos_online_prune.py",
+    } <= names
+    assert not [name for name in names if name.startswith(("tests/", "example_project/"))]
+    assert not [name for name in names if "__pycache__" in name]
+    # The version is written once, in whos_online/__init__.py.
+    assert metadata["Version"] == VERSION
+    # The crawler list comes with every install: crawlers are not counted by default.
+    assert any(
+        r.startswith("crawler-user-agents") and "extra" not in r
+        for r in metadata.get_all("Requires-Dist")
+    )
+
+
+def test_the_sdist_carries_its_tests_and_what_they_run(dist: Path) -> None:
+    with tarfile.open(dist / f"whos_online-{VERSION}.tar.gz") as sdist:
+        names = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
+    assert {
+        CATALOG,
+        "pyproject.toml",
+        "README.md",  # tests/test_fresh_site.py follows its Setup
+        "LICENSE",
+        "CHANGELOG.md",
+        "tests/conftest.py",
+        "tests/jinja2/page.html",
+        "example_project/manage.py",  # tests/test_example_project.py and the browser test
+    } <= names
+    assert not [name for name in names if "__pycache__" in name or name.endswith(".sqlite3")]
