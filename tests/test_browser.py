@@ -318,6 +318,9 @@ def test_staff_see_the_online_now_admin_page_with_its_chart(browser: Browser, de
             assert screenshot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
         finally:
             page.context.close()
+        # Every page the browser loaded, its icon included (the admin's pages ask for
+        # /favicon.ico): nothing missing in the server's log.
+        assert not re.findall(r'"GET [^"]*" 404', demo.log.read_text()), demo.log_tail()
 
 
 def check_members_look_like_people(page: Page, site: Demo) -> None:

@@ -127,6 +127,73 @@ def test_simulate_visitors_records_them_on_the_embedded_redis(tmp_path: Path) ->
     assert "Members: " in result.stdout
 
 
+# The home page's "Simulate more visitors" button, clicked four times; the
+# block's member count after each click.
+CLICKS = r"""
+import re
+from django.conf import settings
+from django.core.management import call_command
+from django.test import Client
+settings.ALLOWED_HOSTS = ["testserver"]
+call_command("migrate", verbosity=0)
+client = Client(headers={"User-Agent": "Mozilla/5.0 Firefox/140.0"})
+for _ in range(4):
+    assert client.post("/simulate/").status_code == 302
+    summary = re.search(r'whos-online-summary">(.*?)</p>', client.get("/").content.decode(), re.S)
+    print(re.search(r"(\d+) members?", summary.group(1)).group(1))
+"""
+
+
+def test_the_simulate_button_adds_members_each_time(tmp_path: Path) -> None:
+    result = manage("shell", "-v", "0", "-c", CLICKS, DEMO_DATABASE=str(tmp_path / "demo.sqlite3"))
+    assert result.returncode == 0, result.stderr
+    # 5 a click: first the demo's named people who are not online, then nameless ones.
+    assert result.stdout.split() == ["5", "10", "15", "20"]
+
+
+# The demo's pages as a guest, alice and staff: what a phone and the browser's
+# icon request get, and whether a page still asks a logged-in visitor to log in.
+PAGES_AS = r"""
+import json, re
+from django.conf import settings
+from django.core.management import call_command
+from django.test import Client
+from demo.people import ACCOUNTS, PASSWORD, get_or_create, login_for
+settings.ALLOWED_HOSTS = ["testserver"]
+call_command("migrate", verbosity=0)
+for person in ACCOUNTS:
+    get_or_create(person, password=PASSWORD)
+for who in ("guest", "alice", "admin"):
+    client = Client(headers={"User-Agent": "Mozilla/5.0 Firefox/140.0"})
+    if who != "guest":
+        assert client.login(username=login_for(who), password=PASSWORD)
+    for page in ("/", "/about/", "/members/", "/thread/"):
+        body = client.get(page).content.decode()
+        icon = re.search(r'<link rel="icon" href="([^"]+)" type="image/svg\+xml">', body)
+        text = re.sub(r"<[^>]+>", " ", body).lower()
+        print(json.dumps({
+            "who": who, "page": page, "log_in": " ".join(text.split()).count("log in"),
+            "viewport": '<meta name="viewport" content="width=device-width' in body,
+            "icon": icon and client.get(icon.group(1))["Content-Type"],
+        }))
+print(json.dumps({"favicon.ico": client.get("/favicon.ico")["Content-Type"]}))
+"""
+
+
+def test_the_demo_reads_right_for_who_is_logged_in_and_on_a_phone(tmp_path: Path) -> None:
+    result = manage("shell", "-v", "0", "-c", PAGES_AS, DEMO_DATABASE=str(tmp_path / "db"))
+    assert result.returncode == 0, result.stderr
+    *pages, favicon = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(pages) == 12
+    # An icon on every page (and where the admin's pages look for one): no 404 per page.
+    assert all(page["icon"] == "image/svg+xml" for page in pages), pages
+    assert favicon == {"favicon.ico": "image/svg+xml"}
+    assert all(page["viewport"] for page in pages)
+    # Guests are invited to log in; whoever is logged in is not asked again.
+    assert all(page["log_in"] for page in pages if page["who"] == "guest")
+    assert not [p for p in pages if p["who"] != "guest" and p["log_in"]], pages
+
+
 def tour(settings: str, database: Path) -> dict[tuple[str, str], dict[str, Any]]:
     result = manage("shell", "-c", TOUR, settings=settings, DEMO_DATABASE=str(database))
     assert result.returncode == 0, result.stderr

@@ -14,7 +14,9 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from demo.people import SIMULATED, Person, get_or_create
+from django.contrib.auth import get_user_model
+
+from demo.people import SIMULATED, Person, get_or_create, login_of
 from whos_online import presence
 from whos_online.conf import conf
 
@@ -39,12 +41,23 @@ class Visitors:
     guest_ips: list[str]
 
 
-def simulated_people(count: int, rng: random.Random) -> list[Person]:
-    """``count`` distinct people: a random pick from SIMULATED, nameless ones past its end."""
-    if count <= len(SIMULATED):
-        return rng.sample(SIMULATED, count)
-    extra = [Person(f"member{n}") for n in range(len(SIMULATED) + 1, count + 1)]
-    return [*SIMULATED, *extra]
+def simulated_people(count: int, rng: random.Random, skip: set[str]) -> list[Person]:
+    """``count`` distinct people whose login is not in ``skip`` (those online already, so
+    each simulation adds members): a random pick from SIMULATED, then nameless ones."""
+    named = [person for person in SIMULATED if person.login not in skip]
+    people = rng.sample(named, min(count, len(named)))
+    number = len(SIMULATED)
+    while len(people) < count:
+        number += 1
+        if f"member{number}" not in skip:
+            people.append(Person(f"member{number}"))
+    return people
+
+
+def online_logins() -> set[str]:
+    """Who is online now (hidden members too), by login: one Redis call, one query."""
+    pks = [member.pk for member in presence.online_users(include_hidden=True)]
+    return {login_of(user) for user in get_user_model()._default_manager.filter(pk__in=pks)}
 
 
 def guest_ip(rng: random.Random) -> str:
@@ -55,14 +68,14 @@ def guest_ip(rng: random.Random) -> str:
 
 
 def simulate(members: int, guests: int, rng: random.Random | None = None) -> Visitors:
-    """Record ``members`` members and ``guests`` guests as seen now.
+    """Record ``members`` members who are not online yet and ``guests`` guests as seen now.
 
     Creates the members' users if missing (the database must be migrated).
     Raises redis.exceptions.RedisError if Redis fails (nothing here fails open:
     the caller decides how to report it).
     """
     rng = rng or random.Random()
-    people = simulated_people(members, rng)
+    people = simulated_people(members, rng, online_logins() if members else set())
     rng.shuffle(people)  # the block lists the most recent first; don't make it alphabetical
     users = [get_or_create(person)[0] for person in people]
     guest_ips: list[str] = []

@@ -15,6 +15,9 @@ urlpatterns = [
     # By pk, as whos_online knows members: a login id (or email address) never shows in a URL.
     path("members/<int:pk>/", views.profile, name="profile"),
     path("avatars/<int:pk>.svg", views.avatar, name="avatar"),
+    # Browsers ask for /favicon.ico on pages without an icon link (the admin's).
+    path("favicon.svg", views.favicon, name="favicon"),
+    path("favicon.ico", views.favicon),
     path("thread/", views.thread, name="thread"),
     path("simulate/", views.simulate_visitors, name="simulate"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),

@@ -111,6 +111,19 @@ AVATAR = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64" width="6
 font-family="system-ui, sans-serif" font-size="{size}" font-weight="600">{initials}</text></svg>"""
 
 
+# Two dots, a member and a guest: the demo's icon, so no page logs a 404 for it.
+FAVICON = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">\
+<rect width="32" height="32" rx="7" fill="#1f2937"/>\
+<circle cx="11" cy="16" r="6" fill="#16a34a"/><circle cx="22" cy="16" r="6" fill="#2563eb"/></svg>"""
+
+
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    response = HttpResponse(FAVICON, content_type="image/svg+xml")
+    response["Cache-Control"] = "max-age=86400"
+    return response
+
+
 @require_GET
 def avatar(request: HttpRequest, pk: int) -> HttpResponse:
     """``/avatars/<pk>.svg``: the member's initials on a colour of their own."""
