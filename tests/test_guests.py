@@ -10,7 +10,7 @@ import redis
 import time_machine
 
 from tests.conftest import NOW, BrowserClient
-from whos_online import presence
+from whos_online import counting, presence
 
 pytestmark = pytest.mark.django_db
 
@@ -129,15 +129,28 @@ def test_every_key_written_carries_a_ttl(
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
     client = BrowserClient()
-    client.get("/", REMOTE_ADDR="203.0.113.7")
-    client.force_login(django_user_model.objects.create_user("alice"))
-    client.get("/block/")  # counts, so it also writes the peak
-    presence.prune()
+    with time_machine.travel(NOW, tick=False):
+        client.get("/", REMOTE_ADDR="203.0.113.7")
+        client.force_login(django_user_model.objects.create_user("alice"))
+        client.get("/block/")  # counts, so it also writes the peak
+        presence.prune()
+    prefix = settings.WHOS_ONLINE_KEY_PREFIX
+    hour, day = int(NOW.timestamp() // 3600), counting.local_date(NOW.timestamp()).isoformat()
     ttls = {
-        key.decode().rpartition(":")[2]: redis_db.ttl(key)
-        for key in redis_db.scan_iter(match=f"{settings.WHOS_ONLINE_KEY_PREFIX}:*")
+        key.decode().removeprefix(f"{prefix}:"): redis_db.ttl(key)
+        for key in redis_db.scan_iter(match=f"{prefix}:*")
     }
-    assert set(ttls) == {"users", "cards", "guests", "peak", "history"}
+    # The per-hour and per-day HyperLogLogs (counting.py) are tested in test_counting.py.
+    assert set(ttls) == {
+        "users",
+        "cards",
+        "guests",
+        "peak",
+        "history",
+        f"guests:hour:{hour}",
+        f"guests:day:{day}",
+        f"members:day:{day}",
+    }
     assert 0 < ttls["users"] <= 600 and 0 < ttls["cards"] <= 600 and 0 < ttls["guests"] <= 600
     assert 0 < ttls["peak"] <= presence.PEAK_TTL  # "most ever online" outlives the window
     assert 0 < ttls["history"] <= presence.HISTORY_SECONDS  # the admin's 24-hour chart

@@ -11,7 +11,7 @@ from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
 from django.utils.text import capfirst
 
-from whos_online import chart, failsafe, presence
+from whos_online import chart, counting, failsafe, presence
 from whos_online.conf import conf
 from whos_online.models import OnlineNow
 
@@ -56,10 +56,14 @@ class OnlineNowAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
 
 def _page(admin_site: str) -> dict[str, Any]:
-    """Everything the page shows, read from Redis (2 round trips)."""
-    online = presence.summary(PAGE_LIMIT, include_hidden=True)
+    """Everything the page shows, read from Redis (3 round trips)."""
+    online = presence.summary(PAGE_LIMIT, include_hidden=True, day=True)
     samples = presence.history()
     return {
+        "days": presence.daily_visitors(),
+        "approximate": counting.approximate(),
+        "short_retention": conf.retention < counting.DAY,
+        "retention_hours": f"{conf.retention / 3600:.2g}",
         "online": online,
         "members": [(member, _change_url(admin_site, member.pk)) for member in online.members],
         "chart": chart.draw(samples),

@@ -12,7 +12,8 @@ from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.db.models import EmailField
 from django.utils.module_loading import import_string
 
-from whos_online.conf import DEFAULTS, conf
+from whos_online.conf import DEFAULTS, GUEST_COUNTING_MODES, conf
+from whos_online.counting import DAY
 
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
 AUTH_MIDDLEWARE = "django.contrib.auth.middleware.AuthenticationMiddleware"
@@ -36,6 +37,8 @@ TYPES: dict[str, tuple[tuple[type, ...], float | None, float | None]] = {
     "WHOS_ONLINE_IDLE_AFTER": ((int, timedelta), 1, None),
     "WHOS_ONLINE_RETENTION": ((int, timedelta, type(None)), 1, None),
     "WHOS_ONLINE_TRACK_PAGES": ((bool,), None, None),
+    "WHOS_ONLINE_GUEST_COUNTING": ((str,), None, None),
+    "WHOS_ONLINE_SHOW_DAY_TOTAL": ((bool,), None, None),
 }
 SANE_BACKOFF = (1, 600)
 HASH_TAG = re.compile(r"\{[^}]+\}")
@@ -105,9 +108,28 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
         if hasattr(settings, name)
         and not _valid(value := getattr(settings, name), types, minimum, maximum)
     ]
+    if conf.guest_counting not in GUEST_COUNTING_MODES:
+        errors.append(
+            Error(
+                f"WHOS_ONLINE_GUEST_COUNTING is {conf.guest_counting!r}; it must be one of "
+                f"{', '.join(map(repr, GUEST_COUNTING_MODES))}.",
+                hint='Use "approximate" for HyperLogLog counting, or remove the setting.',
+                id="whos_online.E005",
+            )
+        )
     if errors:
         return errors
     warnings: list[CheckMessage] = []
+    if conf.show_day_total and conf.retention < DAY:
+        warnings.append(
+            Warning(
+                f"WHOS_ONLINE_SHOW_DAY_TOTAL is on but members are kept for "
+                f"{conf.retention:g} s (WHOS_ONLINE_RETENTION): the past 24 hours' total "
+                "misses members whom whos_online_prune removed before the day was over.",
+                hint="Set WHOS_ONLINE_RETENTION to at least timedelta(days=1).",
+                id="whos_online.W008",
+            )
+        )
     if conf.cookie_age >= conf.max_age:
         warnings.append(
             Warning(

@@ -36,7 +36,10 @@ DEFAULTS: dict[str, Any] = {
     "WHOS_ONLINE_REDIS_CLIENT": None,
     "WHOS_ONLINE_MEMBER_CARD": "whos_online.members.default_card",
     "WHOS_ONLINE_TRACK_PAGES": False,
+    "WHOS_ONLINE_GUEST_COUNTING": "exact",
+    "WHOS_ONLINE_SHOW_DAY_TOTAL": False,
 }
+GUEST_COUNTING_MODES = ("exact", "approximate")
 
 
 # name -> (the settings object it was read from, value)
@@ -194,6 +197,16 @@ class Settings:
     def track_pages(self) -> bool:
         """Whether a member's card records the page they were last seen on (for staff)."""
         return bool(_get("WHOS_ONLINE_TRACK_PAGES"))
+
+    @property
+    def guest_counting(self) -> str:
+        """ "exact" (a sorted set of guests) or "approximate" (HyperLogLogs: see counting.py)."""
+        return str(_get("WHOS_ONLINE_GUEST_COUNTING"))
+
+    @property
+    def show_day_total(self) -> bool:
+        """Whether the block adds "In total there were N users online in the past 24 hours"."""
+        return bool(_get("WHOS_ONLINE_SHOW_DAY_TOTAL"))
 
     @property
     def is_hidden(self) -> Callable[[Any], bool]:

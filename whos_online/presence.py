@@ -6,6 +6,8 @@ member's card (see :mod:`whos_online.members`), ``<prefix>:guests`` guest ids
 (see :mod:`whos_online.guests`); a room has its own three sets under
 ``<prefix>:room:<name>`` and shares the cards. ``<prefix>:peak`` and
 ``<prefix>:history`` keep the most ever online and the admin's samples.
+HyperLogLogs count guests in approximate mode and everyone per hour and per
+day (see :mod:`whos_online.counting`).
 "Online" means a score inside the window (``WHOS_ONLINE_MAX_AGE``), so stale
 members never show even when pruning is late.
 
@@ -23,10 +25,10 @@ import math
 import time
 from collections.abc import Hashable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from typing import Any, Iterable, NamedTuple, TypeVar
 
-from whos_online import scripts
+from whos_online import counting, scripts
 from whos_online.conf import Keys, conf
 from whos_online.connection import get_client
 from whos_online.guests import guest_id
@@ -54,10 +56,20 @@ class Summary:
     hidden_count: int = 0
     # Whether hidden members may be in ``members`` (a staff view).
     hidden_listed: bool = False
+    # Members and guests seen in the past 24 hours, when asked for (``summary(day=True)``).
+    day_users: int | None = None
+    day_guests: int | None = None
 
     @property
     def total(self) -> int:
         return self.user_count + self.guest_count
+
+    @property
+    def day_total(self) -> int | None:
+        """Everyone seen in the past 24 hours (guests approximate), or None if not asked for."""
+        if self.day_users is None or self.day_guests is None:
+            return None
+        return self.day_users + self.day_guests
 
     @property
     def more(self) -> int:
@@ -82,25 +94,48 @@ def record_user(
     the guests, so a login never counts one person twice. ``where`` is the page
     (kept on the card for staff).
     """
+    now = time.time()
     keys = conf.keys(room)
     pk = str(user.pk)
     hidden = conf.is_hidden(user)
     key, other = (keys.hidden, keys.users) if hidden else (keys.users, keys.hidden)
     card = card_json(conf.member_card(user), where)
     drop = guest_id(guest_ip) if guest_ip else ""
+    counters = counting.member_counters(now, site=room is None)
     return _record(
-        keys, key, pk, ttl=conf.retention, drop_from=other, room=room, card=card, guest=drop
+        now,
+        keys,
+        key,
+        pk,
+        ttl=conf.retention,
+        drop_from=other,
+        room=room,
+        card=card,
+        guest=drop,
+        counters=counters,
     )
 
 
 def record_guest(ip: str, room: str | None = None) -> float:
     """Mark the guest at address ``ip`` as seen now; return the score written.
 
+    In approximate mode (``WHOS_ONLINE_GUEST_COUNTING``) the guest goes into
+    the window's HyperLogLog bucket instead of the sorted set, uncapped.
     Raises ValueError if ``ip`` is not an IP address.
     """
+    now = time.time()
     keys = conf.keys(room)
+    counters = counting.guest_counters(keys.guests, now, site=room is None)
     return _record(
-        keys, keys.guests, guest_id(ip), ttl=conf.max_age, keep=conf.max_guests, room=room
+        now,
+        keys,
+        keys.guests,
+        guest_id(ip),
+        ttl=conf.max_age,
+        keep=conf.max_guests,
+        room=room,
+        counters=counters,
+        listed=not counting.approximate(),
     )
 
 
@@ -117,7 +152,12 @@ def forget_user(user: Any) -> bool:
 
 
 def forget_guest(ip: str) -> bool:
-    """Take the guest at ``ip`` off the count now (e.g. on login); True if it was there."""
+    """Take the guest at ``ip`` off the count now (e.g. on login); True if it was there.
+
+    Always False in approximate mode: a HyperLogLog cannot remove anyone.
+    """
+    if counting.approximate():
+        return False
     return bool(get_client().zrem(conf.guests_key, guest_id(ip)))
 
 
@@ -145,8 +185,11 @@ def user_count(room: str | None = None) -> int:
 
 
 def guest_count(room: str | None = None) -> int:
-    """How many guests were seen inside the window."""
-    return int(get_client().zcount(conf.keys(room).guests, _cutoff(), "+inf"))
+    """How many guests were seen inside the window (approximately, in approximate mode)."""
+    guests = conf.keys(room).guests
+    if counting.approximate():
+        return int(get_client().pfcount(*counting.window_buckets(guests, time.time())))
+    return int(get_client().zcount(guests, _cutoff(), "+inf"))
 
 
 def summary(
@@ -154,29 +197,48 @@ def summary(
     room: str | None = None,
     include_hidden: bool = False,
     viewer: Any = None,
+    day: bool | None = None,
 ) -> Summary:
     """Members (at most ``limit``, default ``WHOS_ONLINE_LIST_LIMIT``), counts and peak: one round trip.
 
     Hidden members are counted, and listed only with ``include_hidden`` or for
     a staff ``viewer``, who alone also see where members were last seen.
     Reading the site's counts also raises its peak if they beat it (rooms keep
-    no peak).
+    no peak). With ``day`` (default: ``WHOS_ONLINE_SHOW_DAY_TOTAL``) the same
+    call counts the site's past 24 hours too.
     """
     staff_view = include_hidden or is_staff(viewer)
     limit = conf.list_limit if limit is None else limit
+    day = conf.show_day_total if day is None else day
     now = time.time()
     keys = conf.keys(room)
-    listed, listed_cards, hidden, hidden_cards, users, hidden_count, guests, *peak = (
-        get_client().eval(
-            scripts.SUMMARY,
-            len(keys),
-            *keys,
-            now - conf.max_age,
-            now,
-            PEAK_TTL if room is None else 0,
-            limit,
-            int(staff_view),
-        )
+    buckets = _window_buckets(keys, now)
+    hours = counting.hour_buckets(now) if day and room is None else []
+    (
+        listed,
+        listed_cards,
+        hidden,
+        hidden_cards,
+        users,
+        hidden_count,
+        guests,
+        peak_count,
+        peak_at,
+        day_users,
+        day_guests,
+    ) = get_client().eval(
+        scripts.SUMMARY,
+        len(keys) + len(buckets) + len(hours),
+        *keys,
+        *buckets,
+        *hours,
+        now - conf.max_age,
+        now,
+        PEAK_TTL if room is None else 0,
+        limit,
+        int(staff_view),
+        len(buckets),
+        counting.day_cutoff(now) if hours else "",
     )
     idle_after = conf.idle_after
     members = [
@@ -197,10 +259,39 @@ def summary(
         members=members,
         user_count=int(users) + int(hidden_count),
         guest_count=int(guests),
-        peak=_peak(*peak),
+        peak=_peak(peak_count, peak_at),
         hidden_count=int(hidden_count),
         hidden_listed=staff_view,
+        day_users=None if day_users is None else int(day_users),
+        day_guests=None if day_guests is None else int(day_guests),
     )
+
+
+@dataclass(frozen=True)
+class DayVisitors:
+    """Unique members and guests seen on one day (the site's time zone); both approximate."""
+
+    day: date
+    members: int
+    guests: int
+
+    @property
+    def total(self) -> int:
+        return self.members + self.guests
+
+
+def daily_visitors(days: int = 30) -> list[DayVisitors]:
+    """Unique visitors of each of the last ``days`` days (at most 30), today first: one round trip."""
+    dates = counting.last_days(time.time(), min(days, counting.DAYS_KEPT - 2))
+    pipe = get_client().pipeline(transaction=False)
+    for day in dates:
+        pipe.pfcount(counting.day_key("members", day))
+        pipe.pfcount(counting.day_key("guests", day))
+    counts = iter(pipe.execute())
+    return [
+        DayVisitors(day, int(members), int(guests))
+        for day, members, guests in zip(dates, counts, counts)
+    ]
 
 
 def peak() -> Peak | None:
@@ -330,6 +421,11 @@ def history(seconds: float = HISTORY_SECONDS) -> list[Sample]:
     return samples
 
 
+def _window_buckets(keys: Keys, now: float) -> list[str]:
+    """The guest HyperLogLogs a count of ``keys``'s window reads: none in exact mode."""
+    return counting.window_buckets(keys.guests, now) if counting.approximate() else []
+
+
 def _sample(client: Any, now: float) -> None:
     users, hidden, guests, *_ = _count_and_raise_peak(client, now, conf.keys())
     pipe = client.pipeline(transaction=False)
@@ -341,6 +437,7 @@ def _sample(client: Any, now: float) -> None:
 
 
 def _record(
+    now: float,
     keys: Keys,
     key: str,
     member: str,
@@ -350,17 +447,24 @@ def _record(
     room: str | None = None,
     card: str = "",
     guest: str = "",
+    counters: list[tuple[str, int]] | None = None,
+    listed: bool = True,
 ) -> float:
-    """One EVAL of scripts.RECORD: one round trip, also on Redis Cluster."""
-    now = time.time()
+    """One EVAL of scripts.RECORD: one round trip, also on Redis Cluster.
+
+    ``counters`` are the HyperLogLogs (key, TTL) ``member`` also goes into;
+    without ``listed`` they are all it goes into.
+    """
+    counters = counters or []
     get_client().eval(
         scripts.RECORD,
-        5,
+        5 + len(counters),
         key,
         drop_from or key,
         conf.rooms_key,
         keys.cards,
         keys.guests,
+        *(counter for counter, _ in counters),
         now,
         member,
         math.ceil(ttl),
@@ -370,6 +474,8 @@ def _record(
         math.ceil(conf.max_age),
         card,
         guest,
+        "" if listed else "1",
+        *(ttl for _, ttl in counters),
     )
     return now
 
@@ -381,7 +487,16 @@ TRIM_PER_WRITE = 100
 
 def _count_and_raise_peak(client: Any, now: float, keys: Keys) -> Any:
     cutoff = now - conf.max_age
-    return client.eval(scripts.COUNT_AND_RAISE_PEAK, len(keys), *keys, cutoff, now, PEAK_TTL)
+    buckets = _window_buckets(keys, now)
+    return client.eval(
+        scripts.COUNT_AND_RAISE_PEAK,
+        len(keys) + len(buckets),
+        *keys,
+        *buckets,
+        cutoff,
+        now,
+        PEAK_TTL,
+    )
 
 
 def _pairs(flat: list[Any]) -> list[tuple[Any, float]]:

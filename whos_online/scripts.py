@@ -35,11 +35,15 @@ return n
 # hash KEYS[4], and the guest ARGV[9] they were until logging in ('' if none)
 # leaves the guests KEYS[5], so nobody counts twice; and each key written gets
 # its TTL (ARGV[3], ARGV[7]), so an abandoned namespace disappears.
+# Counting (see counting.py): ARGV[2] also goes into the HyperLogLogs KEYS[6..],
+# each given its TTL ARGV[11..]; with ARGV[10] = '1' (approximate guest
+# counting) they are all it goes into: no sorted set KEYS[1], so no cap either.
 RECORD = """
-redis.call('ZADD', KEYS[1], 'GT', ARGV[1], ARGV[2])
+local listed = ARGV[10] ~= '1'
+if listed then redis.call('ZADD', KEYS[1], 'GT', ARGV[1], ARGV[2]) end
 if KEYS[2] ~= KEYS[1] then redis.call('ZREM', KEYS[2], ARGV[2]) end
 local keep = tonumber(ARGV[4])
-if keep > 0 then
+if listed and keep > 0 then
   local excess = redis.call('ZCARD', KEYS[1]) - keep
   if excess > 0 then
     redis.call('ZREMRANGEBYRANK', KEYS[1], 0, math.min(excess, tonumber(ARGV[5])) - 1)
@@ -54,7 +58,11 @@ if ARGV[8] ~= '' then
   redis.call('EXPIRE', KEYS[4], ARGV[3])
 end
 if ARGV[9] ~= '' then redis.call('ZREM', KEYS[5], ARGV[9]) end
-redis.call('EXPIRE', KEYS[1], ARGV[3])
+if listed then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
+for i = 6, #KEYS do
+  redis.call('PFADD', KEYS[i], ARGV[2])
+  redis.call('EXPIRE', KEYS[i], ARGV[i + 5])
+end
 return 1
 """
 
@@ -63,12 +71,18 @@ return 1
 # the peak (KEYS[4]) in the same atomic step, so two servers that read at once
 # can never lower it (no read-then-write race). The peak outlives any window but
 # still expires a year after the last count. pcall: a replica (READONLY) or a
-# full Redis (OOM) still answers with its counts.
+# full Redis (OOM) still answers with its counts. With approximate guest
+# counting, guests are the union of the window's HyperLogLogs KEYS[6..5 + buckets].
 _COUNT_AND_RAISE_PEAK = """
-local function count_and_raise_peak()
+local function count_and_raise_peak(buckets)
   local users = redis.call('ZCOUNT', KEYS[1], ARGV[1], '+inf')
   local hidden = redis.call('ZCOUNT', KEYS[2], ARGV[1], '+inf')
-  local guests = redis.call('ZCOUNT', KEYS[3], ARGV[1], '+inf')
+  local guests
+  if buckets > 0 then
+    guests = redis.call('PFCOUNT', unpack(KEYS, 6, 5 + buckets))
+  else
+    guests = redis.call('ZCOUNT', KEYS[3], ARGV[1], '+inf')
+  end
   if ARGV[3] == '0' then return {users, hidden, guests, false, false} end
   local total = users + hidden + guests
   local best = tonumber(redis.call('HGET', KEYS[4], 'count') or '0')
@@ -81,14 +95,19 @@ local function count_and_raise_peak()
 end
 """
 
-# {users, hidden, guests, peak count, peak time}; what prune samples.
-COUNT_AND_RAISE_PEAK = _COUNT_AND_RAISE_PEAK + "return count_and_raise_peak()\n"
+# {users, hidden, guests, peak count, peak time}; what prune samples. KEYS[5]
+# (the cards) is not read; KEYS[6..] are the window's guest buckets, if any.
+COUNT_AND_RAISE_PEAK = _COUNT_AND_RAISE_PEAK + "return count_and_raise_peak(#KEYS - 5)\n"
 
 # What the block shows, in one call (so one round trip, also on Redis Cluster,
 # whose pipelines cannot carry a script): the ARGV[4] newest listed members
 # with their scores (ARGV[4] = -1: all), and the hidden ones too when ARGV[5]
 # is '1' (for staff, merged by the caller), each list followed by its cards
-# from KEYS[5]; then the counts and peak of count_and_raise_peak().
+# from KEYS[5]; then the counts and peak of count_and_raise_peak(), with
+# ARGV[6] window buckets (KEYS[6..], 0: exact guest counting); then, when
+# ARGV[7] (the start of the past 24 hours) is not '', the members seen since
+# then and the union of the guests' hour HyperLogLogs (the KEYS after the
+# buckets), else {false, false}.
 SUMMARY = (
     _COUNT_AND_RAISE_PEAK
     + """
@@ -107,7 +126,18 @@ local listed = newest(KEYS[1])
 local hidden = {}
 if ARGV[5] == '1' then hidden = newest(KEYS[2]) end
 local result = {listed, cards(listed), hidden, cards(hidden)}
-for _, value in ipairs(count_and_raise_peak()) do table.insert(result, value) end
+local buckets = tonumber(ARGV[6])
+for _, value in ipairs(count_and_raise_peak(buckets)) do table.insert(result, value) end
+if ARGV[7] == '' then
+  table.insert(result, false)
+  table.insert(result, false)
+else
+  table.insert(result, redis.call('ZCOUNT', KEYS[1], ARGV[7], '+inf')
+                       + redis.call('ZCOUNT', KEYS[2], ARGV[7], '+inf'))
+  local guests = 0
+  if #KEYS > 5 + buckets then guests = redis.call('PFCOUNT', unpack(KEYS, 6 + buckets, #KEYS)) end
+  table.insert(result, guests)
+end
 return result
 """
 )

@@ -1,0 +1,242 @@
+"""Counting at any scale and over a day: approximate guests, the past 24 hours, days.
+
+Every test runs on fakeredis and the real Redis; most in both guest counting
+modes. The counts are small, so a HyperLogLog gives them exactly (benchmarks/
+counting.py measures where its error starts to show).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from io import StringIO
+from typing import Any
+
+import pytest
+import redis
+import time_machine
+from django.contrib.auth.models import User
+from django.core.management import call_command
+
+from tests.conftest import NOW, BrowserClient
+from whos_online import checks, counting, presence
+
+pytestmark = pytest.mark.django_db
+
+PAGE = "/admin/whos_online/onlinenow/"
+T0 = NOW.timestamp()
+
+
+@pytest.fixture(params=["exact", "approximate"])
+def mode(request: pytest.FixtureRequest, settings: Any, redis_db: redis.Redis) -> str:
+    settings.WHOS_ONLINE_GUEST_COUNTING = request.param
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    return str(request.param)
+
+
+def visit(ip: str, path: str = "/") -> str:
+    """A new visitor (no cookie yet) at ``ip``; the page's HTML."""
+    return BrowserClient().get(path, REMOTE_ADDR=ip).content.decode()
+
+
+def member_visit(username: str, path: str = "/") -> str:
+    client = BrowserClient()
+    client.force_login(User.objects.get_or_create(username=username)[0])
+    return client.get(path, REMOTE_ADDR="198.51.100.1").content.decode()
+
+
+def summary_line(html: str) -> str:
+    match = re.search(r'whos-online-summary">(.*?)</p>', html, re.S)
+    assert match is not None
+    return " ".join(match.group(1).split())
+
+
+def test_approximate_guests_leave_the_window_with_their_bucket(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    with time_machine.travel(NOW, tick=False) as traveller:
+        for i in range(3):
+            visit(f"203.0.113.{i}")
+        traveller.shift(300)
+        for i in range(3, 5):
+            visit(f"203.0.113.{i}")
+        traveller.shift(299)  # the first three were seen 599 s ago: still in the window
+        assert (
+            summary_line(visit("198.51.100.9", "/block/")) == "6 users online: 0 members, 6 guests"
+        )
+        traveller.shift(61 + 60)  # one bucket past the window for them
+        assert summary_line(member_visit("alice", "/block/")) == (
+            "4 users online: 1 member, 3 guests"
+        )
+        assert presence.guest_count() == 3
+    # Nothing in the sorted set: the guests are only in HyperLogLogs.
+    assert not redis_db.exists(f"{settings.WHOS_ONLINE_KEY_PREFIX}:guests")
+
+
+def test_approximate_guests_are_not_capped(redis_db: redis.Redis, settings: Any) -> None:
+    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
+    settings.WHOS_ONLINE_MAX_GUESTS = 5
+    for i in range(20):
+        visit(f"203.0.113.{i}")
+    assert presence.guest_count() == 20
+
+
+def test_one_round_trip_per_record_and_per_block(
+    mode: str, settings: Any, round_trips: Any
+) -> None:
+    settings.WHOS_ONLINE_SHOW_DAY_TOTAL = True
+    visit("203.0.113.1")
+    assert round_trips.commands == [["EVAL"]]
+    member = BrowserClient()
+    member.force_login(User.objects.create_user("alice"))
+    round_trips.clear()
+    member.get("/", REMOTE_ADDR="198.51.100.1")
+    assert round_trips.commands == [["EVAL"]]
+    round_trips.clear()
+    html = visit("203.0.113.2", "/block/")
+    assert round_trips.commands == [["EVAL"], ["EVAL"]]  # the visitor's record, the block
+    assert "In total there were 3 users online in the past 24 hours." in html
+
+
+def test_every_counter_carries_a_ttl_that_ends_when_no_count_reads_it(
+    mode: str, settings: Any, redis_db: redis.Redis
+) -> None:
+    prefix = settings.WHOS_ONLINE_KEY_PREFIX
+    with time_machine.travel(NOW, tick=False):
+        visit("203.0.113.1")
+        member_visit("alice")
+        ttls = {
+            key.decode().removeprefix(f"{prefix}:"): redis_db.ttl(key)
+            for key in redis_db.scan_iter(match=f"{prefix}:*")
+        }
+    minute, hour = int(T0 // 60), int(T0 // 3600)
+    day = counting.local_date(T0).isoformat()
+    window_end = (minute + 1) * 60 + 600 - T0  # the bucket's last second in any window
+    expected = {f"guests:hour:{hour}": ((hour + 24) * 3600 - T0)}
+    if mode == "approximate":
+        expected[f"guests:hll:{minute}"] = window_end
+    for key, seconds in expected.items():
+        assert seconds - 2 <= ttls[key] <= seconds, key
+    for key in (f"guests:day:{day}", f"members:day:{day}"):
+        assert 31 * 86400 < ttls[key] <= 32 * 86400
+    assert ("guests" in ttls) is (mode == "exact")
+    assert all(ttl > 0 for ttl in ttls.values()), ttls
+
+
+def test_the_window_needs_at_most_eleven_buckets_however_long_it_is(settings: Any) -> None:
+    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
+    for window in (60, 600, 3600, 86400):
+        settings.WHOS_ONLINE_MAX_AGE = window
+        buckets = counting.window_buckets("p:guests", T0)
+        assert len(buckets) <= 11
+        assert counting.bucket_seconds() * (len(buckets) - 1) >= window
+
+
+def test_the_peak_counts_guests_in_both_modes(mode: str) -> None:
+    with time_machine.travel(NOW, tick=False) as traveller:
+        for i in range(4):
+            visit(f"203.0.113.{i}")
+        member_visit("alice", "/block/")
+        assert presence.peak() == presence.Peak(5, NOW)
+        traveller.shift(3600)
+        html = member_visit("bob", "/block/")
+    assert summary_line(html) == "1 user online: 1 member, 0 guests"
+    assert "Most ever online: 5 users on " in html
+    assert presence.peak() == presence.Peak(5, NOW)
+
+
+def test_prune_samples_guests_in_both_modes(mode: str) -> None:
+    with time_machine.travel(NOW, tick=False):
+        for i in range(3):
+            visit(f"203.0.113.{i}")
+        call_command("whos_online_prune", stdout=StringIO())
+        assert [(s.users, s.guests) for s in presence.history()] == [(0, 3)]
+    assert presence.peak() == presence.Peak(3, NOW)
+
+
+def test_the_day_line_is_off_by_default(mode: str) -> None:
+    visit("203.0.113.1")
+    html = member_visit("alice", "/block/")
+    assert "in the past 24 hours" not in html
+    assert presence.summary().day_total is None
+
+
+def test_the_day_line_counts_everyone_of_the_past_24_hours(mode: str, settings: Any) -> None:
+    settings.WHOS_ONLINE_SHOW_DAY_TOTAL = True
+    settings.WHOS_ONLINE_RETENTION = timedelta(days=1)
+    with time_machine.travel(NOW, tick=False) as traveller:
+        member_visit("alice")
+        visit("203.0.113.1")
+        visit("203.0.113.2")
+        traveller.shift(12 * 3600)
+        html = member_visit("bob", "/block/")
+        assert summary_line(html) == "1 user online: 1 member, 0 guests"
+        assert "In total there were 4 users online in the past 24 hours." in html
+        traveller.shift(13 * 3600)  # alice and the guests were 25 hours ago
+        html = member_visit("bob", "/block/")
+        assert "In total there was 1 user online in the past 24 hours." in html
+        assert presence.summary().day_guests == 0
+
+
+def test_the_admin_shows_the_past_24_hours_and_each_of_30_days(mode: str, settings: Any) -> None:
+    settings.WHOS_ONLINE_RETENTION = timedelta(days=2)
+    with time_machine.travel(NOW, tick=False) as traveller:
+        for i in range(3):
+            visit(f"203.0.113.{i}")
+        member_visit("alice")
+        traveller.shift(86400)
+        visit("203.0.113.1")
+        member_visit("bob")
+        boss = BrowserClient()
+        boss.force_login(User.objects.create_user("boss", is_staff=True))
+        html = " ".join(boss.get(PAGE, REMOTE_ADDR="198.51.100.2").content.decode().split())
+    # boss's own page view records boss: a member of today too.
+    assert "Active in the last 24 hours: 3 (members: 2, guests: 1)." in html
+    rows = re.findall(r"<tr><td>([^<]+)</td><td>(\d+)</td><td>(\d+)</td><td>(\d+)</td></tr>", html)
+    today, yesterday = counting.local_date(T0 + 86400), counting.local_date(T0)
+    assert len(rows) == 30
+    assert rows[0] == (today.strftime("%a %-d %b %Y"), "2", "1", "3")
+    assert rows[1] == (yesterday.strftime("%a %-d %b %Y"), "1", "3", "4")
+    assert all(row[1:] == ("0", "0", "0") for row in rows[2:])
+    assert ("Guests are counted approximately" in html) is (mode == "approximate")
+    assert "Members are kept for" not in html
+
+
+def test_the_admin_says_when_members_are_not_kept_a_day(redis_db: redis.Redis) -> None:
+    boss = BrowserClient()
+    boss.force_login(User.objects.create_user("boss", is_staff=True))
+    html = " ".join(boss.get(PAGE).content.decode().split())
+    assert "Members are kept for 0.17 hours (WHOS_ONLINE_RETENTION)" in html
+
+
+def test_a_login_cannot_take_an_approximate_guest_off_the_count(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    # What approximate mode gives up: a HyperLogLog cannot remove anyone.
+    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
+    client = BrowserClient()
+    client.get("/", REMOTE_ADDR="203.0.113.7")
+    client.force_login(User.objects.create_user("alice"))
+    html = client.get("/block/", REMOTE_ADDR="203.0.113.7").content.decode()
+    assert summary_line(html) == "2 users online: 1 member, 1 guest"
+    assert presence.forget_guest("203.0.113.7") is False
+
+
+def test_rooms_count_approximate_guests_too(redis_db: redis.Redis, settings: Any) -> None:
+    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
+    for i in range(3):
+        visit(f"203.0.113.{i}", "/thread/7/")
+    assert presence.guest_count("thread:7") == 3
+    assert presence.summary(room="thread:7").guest_count == 3
+
+
+def test_checks_reject_an_unknown_mode_and_warn_about_a_short_retention(settings: Any) -> None:
+    settings.WHOS_ONLINE_GUEST_COUNTING = "hyperloglog"
+    assert [m.id for m in checks.check_settings()] == ["whos_online.E005"]
+    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
+    settings.WHOS_ONLINE_SHOW_DAY_TOTAL = True
+    assert [m.id for m in checks.check_settings()] == ["whos_online.W008"]
+    settings.WHOS_ONLINE_RETENTION = timedelta(days=1)
+    assert checks.check_settings() == []

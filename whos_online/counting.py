@@ -1,0 +1,119 @@
+"""Counting with HyperLogLogs: which keys hold which stretch of time, and for how long.
+
+Redis's HyperLogLog counts distinct ids in at most 12 KB per key, within about
+1% whatever the number, but cannot say who is in it nor remove anyone. So the
+keys are time buckets, each expiring once no count reads it, and a count is
+``PFCOUNT`` of the union of the buckets it covers:
+
+- the live window, with ``WHOS_ONLINE_GUEST_COUNTING = "approximate"``: guests
+  in ``<namespace>:guests:hll:<bucket>``; a bucket is a minute, or a longer
+  stretch for windows over ten minutes, so at most 12 exist at once (~150 KB);
+- the last 24 hours: guests in ``<prefix>:guests:hour:<hour>``, 24 hours;
+- each day (the site's time zone): ``<prefix>:guests:day:<date>`` and
+  ``<prefix>:members:day:<date>``, kept 32 days for the admin's last 30.
+
+This module is pure arithmetic on times and names; presence.py does the Redis work.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import date, datetime, timedelta
+
+from django.utils import timezone
+
+from whos_online.conf import conf
+
+HOUR = 3600
+DAY = 24 * HOUR
+# Days the per-day keys outlive their day: the admin shows the last 30.
+DAYS_KEPT = 32
+# Buckets a live window spans at most, so memory stays fixed for long windows too.
+MAX_BUCKETS = 10
+
+
+def approximate() -> bool:
+    """Whether guests are counted with HyperLogLogs instead of the exact sorted set."""
+    return conf.guest_counting == "approximate"
+
+
+def bucket_seconds() -> int:
+    """A live bucket's length: a minute, or a whole number of minutes for windows over 10."""
+    return 60 * max(1, math.ceil(conf.max_age / 60 / MAX_BUCKETS))
+
+
+def window_buckets(guests_key: str, now: float) -> list[str]:
+    """The live buckets of a namespace's window, oldest first.
+
+    The oldest is the bucket holding the window's start, so the window is
+    rounded up to whole buckets: a guest last seen up to one bucket before it
+    may still count.
+    """
+    width = bucket_seconds()
+    first, last = int((now - conf.max_age) // width), int(now // width)
+    return [f"{guests_key}:hll:{bucket}" for bucket in range(first, last + 1)]
+
+
+def live_bucket(guests_key: str, now: float) -> tuple[str, int]:
+    """The bucket a guest seen at ``now`` goes into, and its TTL: until no window reads it."""
+    width = bucket_seconds()
+    bucket = int(now // width)
+    return f"{guests_key}:hll:{bucket}", _until((bucket + 1) * width + conf.max_age, now)
+
+
+def day_cutoff(now: float) -> float:
+    """Where "the last 24 hours" start: the hour 23 hours before this one began.
+
+    Hour buckets make the guests' figure cover 23 to 24 hours; members are
+    counted from the same moment, so both halves cover the same stretch.
+    """
+    return (int(now // HOUR) - 23) * HOUR
+
+
+def hour_buckets(now: float) -> list[str]:
+    """The guests' hour buckets of the last 24 hours, oldest first."""
+    last = int(now // HOUR)
+    return [f"{conf.key_prefix}:guests:hour:{hour}" for hour in range(last - 23, last + 1)]
+
+
+def hour_bucket(now: float) -> tuple[str, int]:
+    """The hour bucket a guest seen at ``now`` goes into, and its TTL."""
+    hour = int(now // HOUR)
+    return f"{conf.key_prefix}:guests:hour:{hour}", _until((hour + 24) * HOUR, now)
+
+
+def local_date(now: float) -> date:
+    """The day ``now`` falls on in the site's time zone (TIME_ZONE), as site owners count days."""
+    return datetime.fromtimestamp(now, tz=timezone.get_default_timezone()).date()
+
+
+def day_key(who: str, day: date) -> str:
+    """The per-day key of ``who`` ("guests" or "members")."""
+    return f"{conf.key_prefix}:{who}:day:{day.isoformat()}"
+
+
+def last_days(now: float, days: int) -> list[date]:
+    """The ``days`` days up to today, newest first."""
+    today = local_date(now)
+    return [today - timedelta(days=back) for back in range(days)]
+
+
+def guest_counters(guests_key: str, now: float, site: bool) -> list[tuple[str, int]]:
+    """The HyperLogLogs (key, TTL) a guest seen at ``now`` goes into.
+
+    The live bucket in approximate mode; the hour and the day for the site's
+    own guests (a room's are on the site too, so rooms keep no day counts).
+    """
+    counters = [live_bucket(guests_key, now)] if approximate() else []
+    if site:
+        counters += [hour_bucket(now), (day_key("guests", local_date(now)), DAYS_KEPT * DAY)]
+    return counters
+
+
+def member_counters(now: float, site: bool) -> list[tuple[str, int]]:
+    """The HyperLogLogs (key, TTL) a member seen at ``now`` goes into: the day's, on the site."""
+    return [(day_key("members", local_date(now)), DAYS_KEPT * DAY)] if site else []
+
+
+def _until(moment: float, now: float) -> int:
+    return max(math.ceil(moment - now), 1)
