@@ -49,9 +49,23 @@ def window_buckets(guests_key: str, now: float) -> list[str]:
     rounded up to whole buckets: a guest last seen up to one bucket before it
     may still count.
     """
-    width = bucket_seconds()
-    first, last = int((now - conf.max_age) // width), int(now // width)
+    first, last, _ = _window(now)
     return [f"{guests_key}:hll:{bucket}" for bucket in range(first, last + 1)]
+
+
+def past_union(guests_key: str, now: float) -> tuple[str, int]:
+    """Where the block keeps the union of the window's buckets but the newest, and for how
+    many milliseconds: until the newest bucket is over (its name says which window it is)."""
+    first, last, width = _window(now)
+    return f"{guests_key}:hll:past:{first}:{last}", max(
+        math.ceil(((last + 1) * width - now) * 1000), 1
+    )
+
+
+def _window(now: float) -> tuple[int, int, int]:
+    """The window's first and last bucket, and the bucket length."""
+    width = bucket_seconds()
+    return int((now - conf.max_age) // width), int(now // width), width
 
 
 def live_bucket(guests_key: str, now: float) -> tuple[str, int]:

@@ -212,7 +212,10 @@ def summary(
     day = conf.show_day_total if day is None else day
     now = time.time()
     keys = conf.keys(room)
-    buckets = _window_buckets(keys, now)
+    buckets, past_ttl = _window_buckets(keys, now), 0
+    if buckets:
+        past, past_ttl = counting.past_union(keys.guests, now)
+        buckets.append(past)
     hours = counting.hour_buckets(now) if day and room is None else []
     (
         listed,
@@ -239,6 +242,7 @@ def summary(
         int(staff_view),
         len(buckets),
         counting.day_cutoff(now) if hours else "",
+        past_ttl,
     )
     idle_after = conf.idle_after
     members = [

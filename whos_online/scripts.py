@@ -72,14 +72,14 @@ return 1
 # can never lower it (no read-then-write race). The peak outlives any window but
 # still expires a year after the last count. pcall: a replica (READONLY) or a
 # full Redis (OOM) still answers with its counts. With approximate guest
-# counting, guests are the union of the window's HyperLogLogs KEYS[6..5 + buckets].
+# counting, the function count_guests() passed in counts the guests instead.
 _COUNT_AND_RAISE_PEAK = """
-local function count_and_raise_peak(buckets)
+local function count_and_raise_peak(count_guests)
   local users = redis.call('ZCOUNT', KEYS[1], ARGV[1], '+inf')
   local hidden = redis.call('ZCOUNT', KEYS[2], ARGV[1], '+inf')
   local guests
-  if buckets > 0 then
-    guests = redis.call('PFCOUNT', unpack(KEYS, 6, 5 + buckets))
+  if count_guests then
+    guests = count_guests()
   else
     guests = redis.call('ZCOUNT', KEYS[3], ARGV[1], '+inf')
   end
@@ -97,17 +97,26 @@ end
 
 # {users, hidden, guests, peak count, peak time}; what prune samples. KEYS[5]
 # (the cards) is not read; KEYS[6..] are the window's guest buckets, if any.
-COUNT_AND_RAISE_PEAK = _COUNT_AND_RAISE_PEAK + "return count_and_raise_peak(#KEYS - 5)\n"
+COUNT_AND_RAISE_PEAK = (
+    _COUNT_AND_RAISE_PEAK
+    + """
+local function union() return redis.call('PFCOUNT', unpack(KEYS, 6)) end
+return count_and_raise_peak(#KEYS > 5 and union or nil)
+"""
+)
 
 # What the block shows, in one call (so one round trip, also on Redis Cluster,
 # whose pipelines cannot carry a script): the ARGV[4] newest listed members
 # with their scores (ARGV[4] = -1: all), and the hidden ones too when ARGV[5]
 # is '1' (for staff, merged by the caller), each list followed by its cards
-# from KEYS[5]; then the counts and peak of count_and_raise_peak(), with
-# ARGV[6] window buckets (KEYS[6..], 0: exact guest counting); then, when
-# ARGV[7] (the start of the past 24 hours) is not '', the members seen since
-# then and the union of the guests' hour HyperLogLogs (the KEYS after the
-# buckets), else {false, false}.
+# from KEYS[5]; then the counts and peak of count_and_raise_peak(). With
+# approximate guest counting ARGV[6] is n > 0: KEYS[6..4 + n] are the window's
+# buckets, oldest first, and KEYS[5 + n] the union of all but the newest, made
+# by the first block after the newest began (they change no more: a lagging
+# server's late write waits for the next bucket) and kept ARGV[8] ms, so a
+# block merges two HyperLogLogs, not eleven. Then, when ARGV[7] (the start of
+# the past 24 hours) is not '', the members seen since then and the union of
+# the guests' hour HyperLogLogs (the KEYS after the buckets), else {false, false}.
 SUMMARY = (
     _COUNT_AND_RAISE_PEAK
     + """
@@ -127,7 +136,20 @@ local hidden = {}
 if ARGV[5] == '1' then hidden = newest(KEYS[2]) end
 local result = {listed, cards(listed), hidden, cards(hidden)}
 local buckets = tonumber(ARGV[6])
-for _, value in ipairs(count_and_raise_peak(buckets)) do table.insert(result, value) end
+local function window_guests()
+  local newest, past = KEYS[4 + buckets], KEYS[5 + buckets]
+  if buckets == 2 then return redis.call('PFCOUNT', newest) end
+  if redis.call('EXISTS', past) == 0 then
+    -- A replica cannot write: count them all.
+    if redis.pcall('PFMERGE', past, unpack(KEYS, 6, 3 + buckets)).err then
+      return redis.call('PFCOUNT', unpack(KEYS, 6, 4 + buckets))
+    end
+    redis.call('PEXPIRE', past, ARGV[8])
+  end
+  return redis.call('PFCOUNT', past, newest)
+end
+local counted = count_and_raise_peak(buckets > 0 and window_guests or nil)
+for _, value in ipairs(counted) do table.insert(result, value) end
 if ARGV[7] == '' then
   table.insert(result, false)
   table.insert(result, false)

@@ -1,0 +1,244 @@
+"""Guest counting at 1e5, 1e6 and 1e7 guests: Redis memory and count error, exact against approximate.
+
+    .venv/bin/python benchmarks/counting.py          # rewrites benchmarks/COUNTING.md
+    .venv/bin/python benchmarks/counting.py --print  # prints only
+    .venv/bin/python benchmarks/counting.py --max 1000000   # leave out the 1e7 case
+
+Needs a Redis at REDIS_URL (default redis://127.0.0.1:6379/13). Synthetic
+guests (16 hex digits, as guest ids are) are written straight into Redis in
+pipelined batches of 10,000, as the record script would leave them: the exact
+mode's sorted set (scored across the window, uncapped, to show what the cap
+saves), the approximate mode's minute buckets (each guest in a random minute
+of the window and, as a cookie-throttled re-record, five minutes later too).
+Each figure is then read through ``presence.summary`` in that mode, so the
+count, and its cost, are the block's. A sweep of small populations finds where
+HyperLogLog's error first shows. Keys are under ``whos_online_counting:<pid>``
+and unlinked at the end (also on Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import signal
+import statistics
+import sys
+import time
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+import django
+import redis
+import time_machine
+from django.conf import settings
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/13")
+PREFIX = f"whos_online_counting:{os.getpid()}"
+SIZES = (100_000, 1_000_000, 10_000_000)
+BATCH = 10_000
+# Blocks timed per size.
+BLOCKS = 100
+# The small-population sweep: trials per size, and the sizes.
+TRIALS = 20
+SWEEP = (10, 20, 30, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000)
+
+settings.configure(
+    SECRET_KEY="counting",
+    CACHES={"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": REDIS_URL}},
+    WHOS_ONLINE_KEY_PREFIX=PREFIX,
+    WHOS_ONLINE_SOCKET_TIMEOUT=30,  # the 1e7 sorted set's count is no web request
+)
+django.setup()
+
+from django.test import override_settings  # noqa: E402
+
+from whos_online import counting, presence  # noqa: E402
+from whos_online.conf import DEFAULTS, conf  # noqa: E402
+from whos_online.connection import get_client  # noqa: E402
+
+
+def guest_ids(n: int, seed: int) -> Iterator[list[str]]:
+    """``n`` random guest ids, in batches."""
+    rng = random.Random(seed)
+    for start in range(0, n, BATCH):
+        yield [f"{rng.getrandbits(64):016x}" for _ in range(min(BATCH, n - start))]
+
+
+def fill_exact(client: redis.Redis, n: int, now: float) -> None:
+    pipe = client.pipeline(transaction=False)
+    for batch in guest_ids(n, seed=n):
+        pipe.zadd(conf.guests_key, {g: now - random.random() * conf.max_age for g in batch})
+        pipe.execute()
+
+
+def fill_buckets(client: redis.Redis, n: int, now: float, seed: int) -> None:
+    """Each guest in a minute of the window, and in the one five minutes later if still inside."""
+    buckets = counting.window_buckets(conf.guests_key, now)
+    rng = random.Random(seed + 1)
+    pipe = client.pipeline(transaction=False)
+    for batch in guest_ids(n, seed):
+        per_bucket: dict[str, list[str]] = {}
+        for guest in batch:
+            first = rng.randrange(len(buckets))
+            for index in (first, first + 5):
+                if index < len(buckets):
+                    per_bucket.setdefault(buckets[index], []).append(guest)
+        for key, members in per_bucket.items():
+            pipe.pfadd(key, *members)
+        pipe.execute()
+
+
+def count_at(now: float) -> tuple[int, float]:
+    """The block's guest count as of ``now`` (filling 1e7 takes a while: nobody may age out
+    meanwhile), and the median time of its one round trip over BLOCKS blocks, in µs."""
+    spent = []
+    with time_machine.travel(now, tick=False):  # time.time() only: perf_counter still runs
+        count = presence.summary(0).guest_count
+        for _ in range(BLOCKS):
+            start = time.perf_counter()
+            presence.summary(0)
+            spent.append((time.perf_counter() - start) * 1e6)
+    return count, statistics.median(spent)
+
+
+def used_memory(client: redis.Redis) -> int:
+    return int(client.info("memory")["used_memory"])
+
+
+def wipe(client: redis.Redis) -> None:
+    # UNLINK: Redis frees a 1e7-member set in the background instead of blocking for seconds.
+    for keys in _chunks(list(client.scan_iter(match=f"{PREFIX}:*", count=1000))):
+        client.unlink(*keys)
+
+
+def _chunks(keys: list[bytes]) -> Iterator[list[bytes]]:
+    for start in range(0, len(keys), 1000):
+        yield keys[start : start + 1000]
+
+
+def measure_size(client: redis.Redis, n: int) -> dict[str, float]:
+    now = time.time()
+    row: dict[str, float] = {"n": n}
+    before = used_memory(client)
+    started = time.monotonic()
+    fill_exact(client, n, now)
+    row["exact_fill_s"] = time.monotonic() - started
+    row["exact_bytes"] = used_memory(client) - before
+    with override_settings(WHOS_ONLINE_GUEST_COUNTING="exact"):
+        row["exact_count"], row["exact_us"] = count_at(now)
+    wipe(client)
+    started = time.monotonic()
+    with override_settings(WHOS_ONLINE_GUEST_COUNTING="approximate"):
+        fill_buckets(client, n, now, seed=n)
+        row["approx_fill_s"] = time.monotonic() - started
+        row["approx_count"], row["approx_us"] = count_at(now)
+        # The window's buckets and the block's union of the older ones.
+        hlls = client.scan_iter(match=f"{conf.guests_key}:hll:*", count=1000)
+        row["approx_bytes"] = sum(client.memory_usage(key, samples=0) or 0 for key in hlls)
+    wipe(client)
+    return row
+
+
+def sweep(client: redis.Redis) -> list[tuple[int, int, float, float]]:
+    """(n, trials exact, median |error| %, worst |error| %) over TRIALS populations per size."""
+    errors: dict[int, list[float]] = {n: [] for n in SWEEP}
+    with override_settings(WHOS_ONLINE_GUEST_COUNTING="approximate"):
+        for trial in range(TRIALS):
+            now = time.time()
+            done = 0
+            for n in SWEEP:
+                fill_buckets(client, n - done, now, seed=1_000 * trial + n)
+                done = n
+                # The filling wrote older buckets too, which the block's union of them
+                # assumes never happens: make it anew.
+                client.delete(counting.past_union(conf.guests_key, now)[0])
+                with time_machine.travel(now, tick=False):
+                    errors[n].append(presence.summary(0).guest_count - n)
+            wipe(client)
+    return [
+        (
+            n,
+            sum(e == 0 for e in found),
+            statistics.median(abs(e) for e in found) / n * 100,
+            max(abs(e) for e in found) / n * 100,
+        )
+        for n, found in errors.items()
+    ]
+
+
+def report(rows: list[dict[str, float]], small: list[tuple[int, int, float, float]]) -> str:
+    cap = DEFAULTS["WHOS_ONLINE_MAX_GUESTS"]
+    version = get_client().info("server")["redis_version"]
+    lines = [
+        "# Counting guests: exact against approximate",
+        "",
+        f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by `benchmarks/counting.py` "
+        f"on this project's 2-vCPU machine, Redis {version} on loopback (shared with other "
+        "jobs), a 10-minute window (`WHOS_ONLINE_MAX_AGE` = 600: 11 one-minute buckets). "
+        "Memory of the sorted set is `used_memory` growth (others' keys add noise at 1e5); "
+        "of the buckets, `MEMORY USAGE`. A count is the block's (`presence.summary()`, one script) in that "
+        f"mode, its time the median round trip of the whole script over {BLOCKS} blocks.",
+        "",
+        "| Guests online | Exact: memory | Exact: count (error) | Exact as shown with the "
+        f"default cap ({cap:,}) | Approximate: memory | Approximate: count (error) | "
+        "Block's round trip, exact / approximate |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        n = int(row["n"])
+        shown = min(n, cap)
+        lines.append(
+            f"| {n:,} | {row['exact_bytes'] / 1e6:,.1f} MB | {int(row['exact_count']):,} "
+            f"({_error(row['exact_count'], n)}) | {shown:,} ({_error(shown, n)}) | "
+            f"{row['approx_bytes'] / 1e3:,.0f} KB | {int(row['approx_count']):,} "
+            f"({_error(row['approx_count'], n)}) | "
+            f"{row['exact_us']:,.0f} µs / {row['approx_us']:,.0f} µs |"
+        )
+    lines += [
+        "",
+        f"Where HyperLogLog's error shows: {TRIALS} random populations per size, each counted "
+        "over the window's buckets as the block counts them.",
+        "",
+        "| Guests | Counted exactly | Median error | Worst error |",
+        "|---:|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {n:,} | {exact}/{TRIALS} | {median:.2f}% | {worst:.2f}% |"
+        for n, exact, median, worst in small
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _error(count: float, n: int) -> str:
+    return f"{(count - n) / n * 100:+.2f}%"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--print", action="store_true", help="print only, don't write COUNTING.md")
+    parser.add_argument("--max", type=int, default=SIZES[-1], help="largest population")
+    args = parser.parse_args()
+    client = get_client()
+    # Ctrl-C or SIGTERM still end through the clean-up below.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        rows = []
+        for n in (n for n in SIZES if n <= args.max):
+            print(f"{n:,} guests …", file=sys.stderr)
+            rows.append(measure_size(client, n))
+        print("small populations …", file=sys.stderr)
+        text = report(rows, sweep(client))
+    finally:
+        wipe(client)
+    print(text)
+    if not args.print:
+        (HERE / "COUNTING.md").write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
