@@ -5,11 +5,11 @@
     .venv/bin/python benchmarks/counting.py --max 1000000   # leave out the 1e7 case
 
 Needs a Redis at REDIS_URL (default redis://127.0.0.1:6379/13). Synthetic
-guests (16 hex digits, as guest ids are) are written straight into Redis in
-pipelined batches of 10,000, as the record script would leave them: the exact
+guests (16 hex digits, as guest ids are) are made and stored by a script in
+Redis, 10,000 per call, as the record script would leave them: the exact
 mode's sorted set (scored across the window, uncapped, to show what the cap
-saves), the approximate mode's minute buckets (each guest in a random minute
-of the window and, as a cookie-throttled re-record, five minutes later too).
+saves), the approximate mode's minute buckets (each guest in one minute of
+the window and, as a cookie-throttled re-record, five minutes later too).
 Each figure is then read through ``presence.summary`` in that mode, so the
 count, and its cost, are the block's. A sweep of small populations finds where
 HyperLogLog's error first shows. Keys are under ``whos_online_counting:<pid>``
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import signal
 import statistics
 import sys
@@ -61,36 +60,80 @@ from whos_online import counting, presence  # noqa: E402
 from whos_online.conf import DEFAULTS, conf  # noqa: E402
 from whos_online.connection import get_client  # noqa: E402
 
+# The guests are made in Redis, ARGV[2] of them from number ARGV[1]: a guest's
+# id is 16 hex digits of SHA-1(ARGV[3] .. number), as random as guest ids are.
+# Making them in Python cost more CPU than Redis spent storing them, on a
+# machine whose 2 cores are shared. Scripts flush every 1,000 ids (unpack's limit).
+_IDS = """
+local function each_guest(visit)
+  local from = tonumber(ARGV[1])
+  for number = from, from + tonumber(ARGV[2]) - 1 do
+    visit(number, string.sub(redis.sha1hex(ARGV[3] .. number), 1, 16))
+  end
+end
+local function batched(command, key, width)
+  local pending = {}
+  local function flush()
+    if #pending > 0 then redis.call(command, key, unpack(pending)) end
+    pending = {}
+  end
+  return function(...)
+    for _, value in ipairs({...}) do pending[#pending + 1] = value end
+    if #pending >= 1000 * width then flush() end
+  end, flush
+end
+"""
+# The exact mode's sorted set KEYS[1], scored across the window (ARGV[4] = now,
+# ARGV[5] = the window).
+FILL_EXACT = (
+    _IDS
+    + """
+local add, flush = batched('ZADD', KEYS[1], 2)
+each_guest(function(number, id) add(ARGV[4] - number * 7919 % ARGV[5], id) end)
+flush()
+"""
+)
+# The window's buckets KEYS[1..]: each guest in one and, as the re-record once
+# its cookie expired, in the one five minutes later if the window holds it.
+FILL_BUCKETS = (
+    _IDS
+    + """
+local adds, flushes = {}, {}
+for i = 1, #KEYS do adds[i], flushes[i] = batched('PFADD', KEYS[i], 1) end
+each_guest(function(number, id)
+  local first = number * 7919 % #KEYS + 1
+  adds[first](id)
+  if first + 5 <= #KEYS then adds[first + 5](id) end
+end)
+for i = 1, #KEYS do flushes[i]() end
+"""
+)
 
-def guest_ids(n: int, seed: int) -> Iterator[list[str]]:
-    """``n`` random guest ids, in batches."""
-    rng = random.Random(seed)
-    for start in range(0, n, BATCH):
-        yield [f"{rng.getrandbits(64):016x}" for _ in range(min(BATCH, n - start))]
+
+def fill(
+    client: redis.Redis,
+    script: str,
+    keys: list[str],
+    seed: str,
+    first: int,
+    last: int,
+    *args: float,
+) -> None:
+    """Guests ``first`` to ``last`` - 1 of ``seed``, BATCH per script call and round trip.
+
+    Not several calls a round trip: Redis runs a client's pipelined commands
+    back to back, and other jobs share this Redis with 0.25 s timeouts.
+    """
+    for start in range(first, last, BATCH):
+        client.eval(script, len(keys), *keys, start, min(BATCH, last - start), seed, *args)
 
 
 def fill_exact(client: redis.Redis, n: int, now: float) -> None:
-    pipe = client.pipeline(transaction=False)
-    for batch in guest_ids(n, seed=n):
-        pipe.zadd(conf.guests_key, {g: now - random.random() * conf.max_age for g in batch})
-        pipe.execute()
+    fill(client, FILL_EXACT, [conf.guests_key], f"{n}:", 0, n, now, conf.max_age)
 
 
-def fill_buckets(client: redis.Redis, n: int, now: float, seed: int) -> None:
-    """Each guest in a minute of the window, and in the one five minutes later if still inside."""
-    buckets = counting.window_buckets(conf.guests_key, now)
-    rng = random.Random(seed + 1)
-    pipe = client.pipeline(transaction=False)
-    for batch in guest_ids(n, seed):
-        per_bucket: dict[str, list[str]] = {}
-        for guest in batch:
-            first = rng.randrange(len(buckets))
-            for index in (first, first + 5):
-                if index < len(buckets):
-                    per_bucket.setdefault(buckets[index], []).append(guest)
-        for key, members in per_bucket.items():
-            pipe.pfadd(key, *members)
-        pipe.execute()
+def fill_buckets(client: redis.Redis, now: float, seed: str, first: int, last: int) -> None:
+    fill(client, FILL_BUCKETS, counting.window_buckets(conf.guests_key, now), seed, first, last)
 
 
 def count_at(now: float) -> tuple[int, float]:
@@ -125,17 +168,13 @@ def measure_size(client: redis.Redis, n: int) -> dict[str, float]:
     now = time.time()
     row: dict[str, float] = {"n": n}
     before = used_memory(client)
-    started = time.monotonic()
     fill_exact(client, n, now)
-    row["exact_fill_s"] = time.monotonic() - started
     row["exact_bytes"] = used_memory(client) - before
     with override_settings(WHOS_ONLINE_GUEST_COUNTING="exact"):
         row["exact_count"], row["exact_us"] = count_at(now)
     wipe(client)
-    started = time.monotonic()
     with override_settings(WHOS_ONLINE_GUEST_COUNTING="approximate"):
-        fill_buckets(client, n, now, seed=n)
-        row["approx_fill_s"] = time.monotonic() - started
+        fill_buckets(client, now, f"{n}:", 0, n)
         row["approx_count"], row["approx_us"] = count_at(now)
         # The window's buckets and the block's union of the older ones.
         hlls = client.scan_iter(match=f"{conf.guests_key}:hll:*", count=1000)
@@ -152,7 +191,7 @@ def sweep(client: redis.Redis) -> list[tuple[int, int, float, float]]:
             now = time.time()
             done = 0
             for n in SWEEP:
-                fill_buckets(client, n - done, now, seed=1_000 * trial + n)
+                fill_buckets(client, now, f"trial {trial}:", done, n)
                 done = n
                 # The filling wrote older buckets too, which the block's union of them
                 # assumes never happens: make it anew.

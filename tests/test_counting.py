@@ -103,9 +103,13 @@ def test_one_round_trip_per_record_and_per_block(
 def test_every_counter_carries_a_ttl_that_ends_when_no_count_reads_it(
     mode: str, settings: Any, redis_db: redis.Redis
 ) -> None:
+    settings.WHOS_ONLINE_SHOW_DAY_TOTAL = True
     prefix = settings.WHOS_ONLINE_KEY_PREFIX
-    with time_machine.travel(NOW - timedelta(seconds=120), tick=False) as traveller:
-        visit("203.0.113.9")  # so the block's union of older buckets is not empty
+    # Guests an hour and two minutes ago, so the block's unions of older buckets are not empty.
+    with time_machine.travel(NOW - timedelta(hours=1), tick=False) as traveller:
+        visit("203.0.113.8")
+        traveller.shift(3600 - 120)
+        visit("203.0.113.9")
         traveller.shift(120)
         visit("203.0.113.1")
         member_visit("alice", "/block/")
@@ -116,7 +120,11 @@ def test_every_counter_carries_a_ttl_that_ends_when_no_count_reads_it(
     minute, hour = int(T0 // 60), int(T0 // 3600)
     day = counting.local_date(T0).isoformat()
     window_end = (minute + 1) * 60 + 600 - T0  # the bucket's last second in any window
-    expected = {f"guests:hour:{hour}": ((hour + 24) * 3600 - T0)}
+    expected = {
+        f"guests:hour:{hour}": (hour + 24) * 3600 - T0,
+        # The block's union of the day's older hours: until this hour is over.
+        f"guests:hour:past:{hour}": (hour + 1) * 3600 - T0,
+    }
     if mode == "approximate":
         expected[f"guests:hll:{minute}"] = window_end
         # The block's union of the window's older buckets: until this minute is over.
@@ -175,13 +183,14 @@ def test_the_day_line_counts_everyone_of_the_past_24_hours(mode: str, settings: 
         visit("203.0.113.1")
         visit("203.0.113.2")
         traveller.shift(12 * 3600)
+        visit("203.0.113.3")
         html = member_visit("bob", "/block/")
-        assert summary_line(html) == "1 user online: 1 member, 0 guests"
-        assert "In total there were 4 users online in the past 24 hours." in html
-        traveller.shift(13 * 3600)  # alice and the guests were 25 hours ago
+        assert summary_line(html) == "2 users online: 1 member, 1 guest"
+        assert "In total there were 5 users online in the past 24 hours." in html
+        traveller.shift(13 * 3600)  # alice and the first guests were 25 hours ago
         html = member_visit("bob", "/block/")
-        assert "In total there was 1 user online in the past 24 hours." in html
-        assert presence.summary().day_guests == 0
+        assert "In total there were 2 users online in the past 24 hours." in html
+        assert presence.summary().day_guests == 1
 
 
 def test_the_admin_shows_the_past_24_hours_and_each_of_30_days(mode: str, settings: Any) -> None:

@@ -57,9 +57,14 @@ def past_union(guests_key: str, now: float) -> tuple[str, int]:
     """Where the block keeps the union of the window's buckets but the newest, and for how
     many milliseconds: until the newest bucket is over (its name says which window it is)."""
     first, last, width = _window(now)
-    return f"{guests_key}:hll:past:{first}:{last}", max(
-        math.ceil(((last + 1) * width - now) * 1000), 1
-    )
+    return f"{guests_key}:hll:past:{first}:{last}", _ms_until((last + 1) * width, now)
+
+
+def past_hours_union(now: float) -> tuple[str, int]:
+    """Where the block keeps the union of the past 24 hours' buckets but this hour's, and for
+    how many milliseconds: until this hour is over."""
+    hour = int(now // HOUR)
+    return f"{conf.key_prefix}:guests:hour:past:{hour}", _ms_until((hour + 1) * HOUR, now)
 
 
 def _window(now: float) -> tuple[int, int, int]:
@@ -131,3 +136,7 @@ def member_counters(now: float, site: bool) -> list[tuple[str, int]]:
 
 def _until(moment: float, now: float) -> int:
     return max(math.ceil(moment - now), 1)
+
+
+def _ms_until(moment: float, now: float) -> int:
+    return max(math.ceil((moment - now) * 1000), 1)

@@ -216,7 +216,10 @@ def summary(
     if buckets:
         past, past_ttl = counting.past_union(keys.guests, now)
         buckets.append(past)
-    hours = counting.hour_buckets(now) if day and room is None else []
+    hours, hours_ttl = [], 0
+    if day and room is None:
+        past_hours, hours_ttl = counting.past_hours_union(now)
+        hours = [*counting.hour_buckets(now), past_hours]
     (
         listed,
         listed_cards,
@@ -243,6 +246,7 @@ def summary(
         len(buckets),
         counting.day_cutoff(now) if hours else "",
         past_ttl,
+        hours_ttl,
     )
     idle_after = conf.idle_after
     members = [

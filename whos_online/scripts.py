@@ -111,12 +111,11 @@ return count_and_raise_peak(#KEYS > 5 and union or nil)
 # is '1' (for staff, merged by the caller), each list followed by its cards
 # from KEYS[5]; then the counts and peak of count_and_raise_peak(). With
 # approximate guest counting ARGV[6] is n > 0: KEYS[6..4 + n] are the window's
-# buckets, oldest first, and KEYS[5 + n] the union of all but the newest, made
-# by the first block after the newest began (they change no more: a lagging
-# server's late write waits for the next bucket) and kept ARGV[8] ms, so a
-# block merges two HyperLogLogs, not eleven. Then, when ARGV[7] (the start of
-# the past 24 hours) is not '', the members seen since then and the union of
-# the guests' hour HyperLogLogs (the KEYS after the buckets), else {false, false}.
+# buckets, oldest first, KEYS[5 + n] where their union is kept ARGV[8] ms (see
+# union_count). Then, when ARGV[7] (the start of the past 24 hours) is not '',
+# the members seen since then and the guests of the hour HyperLogLogs that
+# fill the rest of KEYS (the last one keeping their union ARGV[9] ms), else
+# {false, false}.
 SUMMARY = (
     _COUNT_AND_RAISE_PEAK
     + """
@@ -135,19 +134,24 @@ local listed = newest(KEYS[1])
 local hidden = {}
 if ARGV[5] == '1' then hidden = newest(KEYS[2]) end
 local result = {listed, cards(listed), hidden, cards(hidden)}
-local buckets = tonumber(ARGV[6])
-local function window_guests()
-  local newest, past = KEYS[4 + buckets], KEYS[5 + buckets]
-  if buckets == 2 then return redis.call('PFCOUNT', newest) end
+-- The union of the HyperLogLogs KEYS[first..last], oldest first. Only the
+-- newest still changes (a lagging server's late write to an older one waits
+-- for the next union), so the first count after it began merges the others
+-- into KEYS[last + 1], kept ttl ms, and each count merges two, not eleven or
+-- 24. A replica or a full Redis cannot write: it counts them all.
+local function union_count(first, last, ttl)
+  local past = KEYS[last + 1]
+  if first == last then return redis.call('PFCOUNT', KEYS[last]) end
   if redis.call('EXISTS', past) == 0 then
-    -- A replica cannot write: count them all.
-    if redis.pcall('PFMERGE', past, unpack(KEYS, 6, 3 + buckets)).err then
-      return redis.call('PFCOUNT', unpack(KEYS, 6, 4 + buckets))
+    if redis.pcall('PFMERGE', past, unpack(KEYS, first, last - 1)).err then
+      return redis.call('PFCOUNT', unpack(KEYS, first, last))
     end
-    redis.call('PEXPIRE', past, ARGV[8])
+    redis.call('PEXPIRE', past, ttl)
   end
-  return redis.call('PFCOUNT', past, newest)
+  return redis.call('PFCOUNT', past, KEYS[last])
 end
+local buckets = tonumber(ARGV[6])
+local function window_guests() return union_count(6, 4 + buckets, ARGV[8]) end
 local counted = count_and_raise_peak(buckets > 0 and window_guests or nil)
 for _, value in ipairs(counted) do table.insert(result, value) end
 if ARGV[7] == '' then
@@ -156,9 +160,7 @@ if ARGV[7] == '' then
 else
   table.insert(result, redis.call('ZCOUNT', KEYS[1], ARGV[7], '+inf')
                        + redis.call('ZCOUNT', KEYS[2], ARGV[7], '+inf'))
-  local guests = 0
-  if #KEYS > 5 + buckets then guests = redis.call('PFCOUNT', unpack(KEYS, 6 + buckets, #KEYS)) end
-  table.insert(result, guests)
+  table.insert(result, union_count(6 + buckets, #KEYS - 1, ARGV[9]))
 end
 return result
 """
