@@ -44,6 +44,7 @@ from redis.retry import Retry
 from tests import (
     test_admin,
     test_command,
+    test_counting,
     test_guests,
     test_hidden,
     test_live,
@@ -292,6 +293,7 @@ CORE_SUITE = [
     test_status,
     test_live,  # the live block's endpoint
     test_admin,  # the Online now page and its history
+    test_counting,  # approximate guests, the past 24 hours, days: HyperLogLogs in one slot
 ]
 
 

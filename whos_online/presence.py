@@ -291,11 +291,8 @@ class DayVisitors:
 def daily_visitors(days: int = 30) -> list[DayVisitors]:
     """Unique visitors of each of the last ``days`` days (at most 30), today first: one round trip."""
     dates = counting.last_days(time.time(), min(days, counting.DAYS_KEPT - 2))
-    pipe = get_client().pipeline(transaction=False)
-    for day in dates:
-        pipe.pfcount(counting.day_key("members", day))
-        pipe.pfcount(counting.day_key("guests", day))
-    counts = iter(pipe.execute())
+    keys = [counting.day_key(who, day) for day in dates for who in ("members", "guests")]
+    counts = iter(get_client().eval(scripts.COUNT_EACH, len(keys), *keys))
     return [
         DayVisitors(day, int(members), int(guests))
         for day, members, guests in zip(dates, counts, counts)

@@ -165,3 +165,11 @@ end
 return result
 """
 )
+
+# The count of each HyperLogLog in KEYS, in one call: redis-py's Cluster client
+# refuses PFCOUNT in a pipeline, and an EVAL goes to the namespace's master.
+COUNT_EACH = """
+local counts = {}
+for i, key in ipairs(KEYS) do counts[i] = redis.call('PFCOUNT', key) end
+return counts
+"""
