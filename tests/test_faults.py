@@ -325,6 +325,30 @@ def test_out_of_memory_pages_render_the_error_is_logged_once_and_reads_still_wor
         assert len(answers_again(caplog)) == 1
 
 
+def test_a_full_redis_still_counts_approximate_guests_and_the_past_24_hours(
+    redis_servers: Callable[..., RedisServer], prefix: str, settings: Any
+) -> None:
+    # The block keeps unions of older HyperLogLogs (a write); a full Redis, like
+    # a replica, refuses it, and the block counts every bucket instead.
+    server = redis_servers("--maxmemory", "2mb", "--maxmemory-policy", "noeviction")
+    settings.CACHES = {"default": django_redis_cache(server.url)}
+    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
+    settings.WHOS_ONLINE_SHOW_DAY_TOTAL = True
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    with time_machine.travel(NOW, tick=False) as traveller:
+        for i in range(3):
+            BrowserClient().get("/", REMOTE_ADDR=f"203.0.113.{i}")
+        traveller.shift(120)  # a newer bucket: the older one is for the union
+        guest = BrowserClient()
+        guest.get("/", REMOTE_ADDR="203.0.113.9")
+        fill_until_out_of_memory(server)
+        html = block(guest)  # the guest's cookie is valid: no write, only the block's read
+    assert "4 users online: 0 members, 4 guests" in " ".join(html.split())
+    assert "In total there were 4 users online in the past 24 hours." in html
+    with server.client() as direct:  # the window's buckets were counted, not merged
+        assert not list(direct.scan_iter(match=f"{prefix}:guests:hll:past:*"))
+
+
 def wait_for_replica(replica: RedisServer, key: str, member: str) -> None:
     """Until the replica has synced ``member`` (the real wait of a real replication)."""
     deadline = time.monotonic() + 10
