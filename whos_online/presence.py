@@ -185,7 +185,11 @@ def user_count(room: str | None = None) -> int:
 
 
 def guest_count(room: str | None = None) -> int:
-    """How many guests were seen inside the window (approximately, in approximate mode)."""
+    """How many guests were seen inside the window (approximately, in approximate mode).
+
+    In approximate mode this merges every bucket of the window (about a
+    millisecond of Redis time); the block's ``summary()`` merges two.
+    """
     guests = conf.keys(room).guests
     if counting.approximate():
         return int(get_client().pfcount(*counting.window_buckets(guests, time.time())))
