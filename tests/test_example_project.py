@@ -254,5 +254,7 @@ def test_the_email_login_suite_passes_on_its_own_settings() -> None:
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     summary = output.strip().splitlines()[-1]
-    assert re.fullmatch(r"=* ?\d+ passed in [\d.]+s( \(.*\))? ?=*", summary), output
+    # Deselected: the real-Redis half, where this run has no REDIS_URL either.
+    deselected = "" if os.environ.get("REDIS_URL") else "(, \\d+ deselected)?"
+    assert re.fullmatch(rf"=* ?\d+ passed{deselected} in [\d.]+s( \(.*\))? ?=*", summary), output
     print(summary)
