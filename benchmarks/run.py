@@ -118,7 +118,7 @@ class Failures(logging.Handler):
             return None
         message = self.records[0].getMessage()
         self.records.clear()
-        failsafe.outage.failed_at = None
+        failsafe.breaker.reset()
         return message
 
 

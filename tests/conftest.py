@@ -8,6 +8,7 @@ can share a Redis with anything else.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import re
 import shutil
@@ -23,7 +24,7 @@ from django.test import AsyncClient, Client
 from fakeredis import FakeRedisConnection
 
 from tests.redis_server import REDIS_CLI, REDIS_SERVER
-from whos_online import failsafe, scripts
+from whos_online import blockcache, failsafe, scripts
 from whos_online.connection import get_client
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
@@ -154,11 +155,19 @@ def names(members: Any) -> list[str]:
 
 
 @pytest.fixture(autouse=True)
+def _failsafe_tracebacks(caplog: pytest.LogCaptureFixture) -> None:
+    """Capture the breaker's DEBUG record too: it carries the exception an outage began with."""
+    caplog.set_level(logging.DEBUG, logger="whos_online.failsafe")
+
+
+@pytest.fixture(autouse=True)
 def _fresh_outage() -> Iterator[None]:
-    """The back-off state is per process; no test inherits another's outage."""
-    failsafe.outage.failed_at = None
+    """The breaker and the block cache are per process; no test inherits another's."""
+    failsafe.breaker.reset()
+    blockcache.clear()
     yield
-    failsafe.outage.failed_at = None
+    failsafe.breaker.reset()
+    blockcache.clear()
 
 
 @pytest.fixture(params=["fake", "real"])

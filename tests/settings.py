@@ -54,3 +54,6 @@ CACHES = {
     }
 }
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# Tests read the block right after recording someone; the per-process block
+# cache (tests/test_blockcache.py turns it on) would show them the earlier read.
+WHOS_ONLINE_BLOCK_CACHE = 0

@@ -77,6 +77,10 @@ def test_cache_alias_not_django_redis(settings: Any) -> None:
         ("WHOS_ONLINE_IDLE_AFTER", 0),
         ("WHOS_ONLINE_RETENTION", "30 days"),
         ("WHOS_ONLINE_RETENTION", timedelta(0)),
+        ("WHOS_ONLINE_SLOW_CALL", 0),
+        ("WHOS_ONLINE_SLOW_CALL", "0.1"),
+        ("WHOS_ONLINE_BLOCK_CACHE", -1),
+        ("WHOS_ONLINE_BLOCK_CACHE", None),
     ],
 )
 def test_settings_of_the_wrong_type_or_range(settings: Any, name: str, value: Any) -> None:
@@ -95,6 +99,8 @@ def test_good_values_of_every_accepted_type(settings: Any) -> None:
     settings.WHOS_ONLINE_IS_BOT = None
     settings.WHOS_ONLINE_IDLE_AFTER = timedelta(minutes=5)
     settings.WHOS_ONLINE_RETENTION = timedelta(days=30)
+    settings.WHOS_ONLINE_SLOW_CALL = 0.05
+    settings.WHOS_ONLINE_BLOCK_CACHE = 0
     assert ids() == []
 
 
@@ -135,10 +141,20 @@ def test_back_off_out_of_range(settings: Any, backoff: float) -> None:
     assert ids() == ["whos_online.W002"]
 
 
-@pytest.mark.parametrize("timeout", [0.001, 5])
-def test_socket_timeout_out_of_range(settings: Any, timeout: float) -> None:
+@pytest.mark.parametrize(
+    "timeout, expected",
+    # 1 ms is also shorter than the slow-call budget (0.1 s by default).
+    [(0.001, ["whos_online.W003", "whos_online.W009"]), (5, ["whos_online.W003"])],
+)
+def test_socket_timeout_out_of_range(settings: Any, timeout: float, expected: list[str]) -> None:
     settings.WHOS_ONLINE_SOCKET_TIMEOUT = timeout
-    assert ids() == ["whos_online.W003"]
+    assert ids() == expected
+
+
+@pytest.mark.parametrize("slow_call", [0.25, 1])
+def test_slow_call_budget_not_under_the_socket_timeout(settings: Any, slow_call: float) -> None:
+    settings.WHOS_ONLINE_SLOW_CALL = slow_call
+    assert ids() == ["whos_online.W009"]
 
 
 def test_every_message_has_a_hint(settings: Any) -> None:
@@ -147,8 +163,9 @@ def test_every_message_has_a_hint(settings: Any) -> None:
     settings.WHOS_ONLINE_BACKOFF = 0
     settings.WHOS_ONLINE_SOCKET_TIMEOUT = 9
     settings.WHOS_ONLINE_IS_BOT = 42
+    settings.WHOS_ONLINE_SLOW_CALL = 10
     messages = [m for m in run_checks() if m.id and m.id.startswith("whos_online.")]
-    assert len(messages) == 5
+    assert len(messages) == 6
     assert all(m.hint for m in messages)
 
 

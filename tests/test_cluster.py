@@ -335,12 +335,12 @@ class Site:
 
     def __init__(self, tag: str) -> None:
         self.prefix = "{" + tag + "}"
-        self.outage = failsafe._Outage()
+        self.breaker = failsafe.Breaker()
 
     @contextmanager
     def serving(self) -> Iterator[None]:
-        saved = failsafe.outage
-        failsafe.outage = self.outage
+        saved = failsafe.breaker
+        failsafe.breaker = self.breaker
         try:
             with override_settings(
                 WHOS_ONLINE_REDIS_CLIENT="tests.test_cluster.cluster_client",
@@ -350,7 +350,7 @@ class Site:
             ):
                 yield
         finally:
-            failsafe.outage = saved
+            failsafe.breaker = saved
 
 
 @pytest.fixture
@@ -444,7 +444,7 @@ def test_a_dead_master_fails_open_for_its_site_and_the_other_site_is_unaffected(
             assert members(html) == ["carol", "bob"] and "2 members, 1 guest" in html
             assert "Most ever online: 5 users" in html
         assert dials[dead_port] == first_request
-        assert site_b.outage.failed_at is None
+        assert site_b.breaker.outage_since is None
 
         # Site A, later: still dead, still 200s; each back-off costs one more
         # attempt, the outage is still logged once, and cron hears about it.

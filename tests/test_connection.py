@@ -90,3 +90,31 @@ def test_a_client_factory_replaces_the_cache_alias(settings: Any, people: Any) -
     client.delete("factory-test:users", "factory-test:cards")
     settings.WHOS_ONLINE_REDIS_CLIENT = None
     assert get_client() is not client
+
+
+def test_a_new_connection_sends_only_what_the_server_needs_before_the_first_command(
+    redis_db: redis.Redis, round_trips: Any
+) -> None:
+    """No HELLO, CLIENT SETINFO or CLIENT MAINT_NOTIFICATIONS: each was a round trip.
+
+    SELECT stays for a database other than 0 (the real run uses REDIS_URL's, 15).
+    """
+    redis_db.connection_pool.disconnect()  # the next command opens a new connection
+    round_trips.clear()
+    presence.user_count()
+    select = [["SELECT"]] if redis_db.connection_pool.connection_kwargs.get("db") else []
+    assert round_trips.commands == [*select, ["ZCOUNT", "ZCOUNT"]]
+
+
+def test_a_cache_that_asks_for_resp3_still_skips_the_optional_handshake(
+    settings: Any, round_trips: Any
+) -> None:
+    cache = settings.CACHES["default"]
+    # A URL of its own: django-redis keeps one pool per URL.
+    settings.CACHES = {"default": {**cache, "LOCATION": cache["LOCATION"] + "?protocol=3"}}
+    client = get_client()
+    client.connection_pool.disconnect()
+    round_trips.clear()
+    presence.user_count()
+    select = [["SELECT"]] if client.connection_pool.connection_kwargs.get("db") else []
+    assert round_trips.commands == [["HELLO"], *select, ["ZCOUNT", "ZCOUNT"]]

@@ -1,20 +1,34 @@
-"""Redis failures never break the site: fail open, log once per outage, back off."""
+"""Redis failures never break the site: the breaker fails open, backs off, and logs once.
+
+The first tests go through pages against a dead, hung or wrong Redis; the rest
+drive ``failsafe.call`` and ``failsafe.write`` directly with functions that
+raise what redis-py raises, or that block like a call waiting on a hung Redis,
+from many threads and coroutines at once. Time is travelled, never slept.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 import redis
 import time_machine
+from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 
 from tests.conftest import FAKE_CACHE, NOW, BrowserClient, django_redis_cache
-from whos_online import presence
+from tests.test_faults import answers_again, log_records, the_error
+from whos_online import failsafe, presence
 
 pytestmark = pytest.mark.django_db
+
+BACKOFF = 30
+UNAVAILABLE = "Who's online is unavailable right now."
 
 
 @pytest.fixture
@@ -31,10 +45,16 @@ def connects(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     return attempts
 
 
-def errors(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+def outage_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    """What a site logging whos_online at WARNING sees."""
     return [
-        r for r in caplog.records if r.name.startswith("whos_online") and r.levelno >= logging.ERROR
+        r
+        for r in caplog.records
+        if r.name.startswith("whos_online") and r.levelno >= logging.WARNING
     ]
+
+
+# -- through pages ----------------------------------------------------------------------
 
 
 def test_dead_redis_pages_render_and_the_error_is_logged_once(
@@ -46,36 +66,37 @@ def test_dead_redis_pages_render_and_the_error_is_logged_once(
         assert response.status_code == 200
         assert "unavailable" in response.content.decode()
         assert "online" not in response.cookies  # so the visit is retried later
-    [record] = errors(caplog)
-    assert isinstance(record.exc_info[1], redis.ConnectionError)  # type: ignore[index]
+    assert isinstance(the_error(caplog), redis.ConnectionError)
+    [record] = outage_records(caplog)
+    assert record.getMessage().startswith("Redis is unavailable (ConnectionError: ")
 
 
-def test_back_off_skips_redis_then_retries_and_recovers(
+def test_back_off_starts_short_then_recovers_by_itself(
     dead_redis: None,
     settings: Any,
     connects: list[Any],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    settings.WHOS_ONLINE_BACKOFF = 30
+    settings.WHOS_ONLINE_BACKOFF = BACKOFF
     with time_machine.travel(NOW, tick=False) as traveller:
         BrowserClient().get("/")
         assert len(connects) == 1
         for _ in range(10):
             BrowserClient().get("/block/")
         assert len(connects) == 1  # N requests do not cost N timeouts
-        traveller.shift(31)
+        traveller.shift(failsafe.FIRST_BACKOFF)  # a second, not WHOS_ONLINE_BACKOFF
         BrowserClient().get("/")
         assert len(connects) == 2  # tried again, still down: no second log record
-        assert len(errors(caplog)) == 1
+        assert len(log_records(caplog, logging.ERROR)) == 1
 
         settings.CACHES = {"default": FAKE_CACHE}  # Redis is back
         BrowserClient().get("/")
-        assert presence.guest_count() == 0  # still inside the new back-off
-        traveller.shift(31)
+        assert presence.guest_count() == 0  # still inside the second back-off
+        traveller.shift(2 * failsafe.FIRST_BACKOFF)
         response = BrowserClient().get("/", REMOTE_ADDR="203.0.113.9")
         assert "online" in response.cookies
         assert presence.guest_count() == 1
-        assert any("answers again" in r.getMessage() for r in caplog.records)
+        assert len(answers_again(caplog)) == 1
 
 
 @pytest.mark.parametrize(
@@ -96,18 +117,17 @@ def test_a_hung_redis_costs_one_short_timeout_whatever_the_cache_options(
     assert BrowserClient().get("/block/").status_code == 200
     # Without our own timeout this would hang for 30 s (or forever).
     assert time.monotonic() - started < 5
-    [record] = errors(caplog)
-    assert isinstance(record.exc_info[1], redis.TimeoutError)  # type: ignore[index]
+    assert isinstance(the_error(caplog), redis.TimeoutError)
 
 
-def test_errors_other_than_connection_errors_fail_open_too(
+def test_a_write_refused_for_a_wrong_key_type_fails_open_and_the_block_still_shows(
     redis_db: redis.Redis, settings: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     redis_db.set(f"{settings.WHOS_ONLINE_KEY_PREFIX}:guests", "not a sorted set")
     response = BrowserClient().get("/")
     assert response.status_code == 200 and "online" not in response.cookies
-    [record] = errors(caplog)
-    assert isinstance(record.exc_info[1], redis.ResponseError)  # type: ignore[index]
+    assert isinstance(the_error(caplog), redis.ResponseError)
+    assert "1 guest" not in BrowserClient().get("/block/").content.decode()
 
 
 def test_login_and_logout_work_while_redis_is_down(dead_redis: None) -> None:
@@ -117,3 +137,250 @@ def test_login_and_logout_work_while_redis_is_down(dead_redis: None) -> None:
     assert client.get("/").status_code == 200
     client.logout()  # user_logged_out fails open
     assert client.get("/").status_code == 200
+
+
+# -- the breaker itself ---------------------------------------------------------------------
+
+
+class FakeRedis:
+    """Stands in for a Redis call: counts calls, raises ``error`` if set, else answers "ok".
+
+    ``hang`` makes each call block until ``release()``, as a call waiting on a
+    frozen Redis does; ``takes`` makes each call last that long on the travelled clock.
+    """
+
+    def __init__(self, traveller: Any = None) -> None:
+        self.calls = 0
+        self.error: BaseException | None = None
+        self.hang = False
+        self.takes = 0.0
+        self.traveller = traveller
+        self.entered = threading.Event()
+        self.released = threading.Event()
+        self.lock = threading.Lock()
+
+    def __call__(self) -> str:
+        with self.lock:
+            self.calls += 1
+        if self.hang:
+            self.entered.set()
+            assert self.released.wait(10), "never released"
+        if self.takes:
+            self.traveller.shift(self.takes)
+        if self.error is not None:
+            raise self.error
+        return "ok"
+
+    def release(self) -> None:
+        self.released.set()
+
+
+@pytest.fixture
+def traveller() -> Iterator[Any]:
+    with time_machine.travel(NOW, tick=False) as travelling:
+        yield travelling
+
+
+@pytest.fixture
+def fake(traveller: Any, settings: Any) -> FakeRedis:
+    settings.WHOS_ONLINE_BACKOFF = BACKOFF
+    return FakeRedis(traveller)
+
+
+def in_threads(count: int, target: Callable[[], Any]) -> tuple[list[threading.Thread], list[Any]]:
+    results: list[Any] = []
+
+    def run() -> None:
+        results.append(target())
+
+    threads = [threading.Thread(target=run) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    return threads, results
+
+
+def open_the_reads(fake: FakeRedis, traveller: Any) -> None:
+    """A connection error opens the breaker; then travel to when a probe is due."""
+    fake.error = redis.ConnectionError("Connection refused.")
+    assert failsafe.call(fake) is None
+    traveller.shift(failsafe.FIRST_BACKOFF)
+    fake.error = None
+    fake.calls = 0
+
+
+def test_half_open_lets_exactly_one_thread_probe_the_others_skip_at_once(
+    fake: FakeRedis, traveller: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    open_the_reads(fake, traveller)
+    fake.hang = True
+    [probe], probed = in_threads(1, lambda: failsafe.call(fake))
+    assert fake.entered.wait(10)
+    # Forty more requests while the probe waits on Redis: none joins it.
+    others, results = in_threads(40, lambda: failsafe.write(fake))
+    for thread in others:
+        thread.join(10)
+    assert results == [None] * 40 and fake.calls == 1
+    fake.release()
+    probe.join(10)
+    assert probed == ["ok"]
+    assert failsafe.call(fake) == "ok" and fake.calls == 2  # closed again
+    assert [r.levelname for r in outage_records(caplog)] == ["ERROR", "WARNING"]
+
+
+def test_half_open_lets_exactly_one_coroutine_probe_the_others_skip_at_once(
+    fake: FakeRedis, traveller: Any
+) -> None:
+    open_the_reads(fake, traveller)
+    fake.hang = True
+
+    async def main() -> list[Any]:
+        # As an ASGI site calls Redis: from coroutines, through threads of their own.
+        calls = [
+            asyncio.ensure_future(sync_to_async(failsafe.call, thread_sensitive=False)(fake))
+            for _ in range(40)
+        ]
+        while sum(task.done() for task in calls) < 39:  # all but the probe return at once
+            await asyncio.sleep(0.01)
+        assert fake.calls == 1 and fake.entered.is_set()
+        fake.release()
+        return await asyncio.gather(*calls)
+
+    results = asyncio.run(asyncio.wait_for(main(), 10))
+    assert results.count("ok") == 1 and results.count(None) == 39
+
+
+def test_while_a_call_is_stuck_past_the_budget_the_others_skip_redis(
+    fake: FakeRedis, traveller: Any, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_SLOW_CALL = 0.1
+    fake.hang = True
+    [stuck], _ = in_threads(1, lambda: failsafe.call(fake))
+    assert fake.entered.wait(10)
+    fake.hang = False
+    assert failsafe.call(fake) == "ok"  # within the budget: Redis is not suspect yet
+    traveller.shift(0.11)
+    assert failsafe.write(fake) is None and failsafe.call(fake) is None
+    assert fake.calls == 2
+    fake.release()
+    stuck.join(10)
+
+
+def test_slow_calls_in_a_row_open_the_breaker_one_does_not(
+    fake: FakeRedis, traveller: Any, settings: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings.WHOS_ONLINE_SLOW_CALL = 0.1
+    fake.takes = 0.15
+    for _ in range(failsafe.SLOW_CALLS_TO_OPEN - 1):
+        assert failsafe.call(fake) == "ok"
+    fake.takes = 0.05  # one call in time starts the count again
+    assert failsafe.call(fake) == "ok"
+    fake.takes = 0.15
+    for _ in range(failsafe.SLOW_CALLS_TO_OPEN):
+        assert failsafe.call(fake) == "ok"  # slow answers are still used
+    calls = fake.calls
+    assert failsafe.call(fake) is None and failsafe.write(fake) is None
+    assert fake.calls == calls
+    [record] = outage_records(caplog)
+    assert record.getMessage().startswith("Redis is slow (3 calls in a row over ")
+
+    # The probe is slow too: open again, for twice as long.
+    traveller.shift(failsafe.FIRST_BACKOFF)
+    assert failsafe.call(fake) == "ok"
+    traveller.shift(failsafe.FIRST_BACKOFF)
+    assert failsafe.call(fake) is None and fake.calls == calls + 1
+    traveller.shift(failsafe.FIRST_BACKOFF)
+    fake.takes = 0.0
+    assert failsafe.call(fake) == "ok" and failsafe.call(fake) == "ok"
+    assert len(answers_again(caplog)) == 1
+
+
+@pytest.mark.parametrize(
+    "error", [redis.exceptions.ReadOnlyError("READONLY"), redis.exceptions.OutOfMemoryError("OOM")]
+)
+def test_refused_writes_open_the_writes_only(
+    fake: FakeRedis, traveller: Any, error: BaseException, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake.error = error
+    assert failsafe.write(fake) is None
+    fake.error = None
+    for _ in range(10):
+        assert failsafe.write(fake) is None  # skipped: no call
+        assert failsafe.call(fake) == "ok"  # reads go on
+    assert fake.calls == 11
+    traveller.shift(failsafe.FIRST_BACKOFF)
+    assert failsafe.write(fake) == "ok"  # the probe: writes work again
+    assert [r.levelname for r in outage_records(caplog)] == ["ERROR", "WARNING"]
+    assert "refuses writes" in outage_records(caplog)[0].getMessage()
+
+
+def test_a_redis_that_is_gone_fails_reads_and_writes(fake: FakeRedis) -> None:
+    fake.error = redis.TimeoutError("Timeout reading from socket")
+    assert failsafe.write(fake) is None
+    fake.error = None
+    assert failsafe.call(fake) is None and failsafe.write(fake) is None
+    assert fake.calls == 1
+
+
+def test_the_back_off_doubles_with_jitter_up_to_the_setting(
+    fake: FakeRedis, traveller: Any, settings: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings.WHOS_ONLINE_BACKOFF = 5
+    fake.error = redis.ConnectionError("Connection refused.")
+    assert failsafe.call(fake) is None
+    for backoff in (1, 2, 4, 5, 5, 5):
+        calls = fake.calls
+        traveller.shift(backoff * failsafe.JITTER[0] - 0.01)  # before the earliest retry
+        assert failsafe.call(fake) is None and fake.calls == calls
+        traveller.shift(backoff * (1 - failsafe.JITTER[0]) + 0.02)  # the latest retry is due
+        assert failsafe.call(fake) is None and fake.calls == calls + 1  # one probe, failed
+    assert [r.levelname for r in outage_records(caplog)] == ["ERROR"]
+    fake.error = None
+    traveller.shift(5)
+    assert failsafe.call(fake) == "ok"
+    fake.error = redis.ConnectionError("Connection refused.")
+    assert failsafe.call(fake) is None
+    traveller.shift(failsafe.FIRST_BACKOFF)  # a new outage starts short again
+    assert failsafe.call(fake) is None and fake.calls == 10
+    assert [r.levelname for r in outage_records(caplog)] == ["ERROR", "WARNING", "ERROR"]
+
+
+@pytest.mark.parametrize(
+    "fault",
+    ["refused", "timeout", "read-only", "out-of-memory", "slow"],
+)
+def test_one_error_line_and_one_warning_per_outage_whatever_the_fault(
+    fake: FakeRedis, traveller: Any, settings: Any, fault: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Many calls over several failed probes, then recovery: two records, no traceback."""
+    settings.WHOS_ONLINE_BACKOFF = 4
+    fake.error = {
+        "refused": redis.ConnectionError("Error 111 connecting. Connection refused."),
+        "timeout": redis.TimeoutError("Timeout reading from socket"),
+        "read-only": redis.exceptions.ReadOnlyError("You can't write against a read only replica."),
+        "out-of-memory": redis.exceptions.OutOfMemoryError("command not allowed when used memory"),
+        "slow": None,
+    }[fault]
+    fake.takes = 0.2 if fault == "slow" else 0.0
+    for _ in range(20):
+        for _ in range(10):
+            failsafe.write(fake)
+            failsafe.call(fake)
+        traveller.shift(1)
+    fake.error, fake.takes = None, 0.0
+    traveller.shift(4)
+    assert failsafe.write(fake) == "ok"
+    records = outage_records(caplog)
+    assert [r.levelname for r in records] == ["ERROR", "WARNING"]
+    assert all(r.exc_info is None and "\n" not in r.getMessage() for r in records)
+
+
+def test_a_probe_that_raises_something_else_hands_the_permit_on(
+    fake: FakeRedis, traveller: Any
+) -> None:
+    open_the_reads(fake, traveller)
+    fake.error = ValueError("not an IP address")  # a caller's bug, not Redis's
+    with pytest.raises(ValueError):
+        failsafe.call(fake)
+    fake.error = None
+    assert failsafe.call(fake) == "ok"  # the next call probes, and closes it
+    assert failsafe.write(fake) == "ok"

@@ -31,6 +31,8 @@ TYPES: dict[str, tuple[tuple[type, ...], float | None, float | None]] = {
     "WHOS_ONLINE_PROXY_COUNT": ((int,), 0, None),
     "WHOS_ONLINE_BACKOFF": ((int, float), 0, None),
     "WHOS_ONLINE_SOCKET_TIMEOUT": ((int, float), 0.001, None),
+    "WHOS_ONLINE_SLOW_CALL": ((int, float), 0.001, None),
+    "WHOS_ONLINE_BLOCK_CACHE": ((int, float), 0, None),
     "WHOS_ONLINE_MAX_GUESTS": ((int,), 1, None),
     "WHOS_ONLINE_IPV6_PREFIX": ((int,), 1, 128),
     "WHOS_ONLINE_STORE_RAW_IP": ((bool,), None, None),
@@ -179,6 +181,18 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
                 hint=f"Use a value between {SANE_SOCKET_TIMEOUT[0]} and "
                 f"{SANE_SOCKET_TIMEOUT[1]} seconds.",
                 id="whos_online.W003",
+            )
+        )
+    if conf.slow_call >= conf.socket_timeout:
+        warnings.append(
+            Warning(
+                f"WHOS_ONLINE_SLOW_CALL ({conf.slow_call:g} s) is not shorter than "
+                f"WHOS_ONLINE_SOCKET_TIMEOUT ({conf.socket_timeout:g} s): a slow Redis that "
+                "answers just inside the timeout never counts as failing, so every request "
+                "waits on it.",
+                hint="Keep the slow-call budget well under the socket timeout, e.g. 0.1 s "
+                "for 0.25 s.",
+                id="whos_online.W009",
             )
         )
     return warnings

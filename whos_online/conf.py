@@ -26,6 +26,8 @@ DEFAULTS: dict[str, Any] = {
     "WHOS_ONLINE_PROXY_COUNT": 0,
     "WHOS_ONLINE_BACKOFF": 30,
     "WHOS_ONLINE_SOCKET_TIMEOUT": 0.25,
+    "WHOS_ONLINE_SLOW_CALL": 0.1,
+    "WHOS_ONLINE_BLOCK_CACHE": 1.0,
     "WHOS_ONLINE_MAX_GUESTS": 100_000,
     "WHOS_ONLINE_IPV6_PREFIX": 64,
     "WHOS_ONLINE_STORE_RAW_IP": False,
@@ -156,11 +158,22 @@ class Settings:
 
     @property
     def backoff(self) -> float:
+        """The longest back-off after a Redis failure (the first is shorter)."""
         return float(_get("WHOS_ONLINE_BACKOFF"))
 
     @property
     def socket_timeout(self) -> float:
         return float(_get("WHOS_ONLINE_SOCKET_TIMEOUT"))
+
+    @property
+    def slow_call(self) -> float:
+        """Seconds after which a Redis call counts as slow, toward opening the breaker."""
+        return float(_get("WHOS_ONLINE_SLOW_CALL"))
+
+    @property
+    def block_cache(self) -> float:
+        """Seconds a process keeps a block's summary; 0 reads Redis for every block."""
+        return float(_get("WHOS_ONLINE_BLOCK_CACHE"))
 
     @property
     def max_guests(self) -> int:

@@ -1,19 +1,47 @@
-"""Fail-open calls into Redis for code that runs inside someone else's request.
+"""Fail-open calls into Redis for code that runs inside someone else's request: a circuit breaker.
 
-Who's online is decoration: when Redis fails, the page must still render. One
-failure starts an outage: it is logged once, and Redis is skipped for
-``WHOS_ONLINE_BACKOFF`` seconds so requests do not each wait out a timeout.
-The first call that succeeds after the back-off ends the outage.
+Who's online is decoration: when Redis is gone, slow or refuses writes, pages must
+still render at their usual speed. States are named as resilience4j names them:
+CLOSED (calls go to Redis), OPEN (calls skip Redis until a back-off ends) and
+HALF_OPEN (one call per process probes Redis; every other call skips at once).
+
+Two circuits per process, because reads and writes fail apart:
+
+- ``reads`` gates every call. It opens when Redis is gone (a connection error,
+  a timeout), slow (SLOW_CALLS_TO_OPEN calls in a row slower than
+  ``WHOS_ONLINE_SLOW_CALL``: one slow call on a healthy Redis is not enough),
+  or fails a read.
+- ``writes`` gates writes only. It opens when Redis answers a write with an
+  error (a READONLY replica, OOM under ``maxmemory`` with ``noeviction``), so
+  such a Redis still serves the block, counts and statuses.
+
+A call still in flight after the slow budget makes every other call skip
+Redis, so when Redis freezes only the requests already waiting wait, not every
+request that arrives while the first timeout is pending.
+
+A circuit's first back-off is FIRST_BACKOFF; each failed probe doubles it up to
+``WHOS_ONLINE_BACKOFF``, each wait shortened by a random JITTER so processes do
+not probe in step. A blip costs seconds; a long outage one probe per maximum
+back-off. One outage (from a circuit opening until both are closed) logs one
+ERROR line with the error (its traceback at DEBUG) and one WARNING at recovery.
+
+Why not a library: pybreaker and circuitbreaker (threads), purgatory and
+aiobreaker (asyncio) count exceptions only (no slow-call threshold), keep one
+state per breaker (no reads failing apart from writes), and none documents a
+non-blocking half-open permit shared by threads and coroutines, which is what
+keeps an ASGI worker from queueing on a sick Redis.
 """
 
 from __future__ import annotations
 
 import logging
+import random
 import threading
 import time
-from typing import Callable, ParamSpec, TypeVar
+from dataclasses import dataclass
+from typing import Callable, Literal, ParamSpec, TypeVar
 
-from redis.exceptions import RedisClusterException, RedisError
+from redis.exceptions import RedisClusterException, RedisError, ResponseError
 
 from whos_online.conf import conf
 
@@ -22,57 +50,222 @@ logger = logging.getLogger(__name__)
 P = ParamSpec("P")
 T = TypeVar("T")
 
+State = Literal["CLOSED", "OPEN", "HALF_OPEN"]
+CLOSED: State = "CLOSED"
+OPEN: State = "OPEN"
+HALF_OPEN: State = "HALF_OPEN"
 
-class _Outage:
-    """Per-process state: when Redis last failed, or None while it works."""
+FIRST_BACKOFF = 1.0  # seconds (never more than WHOS_ONLINE_BACKOFF)
+SLOW_CALLS_TO_OPEN = 3
+JITTER = (0.75, 1.0)  # each wait is the back-off times a factor drawn from here
+
+
+class _Circuit:
+    """One circuit's state. Only ``Breaker`` uses it, always under its lock."""
 
     def __init__(self) -> None:
-        self.failed_at: float | None = None
-        self.lock = threading.Lock()
+        self.state: State = CLOSED
+        self.opened_at = 0.0
+        self.retry_at = 0.0
+        self.backoff = 0.0  # the current back-off before jitter; 0 while closed
+        self.slow = 0  # slow calls in a row while closed
 
-    def backing_off(self) -> bool:
-        failed_at = self.failed_at
-        if failed_at is None:
-            return False
+    def admit(self, now: float) -> State | None:
+        """CLOSED: pass; HALF_OPEN: this call is the probe; None: skip Redis."""
+        if self.state == CLOSED:
+            return CLOSED
         # A clock that went backwards ends the back-off rather than stretching it.
-        return failed_at <= time.time() < failed_at + conf.backoff
+        if self.state == OPEN and not self.opened_at <= now < self.retry_at:
+            self.state = HALF_OPEN
+            return HALF_OPEN
+        return None
 
-    def failed(self, exc: Exception) -> None:
+    def release(self, now: float) -> None:
+        """The probe did not reach Redis (another circuit skipped it): let the next call probe."""
+        self.state, self.retry_at = OPEN, now
+
+    def succeeded(self, ticket: State) -> None:
+        if ticket == HALF_OPEN:
+            self.state, self.backoff = CLOSED, 0.0
+        if self.state == CLOSED:
+            self.slow = 0
+
+    def slowed(self, ticket: State, now: float) -> None:
+        if ticket == HALF_OPEN:
+            self.failed(ticket, now)
+        elif self.state == CLOSED:
+            self.slow += 1
+            if self.slow >= SLOW_CALLS_TO_OPEN:
+                self.failed(ticket, now)
+
+    def failed(self, ticket: State, now: float) -> None:
+        # A call admitted while closed that fails after another call opened the
+        # circuit changes nothing: the back-off grows only with failed probes.
+        if ticket == HALF_OPEN or self.state == CLOSED:
+            limit = conf.backoff
+            grown = self.backoff * 2 if ticket == HALF_OPEN else FIRST_BACKOFF
+            self.backoff = min(grown, limit) if limit > 0 else 0.0
+            self.state, self.slow, self.opened_at = OPEN, 0, now
+            self.retry_at = now + self.backoff * random.uniform(*JITTER)
+
+
+@dataclass(frozen=True)
+class _Ticket:
+    """A call let through: its state in each circuit (``writes`` None for a read)."""
+
+    reads: State
+    writes: State | None
+    started: float
+
+
+class Breaker:
+    """The per-process state behind :func:`call` and :func:`write`.
+
+    The lock is held for a few attribute updates, never across a Redis call, so
+    admission is a non-blocking try: threads and coroutines (through their
+    threads) never queue behind a call that waits on Redis.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.reset()
+
+    def reset(self) -> None:
+        """Back to healthy, forgetting any outage (for tests and benchmarks)."""
         with self.lock:
-            if self.failed_at is None:
-                logger.error(
-                    "Redis is unavailable (%s: %s); whos_online skips it for %s s at a time "
-                    "until it answers again.",
-                    type(exc).__name__,
-                    exc,
-                    conf.backoff,
-                    exc_info=exc,
-                )
-            self.failed_at = time.time()
+            self.reads = _Circuit()
+            self.writes = _Circuit()
+            self.in_flight: dict[object, float] = {}
+            self.outage_since: float | None = None
 
-    def succeeded(self) -> None:
+    def admit(self, write: bool) -> tuple[object, _Ticket] | None:
+        now = time.time()
         with self.lock:
-            if self.failed_at is not None:
-                logger.warning("Redis answers again; whos_online resumed.")
-                self.failed_at = None
+            budget = conf.slow_call
+            if any(now - started > budget for started in self.in_flight.values()):
+                return None  # a call is already stuck on Redis: do not join it
+            reads = self.reads.admit(now)
+            if reads is None:
+                return None
+            writes = self.writes.admit(now) if write else None
+            if write and writes is None:
+                if reads == HALF_OPEN:
+                    self.reads.release(now)
+                return None
+            token = object()
+            self.in_flight[token] = now
+        return token, _Ticket(reads, writes, now)
+
+    def done(self, token: object, ticket: _Ticket, error: BaseException | None) -> None:
+        """Record how an admitted call went; ``error`` is the Redis error it raised, if any."""
+        now = time.time()
+        answered = error is None or isinstance(error, ResponseError)
+        with self.lock:
+            self.in_flight.pop(token, None)
+            if not answered or (error is not None and ticket.writes is None):
+                self.reads.failed(ticket.reads, now)  # gone, or a read failed
+                if ticket.writes == HALF_OPEN:
+                    self.writes.release(now)
+            else:
+                if now - ticket.started > conf.slow_call:
+                    self.reads.slowed(ticket.reads, now)
+                else:
+                    self.reads.succeeded(ticket.reads)
+                if ticket.writes is not None:
+                    if error is None:
+                        self.writes.succeeded(ticket.writes)
+                    else:
+                        self.writes.failed(ticket.writes, now)
+            started, ended = self._outage_changes(now)
+        if started:
+            self._log_outage(error, now - ticket.started)
+        if ended is not None:
+            logger.warning("Redis answers again; whos_online resumed after %.1f s.", ended)
+
+    def abandon(self, token: object, ticket: _Ticket) -> None:
+        """The call raised something other than a Redis error: no verdict on Redis."""
+        now = time.time()
+        with self.lock:
+            self.in_flight.pop(token, None)
+            if ticket.reads == HALF_OPEN:
+                self.reads.release(now)
+            if ticket.writes == HALF_OPEN:
+                self.writes.release(now)
+
+    def _outage_changes(self, now: float) -> tuple[bool, float | None]:
+        """(an outage began, the length of one that ended); under the lock."""
+        healthy = self.reads.state == CLOSED and self.writes.state == CLOSED
+        since = self.outage_since
+        if since is None and not healthy:
+            self.outage_since = now
+            return True, None
+        if since is not None and healthy:
+            self.outage_since = None
+            return False, max(now - since, 0.0)
+        return False, None
+
+    def _log_outage(self, error: BaseException | None, took: float) -> None:
+        retry = (
+            f"retrying after {min(FIRST_BACKOFF, conf.backoff):g} s, then at growing intervals "
+            f"up to {conf.backoff:g} s"
+        )
+        if error is None:
+            logger.error(
+                "Redis is slow (%d calls in a row over WHOS_ONLINE_SLOW_CALL = %g s, the last "
+                "%.3f s); whos_online skips it until it answers in time: %s.",
+                SLOW_CALLS_TO_OPEN,
+                conf.slow_call,
+                took,
+                retry,
+            )
+            return
+        if self.reads.state == CLOSED:
+            what = "Redis refuses writes"
+            effect = (
+                "whos_online still shows who is online but records nobody until it accepts them"
+            )
+        else:
+            what, effect = "Redis is unavailable", "whos_online skips it until it answers"
+        logger.error(
+            "%s (%s: %s); %s again, %s.",
+            what,
+            type(error).__name__,
+            error,
+            effect,
+            retry,
+        )
+        logger.debug("The error that began the outage:", exc_info=error)
 
 
-outage = _Outage()
+breaker = Breaker()
 
 
 def call(func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T | None:
-    """Return ``func(*args, **kwargs)``, or None if Redis failed or is being skipped.
+    """Return ``func(*args, **kwargs)`` (a read), or None if Redis failed or is being skipped.
 
     ``func`` must not return None itself, so callers can tell the two apart.
     """
-    if outage.backing_off():
+    return _run(func, False, *args, **kwargs)
+
+
+def write(func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T | None:
+    """:func:`call` for a write: skipped too while Redis refuses writes (READONLY, OOM)."""
+    return _run(func, True, *args, **kwargs)
+
+
+def _run(func: Callable[P, T], is_write: bool, /, *args: P.args, **kwargs: P.kwargs) -> T | None:
+    admitted = breaker.admit(is_write)
+    if admitted is None:
         return None
+    token, ticket = admitted
     try:
         result = func(*args, **kwargs)
     # Cluster clients raise their own family too (e.g. no reachable startup node).
     except (RedisError, RedisClusterException) as exc:
-        outage.failed(exc)
+        breaker.done(token, ticket, exc)
         return None
-    if outage.failed_at is not None:
-        outage.succeeded()
+    except BaseException:
+        breaker.abandon(token, ticket)
+        raise
+    breaker.done(token, ticket, None)
     return result

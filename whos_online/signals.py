@@ -24,4 +24,4 @@ def record_login(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
 @receiver(user_logged_out, dispatch_uid="whos_online.forget_logout")
 def forget_logout(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
     if user is not None:
-        failsafe.call(presence.forget_user, user)
+        failsafe.write(presence.forget_user, user)

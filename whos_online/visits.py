@@ -34,11 +34,11 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
     ip = client_ip(request)
     if ip is None:
         return True
-    return failsafe.call(presence.record_guest, ip, room) is not None
+    return failsafe.write(presence.record_guest, ip, room) is not None
 
 
 def record_member(user: Any, request: HttpRequest | None, room: str | None = None) -> bool:
     """Record a logged-in user with a fresh card, no longer as a guest; False if Redis failed."""
     where = request.path if request is not None and conf.track_pages else None
     ip = client_ip(request) if request is not None and conf.track_guests else None
-    return failsafe.call(presence.record_user, user, room, where, ip) is not None
+    return failsafe.write(presence.record_user, user, room, where, ip) is not None

@@ -17,7 +17,7 @@ from django import template
 from django.core.exceptions import ImproperlyConfigured
 from django.urls import NoReverseMatch, reverse
 
-from whos_online import failsafe, presence
+from whos_online import blockcache, failsafe, presence
 from whos_online.conf import conf
 
 register = template.Library()
@@ -35,7 +35,7 @@ def whos_online(context: template.Context, live: int = 0) -> dict[str, Any]:
     same block, as of page load.
     """
     block: dict[str, Any] = {
-        "online": failsafe.call(presence.summary, None, None, False, _viewer(context)),
+        "online": blockcache.summary(None, None, False, _viewer(context)),
         "window_minutes": conf.window_minutes,
         "request": context.get("request"),
     }
@@ -55,7 +55,7 @@ def whos_online(context: template.Context, live: int = 0) -> dict[str, Any]:
 def whos_here(context: template.Context, room: str) -> dict[str, Any]:
     """Who is in ``room`` (recorded by the ``in_room`` view decorator); None if Redis is down."""
     return {
-        "online": failsafe.call(presence.summary, None, room, False, _viewer(context)),
+        "online": blockcache.summary(None, room, False, _viewer(context)),
         "room": room,
         "window_minutes": conf.window_minutes,
         "request": context.get("request"),

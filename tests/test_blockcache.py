@@ -1,0 +1,161 @@
+"""The block's summary is read from Redis once per WHOS_ONLINE_BLOCK_CACHE seconds per process.
+
+The rest of the suite turns the cache off (tests/settings.py); here it is on, at
+its default of one second, and time is travelled.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+import time_machine
+from django.contrib.auth.models import User
+
+from tests.conftest import NOW, BrowserClient, RoundTrips
+from tests.test_faults import members
+from tests.test_hidden import staff_client
+from whos_online import blockcache, presence, scripts
+
+pytestmark = pytest.mark.django_db
+
+POLL = {"X-Whos-Online": "poll"}
+
+
+@pytest.fixture
+def traveller(settings: Any) -> Iterator[Any]:
+    settings.WHOS_ONLINE_BLOCK_CACHE = 1.0
+    with time_machine.travel(NOW, tick=False) as travelling:
+        yield travelling
+
+
+def reads(round_trips: RoundTrips) -> int:
+    """Round trips that read the block (they carry scripts.SUMMARY)."""
+    return sum(scripts.SUMMARY.encode() in payload for payload in round_trips.payloads)
+
+
+def member(name: str, **fields: Any) -> BrowserClient:
+    client = BrowserClient()
+    client.force_login(User.objects.create_user(name, **fields))
+    client.get("/")  # recorded; the "online" cookie holds off the next records
+    return client
+
+
+def test_a_busy_page_reads_redis_once_a_second(
+    redis_db: redis.Redis, round_trips: RoundTrips, traveller: Any
+) -> None:
+    alice = member("alice")
+    round_trips.clear()
+    for _ in range(20):
+        assert members(alice.get("/block/").content.decode()) == ["alice"]
+    assert round_trips.count == reads(round_trips) == 1
+
+    member("bob")  # recorded now, and at most a second late in the block
+    assert members(alice.get("/block/").content.decode()) == ["alice"]
+    traveller.shift(0.99)
+    assert members(alice.get("/block/").content.decode()) == ["alice"]
+    assert reads(round_trips) == 1
+    traveller.shift(0.01)
+    assert members(alice.get("/block/").content.decode()) == ["bob", "alice"]
+    assert reads(round_trips) == 2
+
+
+def test_the_live_endpoint_shares_it(
+    redis_db: redis.Redis, round_trips: RoundTrips, traveller: Any
+) -> None:
+    alice = member("alice")
+    round_trips.clear()
+    assert members(alice.get("/block/").content.decode()) == ["alice"]
+    for _ in range(5):
+        assert alice.get("/whos-online/", headers=POLL).json()["members"] == ["alice"]
+    assert reads(round_trips) == 1
+
+
+def test_staff_visitors_rooms_and_limits_are_kept_apart(
+    redis_db: redis.Redis, settings: Any, round_trips: RoundTrips, traveller: Any
+) -> None:
+    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
+    member("alice")
+    member("shy", last_name="hidden")
+    visitor, staff = BrowserClient(), staff_client()
+    assert "shy" not in visitor.get("/block/").content.decode()
+    assert "shy (hidden)" in staff.get("/block/").content.decode()
+    assert "shy" not in visitor.get("/block/").content.decode()  # not the staff's entry
+    listed = [blockcache.summary(limit) for limit in (1, 2)]  # alice and admin are listable
+    assert [len(online.usernames) for online in listed if online] == [1, 2]
+    assert blockcache.summary(10, room="lobby") == presence.summary(10, room="lobby")
+    round_trips.clear()
+    for _ in range(3):  # every one of them is cached now
+        visitor.get("/block/"), staff.get("/block/"), blockcache.summary(1)
+        blockcache.summary(10, room="lobby")
+    assert reads(round_trips) == 0
+
+
+def test_a_due_entry_is_refreshed_by_one_request_while_the_others_show_the_last_one(
+    redis_db: redis.Redis, traveller: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = blockcache.read(10)
+    assert first is not None and first.read_at == NOW.timestamp()
+    traveller.shift(1)
+    presence.record_user("alice")
+    entered, release = threading.Event(), threading.Event()
+    calls = []
+    original = presence.summary
+
+    def slow_summary(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        entered.set()
+        assert release.wait(10)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(presence, "summary", slow_summary)
+    refreshed: list[Any] = []
+    refresher = threading.Thread(target=lambda: refreshed.append(blockcache.read(10)))
+    refresher.start()
+    assert entered.wait(10)
+    for _ in range(10):  # meanwhile: the last summary, at once, and no second read
+        assert blockcache.read(10) == first
+    release.set()
+    refresher.join(10)
+    assert len(calls) == 1
+    [entry] = refreshed
+    assert entry.summary.usernames == ["alice"] and entry.read_at == NOW.timestamp() + 1
+    assert blockcache.read(10) == entry
+
+
+def test_when_redis_fails_the_last_block_is_shown_for_a_few_seconds(
+    redis_db: redis.Redis, traveller: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    presence.record_user("alice")
+    assert blockcache.summary(10).usernames == ["alice"]  # type: ignore[union-attr]
+
+    def gone(*args: Any, **kwargs: Any) -> Any:
+        raise redis.ConnectionError("Connection refused.")
+
+    monkeypatch.setattr(presence, "summary", gone)
+    traveller.shift(blockcache.STALE_IF_ERROR - 0.01)
+    assert blockcache.summary(10).usernames == ["alice"]  # type: ignore[union-attr]
+    traveller.shift(0.01)
+    assert blockcache.summary(10) is None  # "unavailable"
+
+
+def test_the_cache_is_bounded(redis_db: redis.Redis, traveller: Any) -> None:
+    for n in range(blockcache.MAX_ENTRIES + 10):
+        blockcache.read(10, room=f"room-{n}")
+    rooms = {key[1] for key in blockcache._entries}
+    assert len(rooms) == blockcache.MAX_ENTRIES
+    assert "room-0" not in rooms and f"room-{blockcache.MAX_ENTRIES + 9}" in rooms
+
+
+def test_zero_reads_redis_for_every_block(
+    redis_db: redis.Redis, settings: Any, round_trips: RoundTrips, traveller: Any
+) -> None:
+    settings.WHOS_ONLINE_BLOCK_CACHE = 0
+    alice = member("alice")
+    round_trips.clear()
+    for _ in range(5):
+        alice.get("/block/")
+    assert reads(round_trips) == 5

@@ -1,0 +1,102 @@
+"""The block's summary, kept per process for ``WHOS_ONLINE_BLOCK_CACHE`` seconds.
+
+Every page with the block would otherwise cost a Redis read, so Redis latency
+would be page latency. Here a process reads each distinct block (the site or a
+room, the staff or the visitors' view, the list limit) at most once per period,
+however busy it is. When an entry is due, one request reads Redis and the others
+keep showing the entry they have meanwhile, so a slow read holds up one page, not
+all of them. If that read fails or Redis is being skipped, an entry less than
+STALE_IF_ERROR seconds old is still shown, so a blip does not flash "unavailable".
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from typing import Any, Hashable, NamedTuple
+
+from whos_online import failsafe, presence
+from whos_online.conf import conf
+from whos_online.presence import Summary
+
+MAX_ENTRIES = 256  # distinct blocks kept (rooms make many); the least recently read go first
+STALE_IF_ERROR = 10.0  # seconds
+
+
+class Cached(NamedTuple):
+    """A summary and when its Redis read began (what it cannot have seen happened after)."""
+
+    summary: Summary
+    read_at: float
+
+
+_entries: OrderedDict[Hashable, Cached] = OrderedDict()
+_refreshing: set[Hashable] = set()
+_lock = threading.Lock()
+
+
+def summary(
+    limit: int | None = None,
+    room: str | None = None,
+    include_hidden: bool = False,
+    viewer: Any = None,
+) -> Summary | None:
+    """``presence.summary`` through the cache and the breaker; None if Redis is unavailable."""
+    entry = read(limit, room, include_hidden, viewer)
+    return None if entry is None else entry.summary
+
+
+def read(
+    limit: int | None = None,
+    room: str | None = None,
+    include_hidden: bool = False,
+    viewer: Any = None,
+) -> Cached | None:
+    """The cached summary with its read time (fresh from Redis when due); None if unavailable.
+
+    A staff viewer and ``include_hidden`` read the same (the staff view); any
+    other viewer reads the visitors' view, so one entry serves them all.
+    """
+    limit = conf.list_limit if limit is None else limit
+    staff_view = include_hidden or presence.is_staff(viewer)
+    ttl = conf.block_cache
+    if ttl <= 0:
+        return _fetch(limit, room, staff_view)
+    now = time.time()
+    key = (conf.settings_source(), room, staff_view, limit)
+    with _lock:
+        entry = _entries.get(key)
+        # A clock that went backwards makes the entry due rather than stretching its life.
+        age = -1.0 if entry is None else now - entry.read_at
+        if entry is not None and 0 <= age < ttl:
+            _entries.move_to_end(key)
+            return entry
+        if entry is not None and key in _refreshing:
+            return entry  # another request is reading Redis for it
+        _refreshing.add(key)
+    try:
+        fresh = _fetch(limit, room, staff_view)
+    finally:
+        with _lock:
+            _refreshing.discard(key)
+    if fresh is not None:
+        with _lock:
+            _entries[key] = fresh
+            _entries.move_to_end(key)
+            while len(_entries) > MAX_ENTRIES:
+                _entries.popitem(last=False)
+        return fresh
+    return entry if entry is not None and 0 <= age < STALE_IF_ERROR else None
+
+
+def _fetch(limit: int, room: str | None, staff_view: bool) -> Cached | None:
+    read_at = time.time()
+    found = failsafe.call(presence.summary, limit, room, staff_view)
+    return None if found is None else Cached(found, read_at)
+
+
+def clear() -> None:
+    """Forget every entry (tests; a site never needs it)."""
+    with _lock:
+        _entries.clear()
