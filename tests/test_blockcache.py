@@ -19,6 +19,7 @@ from tests.conftest import NOW, BrowserClient, RoundTrips
 from tests.test_faults import members
 from tests.test_hidden import staff_client
 from whos_online import blockcache, presence, scripts
+from whos_online.presence import Summary
 
 pytestmark = pytest.mark.django_db
 
@@ -35,6 +36,11 @@ def traveller(settings: Any) -> Iterator[Any]:
 def reads(round_trips: RoundTrips) -> int:
     """Round trips that read the block (they carry scripts.SUMMARY)."""
     return sum(scripts.SUMMARY.encode() in payload for payload in round_trips.payloads)
+
+
+def names(online: Summary | None) -> list[str]:
+    assert online is not None
+    return [listed.name for listed in online.members]
 
 
 def member(name: str, **fields: Any) -> BrowserClient:
@@ -70,7 +76,8 @@ def test_the_live_endpoint_shares_it(
     round_trips.clear()
     assert members(alice.get("/block/").content.decode()) == ["alice"]
     for _ in range(5):
-        assert alice.get("/whos-online/", headers=POLL).json()["members"] == ["alice"]
+        listed = alice.get("/whos-online/", headers=POLL).json()["members"]
+        assert [listed_member["name"] for listed_member in listed] == ["alice"]
     assert reads(round_trips) == 1
 
 
@@ -79,13 +86,13 @@ def test_staff_visitors_rooms_and_limits_are_kept_apart(
 ) -> None:
     settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
     member("alice")
-    member("shy", last_name="hidden")
+    member("shy", email="hidden")
     visitor, staff = BrowserClient(), staff_client()
     assert "shy" not in visitor.get("/block/").content.decode()
-    assert "shy (hidden)" in staff.get("/block/").content.decode()
+    assert "<bdi>shy</bdi> (hidden)" in staff.get("/block/").content.decode()
     assert "shy" not in visitor.get("/block/").content.decode()  # not the staff's entry
     listed = [blockcache.summary(limit) for limit in (1, 2)]  # alice and admin are listable
-    assert [len(online.usernames) for online in listed if online] == [1, 2]
+    assert [len(online.members) for online in listed if online] == [1, 2]
     assert blockcache.summary(10, room="lobby") == presence.summary(10, room="lobby")
     round_trips.clear()
     for _ in range(3):  # every one of them is cached now
@@ -100,7 +107,7 @@ def test_a_due_entry_is_refreshed_by_one_request_while_the_others_show_the_last_
     first = blockcache.read(10)
     assert first is not None and first.read_at == NOW.timestamp()
     traveller.shift(1)
-    presence.record_user("alice")
+    presence.record_user(User.objects.create_user("alice"))
     entered, release = threading.Event(), threading.Event()
     calls = []
     original = presence.summary
@@ -122,22 +129,22 @@ def test_a_due_entry_is_refreshed_by_one_request_while_the_others_show_the_last_
     refresher.join(10)
     assert len(calls) == 1
     [entry] = refreshed
-    assert entry.summary.usernames == ["alice"] and entry.read_at == NOW.timestamp() + 1
+    assert names(entry.summary) == ["alice"] and entry.read_at == NOW.timestamp() + 1
     assert blockcache.read(10) == entry
 
 
 def test_when_redis_fails_the_last_block_is_shown_for_a_few_seconds(
     redis_db: redis.Redis, traveller: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    presence.record_user("alice")
-    assert blockcache.summary(10).usernames == ["alice"]  # type: ignore[union-attr]
+    presence.record_user(User.objects.create_user("alice"))
+    assert names(blockcache.summary(10)) == ["alice"]
 
     def gone(*args: Any, **kwargs: Any) -> Any:
         raise redis.ConnectionError("Connection refused.")
 
     monkeypatch.setattr(presence, "summary", gone)
     traveller.shift(blockcache.STALE_IF_ERROR - 0.01)
-    assert blockcache.summary(10).usernames == ["alice"]  # type: ignore[union-attr]
+    assert names(blockcache.summary(10)) == ["alice"]
     traveller.shift(0.01)
     assert blockcache.summary(10) is None  # "unavailable"
 
