@@ -48,9 +48,9 @@ def tests(session: nox.Session, django: str) -> None:
         "print('Django', django.__version__, '| django-redis', django_redis.__version__,"
         " '| redis-py', redis.__version__)",
     )
-    # The load, browser and Sentinel/Cluster tests run once, in `dev.py test`:
-    # they exercise servers and topologies, not Python x Django pairs.
-    only_main_run = "not load and not browser and not topology"
+    # The load, browser, Sentinel/Cluster and server fault tests run once, in
+    # `dev.py test`: they exercise servers and topologies, not Python x Django pairs.
+    only_main_run = "not load and not browser and not topology and not faults"
     session.run("python", "-m", "pytest", "-m", only_main_run, *session.posargs)
 
 

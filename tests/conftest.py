@@ -91,6 +91,7 @@ NEEDS_BY_MODULE = {
     "test_load.py": ("REDIS_URL",),
     "test_browser.py": ("REDIS_URL", "chromium", "playwright"),
     "test_faults.py": ("redis-server",),
+    "test_resilience.py": ("redis-server",),
     "test_sentinel.py": ("redis-server",),
     "test_cluster.py": ("redis-server", "redis-cli"),
 }

@@ -281,7 +281,9 @@ def test_slow_calls_in_a_row_open_the_breaker_one_does_not(
     assert failsafe.call(fake) is None and failsafe.write(fake) is None
     assert fake.calls == calls
     [record] = outage_records(caplog)
-    assert record.getMessage().startswith("Redis is slow (3 calls in a row over ")
+    assert record.getMessage().startswith(
+        f"Redis is slow ({failsafe.SLOW_CALLS_TO_OPEN} calls in a row over WHOS_ONLINE_SLOW_CALL = 0.1 s"
+    )
 
     # The probe is slow too: open again, for twice as long.
     traveller.shift(failsafe.FIRST_BACKOFF)

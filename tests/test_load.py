@@ -66,10 +66,12 @@ def free_port() -> int:
 
 
 def server_command(server: str, port: int) -> list[str]:
-    if server == "gunicorn":
+    """gunicorn (threaded workers), gunicorn-sync (one request at a time each) or uvicorn."""
+    if server.startswith("gunicorn"):
+        workers = ["sync"] if server == "gunicorn-sync" else ["gthread", "--threads", "4"]
         return [
             sys.executable, "-m", "gunicorn",
-            "--workers", "2", "--worker-class", "gthread", "--threads", "4",
+            "--workers", "2", "--worker-class", *workers,
             "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "5", "--log-level", "warning",
             "tests.load_site.wsgi:application",
         ]  # fmt: skip

@@ -56,7 +56,7 @@ OPEN: State = "OPEN"
 HALF_OPEN: State = "HALF_OPEN"
 
 FIRST_BACKOFF = 1.0  # seconds (never more than WHOS_ONLINE_BACKOFF)
-SLOW_CALLS_TO_OPEN = 3
+SLOW_CALLS_TO_OPEN = 5
 JITTER = (0.75, 1.0)  # each wait is the back-off times a factor drawn from here
 
 
@@ -212,7 +212,8 @@ class Breaker:
         if error is None:
             logger.error(
                 "Redis is slow (%d calls in a row over WHOS_ONLINE_SLOW_CALL = %g s, the last "
-                "%.3f s); whos_online skips it until it answers in time: %s.",
+                "%.3f s: Redis, the network or this process is overloaded); whos_online skips "
+                "it until it answers in time, %s.",
                 SLOW_CALLS_TO_OPEN,
                 conf.slow_call,
                 took,
