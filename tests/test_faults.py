@@ -37,7 +37,7 @@ from tests.conftest import (
     require,
 )
 from tests.redis_server import RedisServer
-from whos_online import presence
+from whos_online import failsafe, presence
 
 pytestmark = pytest.mark.django_db
 
@@ -154,11 +154,15 @@ def answers_again(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
 def writes_are_refused(
     bob: User, caplog: pytest.LogCaptureFixture, error: type[BaseException]
 ) -> None:
-    """While Redis refuses writes: pages render with the block, no cookie is set, a login fails open."""
+    """While Redis refuses writes: no cookie is set and a login fails open, but the
+    block, the live endpoint and statuses are still read."""
     for n in range(10):
         response = get(BrowserClient(), "/", REMOTE_ADDR=f"203.0.113.{n}")
         assert "online" not in response.cookies
         assert UNAVAILABLE not in block(BrowserClient(), REMOTE_ADDR=f"203.0.113.{n}")
+    live = get(BrowserClient(), "/whos-online/", HTTP_X_WHOS_ONLINE="poll").json()
+    assert live["available"] is True
+    assert failsafe.call(presence.statuses, [bob]) == {bob: "offline"}
     newcomer = BrowserClient()
     newcomer.force_login(bob)  # fails open
     assert "bob" not in members(block(newcomer))
