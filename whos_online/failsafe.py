@@ -16,8 +16,9 @@ Two circuits per process, because reads and writes fail apart:
   such a Redis still serves the block, counts and statuses.
 
 A call still in flight after the slow budget makes every other call skip
-Redis, so when Redis freezes only the requests already waiting wait, not every
-request that arrives while the first timeout is pending.
+Redis, so when Redis freezes only the requests already waiting and those
+arriving within the budget wait, not every request that arrives while the
+first timeout is pending.
 
 A circuit's first back-off is FIRST_BACKOFF; each failed probe doubles it up to
 ``WHOS_ONLINE_BACKOFF``, each wait shortened by a random JITTER so processes do
