@@ -166,3 +166,27 @@ def test_zero_reads_redis_for_every_block(
     for _ in range(5):
         alice.get("/block/")
     assert reads(round_trips) == 5
+
+
+def test_a_new_visitor_sees_themselves_in_an_older_cached_block(
+    redis_db: redis.Redis, round_trips: RoundTrips, traveller: Any, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
+    alice = member("alice")
+    assert members(alice.get("/block/").content.decode()) == ["alice"]  # the cache is filled
+    traveller.shift(0.5)
+    round_trips.clear()
+    guest = BrowserClient().get("/block/", REMOTE_ADDR="203.0.113.7").content.decode()
+    bob = BrowserClient()
+    bob.force_login(User.objects.create_user("bob"))
+    shy = BrowserClient()
+    shy.force_login(User.objects.create_user("shy", email="hidden"))
+    bobs_page = bob.get("/block/").content.decode()
+    shys_page = shy.get("/block/").content.decode()
+    assert reads(round_trips) == 0  # every page came from the cached read
+    assert "2 users online: 1 member, 1 guest" in guest
+    assert members(bobs_page) == ["bob", "alice"] and "2 members, 0 guests" in bobs_page
+    assert members(shys_page) == ["alice"] and "2 members (1 hidden)" in shys_page
+    # A visitor recorded again, already counted when the cache was read, counts once.
+    del alice.cookies["online"]
+    assert "1 user online: 1 member, 0 guests" in alice.get("/block/").content.decode()

@@ -14,9 +14,10 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from dataclasses import replace
 from typing import Any, Hashable, NamedTuple
 
-from whos_online import failsafe, presence
+from whos_online import failsafe, presence, visits
 from whos_online.conf import conf
 from whos_online.presence import Summary
 
@@ -90,6 +91,39 @@ def read(
     return entry if entry is not None and 0 <= age < STALE_IF_ERROR else None
 
 
+def for_request(request: Any, room: str | None = None) -> Summary | None:
+    """The block for this request: the cached summary, plus its own visitor if it predates them.
+
+    A visitor counts on their own first page even when the cached read is up to
+    ``WHOS_ONLINE_BLOCK_CACHE`` seconds older than their visit.
+    """
+    entry = read(None, room, False, getattr(request, "user", None))
+    if entry is None:
+        return None
+    visit = visits.visit_of(request, room)
+    if visit is None or visit.at <= entry.read_at or _counted(visit.before, entry.read_at):
+        return entry.summary
+    return _with_visitor(entry.summary, visit)
+
+
+def _counted(before: float | None, read_at: float) -> bool:
+    """Whether a visitor last seen at ``before`` was inside the window when the block was read."""
+    return before is not None and read_at - conf.max_age <= before <= read_at
+
+
+def _with_visitor(online: Summary, visit: presence.Visit) -> Summary:
+    member = visit.member
+    if member is None:
+        return replace(online, guest_count=online.guest_count + 1)
+    if member.hidden:
+        online = replace(online, hidden_count=online.hidden_count + 1)
+    if member.hidden and not online.hidden_listed:
+        return replace(online, user_count=online.user_count + 1)
+    listed = member if online.hidden_listed else member.without_where()
+    members = [listed, *online.members][: conf.list_limit]
+    return replace(online, members=members, user_count=online.user_count + 1)
+
+
 def _fetch(limit: int, room: str | None, staff_view: bool) -> Cached | None:
     read_at = time.time()
     found = failsafe.call(presence.summary, limit, room, staff_view)
@@ -97,6 +131,6 @@ def _fetch(limit: int, room: str | None, staff_view: bool) -> Cached | None:
 
 
 def clear() -> None:
-    """Forget every entry (tests; a site never needs it)."""
+    """Forget every entry, so each block reads Redis next (tests; after a bulk write)."""
     with _lock:
         _entries.clear()

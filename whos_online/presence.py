@@ -82,10 +82,19 @@ class Summary:
         return max(listable - len(self.members), 0)
 
 
+class Visit(NamedTuple):
+    """A recorded visit: its time (the score), the visitor's score before it
+    (None if they were not in the set), and for a member how the block shows them."""
+
+    at: float
+    before: float | None
+    member: Member | None = None
+
+
 def record_user(
     user: Any, room: str | None = None, where: str | None = None, guest_ip: str | None = None
-) -> float:
-    """Mark ``user`` as seen now (on the site, or in ``room``) with a fresh card; return the score.
+) -> Visit:
+    """Mark ``user`` as seen now (on the site, or in ``room``) with a fresh card.
 
     A member ``WHOS_ONLINE_IS_HIDDEN`` hides is kept in a set of their own:
     counted, never listed to ordinary visitors. The same write takes them out
@@ -102,7 +111,7 @@ def record_user(
     card = card_json(conf.member_card(user), where)
     drop = guest_id(guest_ip) if guest_ip else ""
     counters = counting.member_counters(now, site=room is None)
-    return _record(
+    before = _record(
         now,
         keys,
         key,
@@ -114,28 +123,33 @@ def record_user(
         guest=drop,
         counters=counters,
     )
+    return Visit(now, before, read_member(pk, now, card, now, conf.idle_after, hidden))
 
 
-def record_guest(ip: str, room: str | None = None) -> float:
-    """Mark the guest at address ``ip`` as seen now; return the score written.
+def record_guest(ip: str, room: str | None = None) -> Visit:
+    """Mark the guest at address ``ip`` as seen now.
 
     In approximate mode (``WHOS_ONLINE_GUEST_COUNTING``) the guest goes into
-    the window's HyperLogLog bucket instead of the sorted set, uncapped.
-    Raises ValueError if ``ip`` is not an IP address.
+    the window's HyperLogLog bucket instead of the sorted set, uncapped (and
+    the score before is not known). Raises ValueError if ``ip`` is not an IP
+    address.
     """
     now = time.time()
     keys = conf.keys(room)
     counters = counting.guest_counters(keys.guests, now, site=room is None)
-    return _record(
+    return Visit(
         now,
-        keys,
-        keys.guests,
-        guest_id(ip),
-        ttl=conf.max_age,
-        keep=conf.max_guests,
-        room=room,
-        counters=counters,
-        listed=not counting.approximate(),
+        _record(
+            now,
+            keys,
+            keys.guests,
+            guest_id(ip),
+            ttl=conf.max_age,
+            keep=conf.max_guests,
+            room=room,
+            counters=counters,
+            listed=not counting.approximate(),
+        ),
     )
 
 
@@ -458,14 +472,14 @@ def _record(
     guest: str = "",
     counters: list[tuple[str, int]] | None = None,
     listed: bool = True,
-) -> float:
-    """One EVAL of scripts.RECORD: one round trip, also on Redis Cluster.
+) -> float | None:
+    """One EVAL of scripts.RECORD (one round trip, also on Redis Cluster): ``member``'s score before.
 
     ``counters`` are the HyperLogLogs (key, TTL) ``member`` also goes into;
     without ``listed`` they are all it goes into.
     """
     counters = counters or []
-    get_client().eval(
+    before = get_client().eval(
         scripts.RECORD,
         5 + len(counters),
         key,
@@ -486,7 +500,7 @@ def _record(
         "" if listed else "1",
         *(ttl for _, ttl in counters),
     )
-    return now
+    return None if before is None else float(before)
 
 
 PEAK_TTL = 366 * 24 * 3600

@@ -40,7 +40,11 @@ return n
 # counting) they are all it goes into: no sorted set KEYS[1], so no cap either.
 RECORD = """
 local listed = ARGV[10] ~= '1'
-if listed then redis.call('ZADD', KEYS[1], 'GT', ARGV[1], ARGV[2]) end
+local before = false
+if listed then
+  before = redis.call('ZSCORE', KEYS[1], ARGV[2])
+  redis.call('ZADD', KEYS[1], 'GT', ARGV[1], ARGV[2])
+end
 if KEYS[2] ~= KEYS[1] then redis.call('ZREM', KEYS[2], ARGV[2]) end
 local keep = tonumber(ARGV[4])
 if listed and keep > 0 then
@@ -63,7 +67,7 @@ for i = 6, #KEYS do
   redis.call('PFADD', KEYS[i], ARGV[2])
   redis.call('EXPIRE', KEYS[i], ARGV[i + 5])
 end
-return 1
+return before
 """
 
 # count_and_raise_peak() counts a namespace's three sets (KEYS[1..3]) inside

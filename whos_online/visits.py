@@ -34,11 +34,28 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
     ip = client_ip(request)
     if ip is None:
         return True
-    return failsafe.write(presence.record_guest, ip, room) is not None
+    return _remember(request, room, failsafe.write(presence.record_guest, ip, room))
 
 
 def record_member(user: Any, request: HttpRequest | None, room: str | None = None) -> bool:
     """Record a logged-in user with a fresh card, no longer as a guest; False if Redis failed."""
     where = request.path if request is not None and conf.track_pages else None
     ip = client_ip(request) if request is not None and conf.track_guests else None
-    return failsafe.write(presence.record_user, user, room, where, ip) is not None
+    return _remember(request, room, failsafe.write(presence.record_user, user, room, where, ip))
+
+
+def visit_of(request: HttpRequest | None, room: str | None = None) -> presence.Visit | None:
+    """The visit this request recorded (on the site or in ``room``), if it recorded one."""
+    return getattr(request, VISITS, {}).get(room)
+
+
+VISITS = "_whos_online_visits"
+
+
+def _remember(request: HttpRequest | None, room: str | None, visit: presence.Visit | None) -> bool:
+    """Keep the visit on the request (the block merges it into an older cached read)."""
+    if visit is None:
+        return False
+    if request is not None:
+        request.__dict__.setdefault(VISITS, {})[room] = visit
+    return True

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 from redis.exceptions import RedisError
 
 from demo.simulation import THREAD_ROOM, simulate
-from whos_online import presence
+from whos_online import blockcache, presence
 from whos_online.conf import conf
 from whos_online.members import default_card
 from whos_online.rooms import in_room
@@ -160,6 +160,9 @@ def simulate_visitors(request: HttpRequest) -> HttpResponseRedirect:
     except RedisError as exc:
         messages.error(request, f"Redis failed, nobody was simulated: {exc}")
     else:
+        # The block is read from Redis at most once a second per process; the
+        # page after the click shows the new crowd at once.
+        blockcache.clear()
         messages.success(
             request,
             f"Simulated {len(visitors.members)} members and {len(visitors.guest_ips)} guests.",

@@ -35,7 +35,7 @@ def whos_online(context: template.Context, live: int = 0) -> dict[str, Any]:
     same block, as of page load.
     """
     block: dict[str, Any] = {
-        "online": blockcache.summary(None, None, False, _viewer(context)),
+        "online": blockcache.for_request(context.get("request")),
         "window_minutes": conf.window_minutes,
         "request": context.get("request"),
     }
@@ -55,7 +55,7 @@ def whos_online(context: template.Context, live: int = 0) -> dict[str, Any]:
 def whos_here(context: template.Context, room: str) -> dict[str, Any]:
     """Who is in ``room`` (recorded by the ``in_room`` view decorator); None if Redis is down."""
     return {
-        "online": blockcache.summary(None, room, False, _viewer(context)),
+        "online": blockcache.for_request(context.get("request"), room),
         "room": room,
         "window_minutes": conf.window_minutes,
         "request": context.get("request"),
