@@ -57,7 +57,7 @@ def tests(session: nox.Session, django: str) -> None:
 @nox.session(python="3.11")
 def mypy(session: nox.Session) -> None:
     """Type-check whos_online (strict, django-stubs plugin; config in pyproject.toml)."""
-    session.install(".[test]", "mypy", "django-stubs[compatible-mypy]")
+    session.install(".[test]", "mypy", "django-stubs[compatible-mypy]", "types-channels")
     session.run("python", "-m", "mypy", *session.posargs)
 
 

@@ -40,6 +40,9 @@ DEFAULTS: dict[str, Any] = {
     "WHOS_ONLINE_TRACK_PAGES": False,
     "WHOS_ONLINE_GUEST_COUNTING": "exact",
     "WHOS_ONLINE_SHOW_DAY_TOTAL": False,
+    "WHOS_ONLINE_HEARTBEAT": 25,
+    "WHOS_ONLINE_HEARTBEAT_TIMEOUT": 60,
+    "WHOS_ONLINE_WEBSOCKET_URL": None,
 }
 GUEST_COUNTING_MODES = ("exact", "approximate")
 
@@ -77,6 +80,14 @@ class Keys(NamedTuple):
     cards: str
 
 
+class SocketKeys(NamedTuple):
+    """WebSocket presence (see whos_online.consumers) in a namespace: pk -> newest
+    heartbeat of their open connections, and pk -> when their last one closed."""
+
+    live: str
+    left: str
+
+
 class Settings:
     """Typed, lazy view of the ``WHOS_ONLINE_*`` settings."""
 
@@ -93,10 +104,26 @@ class Settings:
         if room is not None and not 0 < len(room) <= MAX_ROOM_NAME:
             raise ValueError(f"A room name has 1 to {MAX_ROOM_NAME} characters, not {len(room)}.")
         prefix = self.key_prefix
-        base = prefix if room is None else f"{prefix}:room:{room}"
+        base = self._namespace(room)
         return Keys(
-            f"{base}:users", f"{base}:hidden", f"{base}:guests", f"{base}:peak", f"{prefix}:cards"
+            f"{base}:users",
+            f"{base}:hidden",
+            f"{base}:guests",
+            f"{base}:peak",
+            f"{prefix}:cards",
         )
+
+    def socket_keys(self, room: str | None = None) -> SocketKeys:
+        """A namespace's WebSocket presence keys (kept out of Keys: scripts index those)."""
+        base = self._namespace(room)
+        return SocketKeys(f"{base}:live", f"{base}:left")
+
+    def connections_key(self, room: str | None, pk: str) -> str:
+        """One member's open connections in a namespace: connection id -> last heartbeat."""
+        return f"{self._namespace(room)}:conns:{pk}"
+
+    def _namespace(self, room: str | None) -> str:
+        return self.key_prefix if room is None else f"{self.key_prefix}:room:{room}"
 
     @property
     def users_key(self) -> str:
@@ -220,6 +247,22 @@ class Settings:
     def show_day_total(self) -> bool:
         """Whether the block adds "In total there were N users online in the past 24 hours"."""
         return bool(_get("WHOS_ONLINE_SHOW_DAY_TOTAL"))
+
+    @property
+    def heartbeat(self) -> float:
+        """Seconds between a process's heartbeats for its open WebSocket connections."""
+        return _seconds(_get("WHOS_ONLINE_HEARTBEAT"))
+
+    @property
+    def heartbeat_timeout(self) -> float:
+        """A connection without a heartbeat for this long is gone (its process died)."""
+        return _seconds(_get("WHOS_ONLINE_HEARTBEAT_TIMEOUT"))
+
+    @property
+    def websocket_url(self) -> str | None:
+        """Where the site routes ``WhosOnlineConsumer`` (e.g. "/ws/whos-online/"); None: poll."""
+        value = _get("WHOS_ONLINE_WEBSOCKET_URL")
+        return None if value is None else str(value)
 
     @property
     def is_hidden(self) -> Callable[[Any], bool]:

@@ -11,10 +11,17 @@ day (see :mod:`whos_online.counting`).
 "Online" means a score inside the window (``WHOS_ONLINE_MAX_AGE``), so stale
 members never show even when pruning is late.
 
+WebSocket connections (see :mod:`whos_online.consumers`) add, per namespace,
+``live`` (pk -> newest heartbeat), ``left`` (pk -> when their last connection
+closed) and ``conns:<pk>`` (connection id -> heartbeat). Heartbeats write
+through to the member sets; reads merge: a living connection (a heartbeat
+inside ``WHOS_ONLINE_HEARTBEAT_TIMEOUT``) is online, and a member whose newest
+sign was a connection now gone is idle at most.
+
 Private by default: every function that names or describes members leaves
 hidden members out unless asked with ``include_hidden=True`` or for a staff
-``viewer`` (``viewer=request.user``). Every function here but ``prune`` is one
-Redis round trip and raises ``redis.exceptions.RedisError`` when Redis fails;
+``viewer`` (``viewer=request.user``). Every function here but ``prune``,
+``connect`` and ``heartbeat`` (batched) is one Redis round trip and raises ``redis.exceptions.RedisError`` when Redis fails;
 the middleware, template tag and signals call them through
 :mod:`whos_online.failsafe` instead.
 """
@@ -24,9 +31,9 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timezone
-from typing import Any, Iterable, NamedTuple, TypeVar
+from typing import Any, Iterable, NamedTuple, TypeVar, cast
 
 from whos_online import counting, scripts
 from whos_online.conf import Keys, conf
@@ -175,6 +182,98 @@ def forget_guest(ip: str) -> bool:
     return bool(get_client().zrem(conf.guests_key, guest_id(ip)))
 
 
+@dataclass(frozen=True)
+class Connection:
+    """One open WebSocket connection of a member: site-wide, and in ``room`` if given."""
+
+    pk: str
+    id: str
+    room: str | None = None
+    # Which member set its heartbeats write through to (WHOS_ONLINE_IS_HIDDEN at connect).
+    hidden: bool = False
+
+    @property
+    def namespaces(self) -> tuple[str | None, ...]:
+        return (None,) if self.room is None else (None, self.room)
+
+
+def connect(user: Any, connection: Connection) -> None:
+    """A member opened ``connection``: record them (a visit, with their card) and beat once.
+
+    One round trip per namespace for the record, plus the first heartbeat.
+    """
+    for room in connection.namespaces:
+        record_user(user, room)
+    heartbeat([connection])
+
+
+# Connections one heartbeat call carries: 500 took 10-25 ms of Redis time on a
+# busy 2-core machine (benchmarks/live_push.py), 200 keep each call to a few ms,
+# so a process with 10,000 sockets never holds a shared Redis for long.
+HEARTBEAT_BATCH = 200
+
+
+def heartbeat(connections: Iterable[Connection]) -> None:
+    """Mark every connection alive now: one round trip per HEARTBEAT_BATCH connections."""
+    batch = list(connections)
+    for first in range(0, len(batch), HEARTBEAT_BATCH):
+        _beat(batch[first : first + HEARTBEAT_BATCH])
+
+
+def _beat(connections: list[Connection]) -> None:
+    keys = [conf.keys().cards]
+    args: list[str] = []
+    for connection in connections:
+        for room in connection.namespaces:
+            ns, socket = conf.keys(room), conf.socket_keys(room)
+            member_set = ns.hidden if connection.hidden else ns.users
+            keys += [
+                socket.live,
+                socket.left,
+                conf.connections_key(room, connection.pk),
+                member_set,
+            ]
+            args += [connection.pk, connection.id]
+    now = time.time()
+    timeout = conf.heartbeat_timeout
+    get_client().eval(
+        scripts.HEARTBEAT,
+        len(keys),
+        *keys,
+        now,
+        math.ceil(timeout),
+        math.ceil(conf.retention),
+        now - timeout,
+        *args,
+    )
+
+
+def disconnect(connection: Connection) -> None:
+    """``connection`` closed: the member leaves at once unless another connection is alive."""
+    keys: list[str] = []
+    for room in connection.namespaces:
+        socket = conf.socket_keys(room)
+        keys += [socket.live, socket.left, conf.connections_key(room, connection.pk)]
+    now = time.time()
+    get_client().eval(
+        scripts.DISCONNECT,
+        len(keys),
+        *keys,
+        now,
+        now - conf.heartbeat_timeout,
+        math.ceil(conf.max_age),
+        connection.pk,
+        connection.id,
+    )
+
+
+def connected(room: str | None = None) -> list[str]:
+    """Pks of members (hidden ones too) with a living connection, newest heartbeat first."""
+    cutoff = time.time() - conf.heartbeat_timeout
+    live = get_client().zrange(conf.socket_keys(room).live, "+inf", cutoff, byscore=True, desc=True)
+    return [_text(pk) for pk in live]
+
+
 def online_users(
     limit: int | None = None,
     room: str | None = None,
@@ -230,6 +329,7 @@ def summary(
     day = conf.show_day_total if day is None else day
     now = time.time()
     keys = conf.keys(room)
+    sockets = conf.socket_keys(room)  # the last two KEYS (see scripts.SUMMARY)
     buckets, past_ttl = _window_buckets(keys, now), 0
     if buckets:
         past, past_ttl = counting.past_union(keys.guests, now)
@@ -250,12 +350,15 @@ def summary(
         peak_at,
         day_users,
         day_guests,
+        listed_sockets,
+        hidden_sockets,
     ) = get_client().eval(
         scripts.SUMMARY,
-        len(keys) + len(buckets) + len(hours),
+        len(keys) + len(buckets) + len(hours) + len(sockets),
         *keys,
         *buckets,
         *hours,
+        *sockets,
         now - conf.max_age,
         now,
         PEAK_TTL if room is None else 0,
@@ -265,16 +368,17 @@ def summary(
         counting.day_cutoff(now) if hours else "",
         past_ttl,
         hours_ttl,
+        now - conf.heartbeat_timeout,
     )
     idle_after = conf.idle_after
     members = [
-        read_member(pk, score, card, now, idle_after, False)
-        for (pk, score), card in zip(_pairs(listed), listed_cards)
+        _merged(read_member(pk, score, card, now, idle_after, False), socket)
+        for (pk, score), card, socket in zip(_pairs(listed), listed_cards, listed_sockets)
     ]
     if staff_view:
         members += [
-            read_member(pk, score, card, now, idle_after, True)
-            for (pk, score), card in zip(_pairs(hidden), hidden_cards)
+            _merged(read_member(pk, score, card, now, idle_after, True), socket)
+            for (pk, score), card, socket in zip(_pairs(hidden), hidden_cards, hidden_sockets)
         ]
         members.sort(key=lambda m: m.last_seen, reverse=True)
         if limit >= 0:
@@ -337,7 +441,7 @@ def last_seen_many(
     """``last_seen`` for a page of members (users or pks) in one round trip, keyed as given."""
     return {
         user: None if score is None else datetime.fromtimestamp(score, tz=timezone.utc)
-        for user, score in _scores(users, include_hidden or is_staff(viewer)).items()
+        for user, (score, *_) in _scores(users, include_hidden or is_staff(viewer)).items()
     }
 
 
@@ -352,10 +456,11 @@ def statuses(
     """``status`` for a page of members (users or pks; avatars, a member list) in one round trip.
 
     A hidden member reads as offline unless ``include_hidden`` or a staff ``viewer``.
+    WebSocket presence is merged in as the block merges it (see scripts.SUMMARY).
     """
     now = time.time()
-    scores = _scores(users, include_hidden or is_staff(viewer))
-    return {user: _status(score, now) for user, score in scores.items()}
+    scores = _scores(users, include_hidden or is_staff(viewer), sockets=True)
+    return {user: _status(score, now, beat, left) for user, (score, beat, left) in scores.items()}
 
 
 def is_staff(viewer: Any) -> bool:
@@ -534,8 +639,15 @@ def _peak(count: Any = None, at: Any = None) -> Peak | None:
     return Peak(int(count), datetime.fromtimestamp(float(at), tz=timezone.utc))
 
 
-def _scores(users: Iterable[Key], include_hidden: bool) -> dict[Key, float | None]:
-    """Each member's last-seen score (the newest over the member sets), in one round trip."""
+Scores = tuple[float | None, float | None, float | None]
+
+
+def _scores(users: Iterable[Key], include_hidden: bool, sockets: bool = False) -> dict[Key, Scores]:
+    """Each member's last-seen score (the newest over the member sets), in one round trip.
+
+    With ``sockets``, also their newest heartbeat and when their last connection
+    closed (None when not read or not there), from the same pipeline.
+    """
     given = list(dict.fromkeys(users))
     if not given:
         return {}
@@ -544,11 +656,16 @@ def _scores(users: Iterable[Key], include_hidden: bool) -> dict[Key, float | Non
     pipe = get_client().pipeline(transaction=False)
     for key in (keys.users, keys.hidden) if include_hidden else (keys.users,):
         pipe.zmscore(key, pks)
+    if sockets:
+        for key in conf.socket_keys():
+            pipe.zmscore(key, pks)
     per_key = pipe.execute()
-    scores: dict[Key, float | None] = {}
+    beats, lefts = per_key[-2:] if sockets else ([None] * len(pks),) * 2
+    sets = per_key[:-2] if sockets else per_key
+    scores: dict[Key, Scores] = {}
     for i, user in enumerate(given):
-        found = [float(row[i]) for row in per_key if row[i] is not None]
-        scores[user] = max(found) if found else None
+        found = [float(row[i]) for row in sets if row[i] is not None]
+        scores[user] = (max(found) if found else None, _float(beats[i]), _float(lefts[i]))
     return scores
 
 
@@ -557,10 +674,26 @@ def member_id(user: Any) -> str:
     return str(getattr(user, "pk", user))
 
 
-def _status(score: float | None, now: float) -> Status:
+def _status(
+    score: float | None, now: float, beat: float | None = None, left: float | None = None
+) -> Status:
+    """The HTTP rule, with WebSocket presence merged in as scripts.SUMMARY merges it."""
     if score is None or score < now - conf.max_age:
         return "offline"
+    if beat is not None and beat >= now - conf.heartbeat_timeout:
+        return "online"
+    if max(beat or 0, left or 0) >= score:
+        return "idle"
     return "online" if score >= now - conf.idle_after else "idle"
+
+
+def _merged(member: Member, socket: Any) -> Member:
+    """The member with the status scripts.SUMMARY merged from WebSocket presence, if any."""
+    return member if not socket else replace(member, status=cast(Status, _text(socket)))
+
+
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def _cutoff() -> float:

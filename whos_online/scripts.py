@@ -118,8 +118,9 @@ return count_and_raise_peak(#KEYS > 5 and union or nil)
 # buckets, oldest first, KEYS[5 + n] where their union is kept ARGV[8] ms (see
 # union_count). Then, when ARGV[7] (the start of the past 24 hours) is not '',
 # the members seen since then and the guests of the hour HyperLogLogs that
-# fill the rest of KEYS (the last one keeping their union ARGV[9] ms), else
-# {false, false}.
+# fill the rest of KEYS but the last two (the last hour one keeping their union
+# ARGV[9] ms), else {false, false}. Last, WebSocket presence of each list (see
+# sockets below), from the last two KEYS.
 SUMMARY = (
     _COUNT_AND_RAISE_PEAK
     + """
@@ -131,6 +132,26 @@ local function cards(pairs)
   local found = {}
   for i = 1, #pairs, 2 do
     found[#found + 1] = redis.call('HGET', KEYS[5], pairs[i])
+  end
+  return found
+end
+-- WebSocket presence merged in (the last two KEYS, live and left; ARGV[10] =
+-- now minus the heartbeat timeout), per listed member: 'online' while one of their
+-- connections is alive; 'idle' once the newest sign of them was a connection
+-- that is gone (closed, or its process died), so a closed tab is not "online"
+-- for the window; false where the HTTP rule applies.
+local function sockets(pairs)
+  local found = {}
+  for i = 1, #pairs, 2 do
+    local beat = tonumber(redis.call('ZSCORE', KEYS[#KEYS - 1], pairs[i]) or '0')
+    local left = tonumber(redis.call('ZSCORE', KEYS[#KEYS], pairs[i]) or '0')
+    if beat >= tonumber(ARGV[10]) then
+      found[#found + 1] = 'online'
+    elseif math.max(beat, left) >= tonumber(pairs[i + 1]) then
+      found[#found + 1] = 'idle'
+    else
+      found[#found + 1] = false
+    end
   end
   return found
 end
@@ -164,8 +185,10 @@ if ARGV[7] == '' then
 else
   table.insert(result, redis.call('ZCOUNT', KEYS[1], ARGV[7], '+inf')
                        + redis.call('ZCOUNT', KEYS[2], ARGV[7], '+inf'))
-  table.insert(result, union_count(6 + buckets, #KEYS - 1, ARGV[9]))
+  table.insert(result, union_count(6 + buckets, #KEYS - 3, ARGV[9]))
 end
+table.insert(result, sockets(listed))
+table.insert(result, sockets(hidden))
 return result
 """
 )
@@ -176,4 +199,70 @@ COUNT_EACH = """
 local counts = {}
 for i, key in ipairs(KEYS) do counts[i] = redis.call('PFCOUNT', key) end
 return counts
+"""
+
+# A process's heartbeat for all its open WebSocket connections, in one call.
+# KEYS[1] is the cards hash (kept alive as a record keeps it); then four keys
+# per connection: its namespace's live and left sets, the member's connections
+# hash, and the member set they are listed in (users or hidden). ARGV[1] is now,
+# ARGV[2] the connections hash's TTL (the heartbeat timeout), ARGV[3] the TTL
+# of the sets (the retention), ARGV[4] now minus the timeout; then a pk and a connection id
+# per connection. A heartbeat writes through to the member set (ZADD XX GT), so
+# counts, peaks, rooms and pruning see connected members unchanged; XX: only a
+# member the connect recorded, so one forgotten since (logged out) stays gone.
+# Members of a dead process found stale in a live set move to its left set.
+HEARTBEAT = """
+local now, seen = ARGV[1], {}
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+for i = 0, (#KEYS - 1) / 4 - 1 do
+  local live, left, conns, set = KEYS[2 + 4 * i], KEYS[3 + 4 * i], KEYS[4 + 4 * i], KEYS[5 + 4 * i]
+  local pk, conn = ARGV[5 + 2 * i], ARGV[6 + 2 * i]
+  redis.call('HSET', conns, conn, now)
+  redis.call('EXPIRE', conns, ARGV[2])
+  redis.call('ZADD', set, 'XX', 'GT', now, pk)
+  redis.call('ZADD', live, 'GT', now, pk)
+  if not seen[live] then
+    seen[live] = true
+    local stale = redis.call('ZRANGE', live, '-inf', '(' .. ARGV[4], 'BYSCORE', 'WITHSCORES')
+    for j = 1, #stale, 2 do redis.call('ZADD', left, 'GT', stale[j + 1], stale[j]) end
+    if #stale > 0 then redis.call('ZREMRANGEBYSCORE', live, '-inf', '(' .. ARGV[4]) end
+    -- As long as the member set: a stale beat still says "their last sign was a socket".
+    redis.call('EXPIRE', live, ARGV[3])
+    redis.call('EXPIRE', left, ARGV[3])
+    redis.call('EXPIRE', set, ARGV[3])
+  end
+end
+return 1
+"""
+
+# One connection closed: per namespace it was in, three keys (KEYS[3i+1] live,
+# KEYS[3i+2] left, KEYS[3i+3] the member's connections). ARGV[1] now, ARGV[2]
+# now minus the heartbeat timeout, ARGV[3] the left set's TTL (the window),
+# ARGV[4] the pk, ARGV[5] the connection id. The member stays live at the
+# newest heartbeat of their other living connections (stale ones, of dead
+# processes, are dropped here); with none left they move to the left set at once.
+DISCONNECT = """
+for i = 0, #KEYS / 3 - 1 do
+  local live, left, conns = KEYS[1 + 3 * i], KEYS[2 + 3 * i], KEYS[3 + 3 * i]
+  redis.call('HDEL', conns, ARGV[5])
+  local newest = nil
+  local fields = redis.call('HGETALL', conns)
+  for j = 1, #fields, 2 do
+    local beat = tonumber(fields[j + 1])
+    if beat < tonumber(ARGV[2]) then
+      redis.call('HDEL', conns, fields[j])
+    elseif newest == nil or beat > newest then
+      newest = beat
+    end
+  end
+  if newest then
+    redis.call('ZADD', live, newest, ARGV[4])
+  else
+    redis.call('ZREM', live, ARGV[4])
+    redis.call('ZADD', left, ARGV[1], ARGV[4])
+    redis.call('ZREMRANGEBYSCORE', left, '-inf', '(' .. (tonumber(ARGV[1]) - tonumber(ARGV[3])))
+    redis.call('EXPIRE', left, ARGV[3])
+  end
+end
+return 1
 """
