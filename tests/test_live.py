@@ -110,3 +110,26 @@ def test_live_without_the_urls_says_what_to_add(redis_db: redis.Redis, settings:
     template = engines["django"].from_string("{% load whos_online %}{% whos_online live=30 %}")
     with pytest.raises(ImproperlyConfigured, match='include\\("whos_online.urls"\\)'):
         template.render({})
+
+
+def test_with_the_websocket_routed_the_block_subscribes_and_still_polls_as_fallback(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
+    html = BrowserClient().get("/live-block/").content.decode()
+    assert 'data-whos-online-ws="/ws/whos-online/"' in html
+    assert 'data-whos-online-url="/whos-online/"' in html  # polled while the socket is down
+    assert "<script>" not in html
+
+
+def test_a_live_room_block_subscribes_to_its_room_only_over_the_websocket(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    template = engines["django"].from_string(
+        '{% load whos_online %}{% whos_here "thread:4/2" live=True %}'
+    )
+    assert "data-whos-online" not in template.render({})  # no socket routed: a static block
+    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
+    html = template.render({})
+    assert 'data-whos-online-ws="/ws/whos-online/thread%3A4%2F2/"' in html
+    assert '<script src="/static/whos_online/live.js" defer></script>' in html

@@ -48,9 +48,10 @@ def whos_online(context: JinjaContext, live: int = 0) -> Markup:
 
 
 @pass_context
-def whos_here(context: JinjaContext, room: str) -> Markup:
+def whos_here(context: JinjaContext, room: str, live: bool = False) -> Markup:
     """The ``{% whos_here room %}`` block."""
-    return Markup(render_to_string("whos_online/room.html", tags.whos_here(_django(context), room)))
+    block = tags.whos_here(_django(context), room, live)
+    return Markup(render_to_string("whos_online/room.html", block))
 
 
 @pass_context

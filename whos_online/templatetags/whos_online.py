@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import quote
 
 from django import template
 from django.core.exceptions import ImproperlyConfigured
@@ -30,9 +31,10 @@ MIN_REFRESH = 5
 def whos_online(context: template.Context, live: int = 0) -> dict[str, Any]:
     """Members (most recent first), counts and the window; ``online`` is None if Redis is down.
 
-    ``live=N`` makes the block refresh itself every N seconds (a static script
-    polling the endpoint of ``whos_online.urls``); without JavaScript it is the
-    same block, as of page load.
+    ``live=N`` makes the block refresh itself: pushed over the WebSocket where
+    ``WHOS_ONLINE_WEBSOCKET_URL`` says the site routes ``WhosOnlineConsumer``,
+    else (and while the socket is down) every N seconds by polling the endpoint
+    of ``whos_online.urls``. Without JavaScript it is the same block, as of page load.
     """
     block: dict[str, Any] = {
         "online": blockcache.for_request(context.get("request")),
@@ -48,17 +50,24 @@ def whos_online(context: template.Context, live: int = 0) -> dict[str, Any]:
                 'path("whos-online/", include("whos_online.urls")) to your URLconf.'
             ) from None
         block["live"] = max(int(live), MIN_REFRESH)
+        block["ws_url"] = conf.websocket_url
     return block
 
 
 @register.inclusion_tag("whos_online/room.html", takes_context=True)
-def whos_here(context: template.Context, room: str) -> dict[str, Any]:
-    """Who is in ``room`` (recorded by the ``in_room`` view decorator); None if Redis is down."""
+def whos_here(context: template.Context, room: str, live: bool = False) -> dict[str, Any]:
+    """Who is in ``room`` (recorded by the ``in_room`` view decorator); None if Redis is down.
+
+    ``live=True`` subscribes to the room over the WebSocket (``WHOS_ONLINE_WEBSOCKET_URL``
+    plus the room); a room has no polling endpoint, so without the setting it is static.
+    """
+    ws_url = conf.websocket_url
     return {
         "online": blockcache.for_request(context.get("request"), room),
         "room": room,
         "window_minutes": conf.window_minutes,
         "request": context.get("request"),
+        "ws_url": f"{ws_url}{quote(room, safe='')}/" if live and ws_url else None,
     }
 
 

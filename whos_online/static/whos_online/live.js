@@ -1,29 +1,46 @@
-/* whos_online live block: refreshes every {% whos_online live=N %} block in place.
+/* whos_online live block: keeps every live who's-online block (and live room block) current.
  * No dependencies and no inline code, so it runs under a strict Content-Security-Policy.
- * The endpoint returns the block rendered by the site's own template; this swaps
- * the section's contents and keeps its attributes. Polls are not counted as visits
- * (X-Whos-Online header), hidden tabs do not poll, and a failed poll keeps what is
- * shown and tries again at the next tick. */
+ * A block with data-whos-online-ws subscribes over the WebSocket: the server pushes the
+ * block, rendered by the site's own template, whenever someone joins or leaves. Otherwise,
+ * and while the socket is down, a block with data-whos-online-url polls the endpoint every
+ * data-whos-online-refresh seconds. Either way this swaps the section's contents and keeps
+ * its attributes. Polls are not counted as visits (X-Whos-Online header), hidden tabs do not
+ * poll, and a failed poll or a lost socket keeps what is shown. */
 (function () {
   "use strict";
   if (window.whosOnlineLive) {
-    return; // the script is included once per block; one timer per block is enough
+    return; // the script is included once per block; one run for the page is enough
   }
   window.whosOnlineLive = true;
 
-  function schedule(section) {
-    var seconds = parseInt(section.getAttribute("data-whos-online-refresh"), 10);
-    if (seconds > 0) {
-      window.setTimeout(function () { refresh(section); }, seconds * 1000);
+  function swap(section, html) {
+    var holder = document.createElement("template");
+    holder.innerHTML = html.trim();
+    var fresh = holder.content.firstElementChild;
+    if (fresh && fresh.innerHTML !== section.innerHTML) {
+      section.innerHTML = fresh.innerHTML;
+      section.setAttribute("data-whos-online-updated", new Date().toISOString());
     }
   }
 
-  function refresh(section) {
+  function schedule(block) {
+    var seconds = parseInt(block.section.getAttribute("data-whos-online-refresh"), 10);
+    if (seconds > 0 && block.section.getAttribute("data-whos-online-url") && !block.polling) {
+      block.polling = true;
+      window.setTimeout(function () { refresh(block); }, seconds * 1000);
+    }
+  }
+
+  function refresh(block) {
+    block.polling = false;
+    if (block.pushed) {
+      return; // the socket is back: it keeps the block current
+    }
     if (document.hidden) {
-      schedule(section);
+      schedule(block);
       return;
     }
-    window.fetch(section.getAttribute("data-whos-online-url"), {
+    window.fetch(block.section.getAttribute("data-whos-online-url"), {
       credentials: "same-origin",
       headers: { "Accept": "application/json", "X-Whos-Online": "poll" }
     }).then(function (response) {
@@ -32,24 +49,47 @@
       }
       return response.json();
     }).then(function (data) {
-      var holder = document.createElement("template");
-      holder.innerHTML = data.html.trim();
-      var fresh = holder.content.firstElementChild;
-      if (fresh) {
-        section.innerHTML = fresh.innerHTML;
-        section.setAttribute("data-whos-online-updated", new Date().toISOString());
-      }
+      swap(block.section, data.html);
     }).catch(function () {
       /* keep the block as it is */
     }).then(function () {
-      schedule(section);
+      schedule(block);
     });
   }
 
+  function subscribe(block) {
+    var scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
+    var socket = new window.WebSocket(
+      scheme + window.location.host + block.section.getAttribute("data-whos-online-ws"));
+    socket.onopen = function () {
+      block.pushed = true;
+      block.retries = 0;
+    };
+    socket.onmessage = function (event) {
+      var data = JSON.parse(event.data);
+      if (data.html) {
+        swap(block.section, data.html);
+      }
+    };
+    socket.onclose = function () {
+      // Poll meanwhile, and subscribe again after 1, 2, 4 ... 30 s.
+      block.pushed = false;
+      schedule(block);
+      var delay = Math.min(30, Math.pow(2, block.retries));
+      block.retries += 1;
+      window.setTimeout(function () { subscribe(block); }, delay * 1000);
+    };
+  }
+
   function start() {
-    var sections = document.querySelectorAll("[data-whos-online-url]");
+    var sections = document.querySelectorAll("[data-whos-online-url], [data-whos-online-ws]");
     for (var i = 0; i < sections.length; i++) {
-      schedule(sections[i]);
+      var block = { section: sections[i], pushed: false, polling: false, retries: 0 };
+      if (sections[i].getAttribute("data-whos-online-ws") && window.WebSocket) {
+        subscribe(block);
+      } else {
+        schedule(block);
+      }
     }
   }
 
