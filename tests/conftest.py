@@ -90,6 +90,8 @@ AVAILABLE = {
 NEEDS_BY_MODULE = {
     "test_load.py": ("REDIS_URL",),
     "test_browser.py": ("REDIS_URL", "chromium", "playwright"),
+    "test_realtime_browser.py": ("REDIS_URL", "chromium", "playwright"),
+    "test_realtime_load.py": ("redis-server",),
     "test_faults.py": ("redis-server",),
     "test_resilience.py": ("redis-server",),
     "test_sentinel.py": ("redis-server",),

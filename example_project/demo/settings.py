@@ -16,6 +16,7 @@ DEBUG = True
 ALLOWED_HOSTS: list[str] = []  # with DEBUG on, Django allows localhost, 127.0.0.1 and [::1]
 
 INSTALLED_APPS = [
+    "daphne",  # runserver serves the ASGI application: HTTP and the live blocks' WebSockets
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -41,6 +42,7 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "demo.urls"
+ASGI_APPLICATION = "demo.asgi.application"
 
 TEMPLATES = [
     {
@@ -102,6 +104,25 @@ else:
             },
         }
     }
+
+# WebSocket presence: live blocks subscribe here (demo/asgi.py routes it). Several
+# server processes share a channel layer through Redis; the embedded default is one process.
+WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
+CHANNEL_LAYERS = {
+    "default": (
+        {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "prefix": f"{WHOS_ONLINE_KEY_PREFIX}:asgi"},
+        }
+        if REDIS_URL
+        else {"BACKEND": "channels.layers.InMemoryChannelLayer"}
+    )
+}
+# DEMO_HEARTBEAT(_TIMEOUT) let a test kill the server and see its sockets expire quickly.
+WHOS_ONLINE_HEARTBEAT = float(os.environ.get("DEMO_HEARTBEAT", 25))
+WHOS_ONLINE_HEARTBEAT_TIMEOUT = float(os.environ.get("DEMO_HEARTBEAT_TIMEOUT", 60))
+# A test on a busy machine allows a slower Redis than a site should (the default is 0.25 s).
+WHOS_ONLINE_SOCKET_TIMEOUT = float(os.environ.get("DEMO_SOCKET_TIMEOUT", 0.25))
 
 # A 10-minute window, and each visitor re-recorded at most once a minute, so the
 # demo feels lively. The cookie age must stay well below the window.

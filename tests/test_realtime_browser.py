@@ -1,0 +1,216 @@
+"""WebSocket presence end to end: the demo on Daphne (ASGI), channels-redis and the real Redis.
+
+The demo runs as a subprocess (``runserver``, which Daphne serves), its keys and
+channel layer under a prefix of their own in REDIS_URL's Redis, with a short
+heartbeat (1 s) and timeout (3 s) so a killed server's sockets expire quickly.
+Debian's Chromium (Playwright) is the browser. Waits poll with a deadline,
+never a fixed sleep. This test process reads the same Redis through the
+public API, as another server process of the site would.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import redis
+
+from tests.conftest import REDIS_URL, django_redis_cache, require
+from tests.test_browser import (
+    MANAGE,
+    NAMES,
+    ROOT,
+    Demo,
+    browser,  # noqa: F401 (the fixture, used by name below)
+    free_port,
+    log_in,
+    server_log_on_failure,
+    wait_until_serving,
+)
+from whos_online import presence
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+pytestmark = pytest.mark.browser
+
+HEARTBEAT, TIMEOUT = 1, 3  # s, the server's WHOS_ONLINE_HEARTBEAT(_TIMEOUT)
+ROOM = "thread:welcome"  # the demo's thread page
+SETUP = """
+from django.core.management import call_command
+from demo.management.commands.demo import Command
+call_command("migrate", verbosity=0, interactive=False)
+Command().create_users()
+"""
+
+
+@dataclass
+class Server:
+    site: Demo
+    process: subprocess.Popen[bytes]
+
+
+@pytest.fixture
+def server(tmp_path: Any, settings: Any) -> Iterator[Server]:
+    """The demo on Daphne; this process reads its Redis namespace through ``presence``."""
+    require("REDIS_URL")
+    prefix = f"whos_online_realtime:{uuid.uuid4().hex}"
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    env.update(
+        REDIS_URL=REDIS_URL,
+        DEMO_DATABASE=str(tmp_path / "demo.sqlite3"),
+        DEMO_KEY_PREFIX=prefix,
+        DEMO_HEARTBEAT=str(HEARTBEAT),
+        DEMO_HEARTBEAT_TIMEOUT=str(TIMEOUT),
+        DEMO_SOCKET_TIMEOUT="2",  # the machine may be busy: no outage for a slow reply
+        PYTHONPATH=str(ROOT),  # this checkout's whos_online, not an installed one
+        PYTHONUNBUFFERED="1",
+    )
+    settings.CACHES = {"default": django_redis_cache(REDIS_URL)}
+    settings.WHOS_ONLINE_KEY_PREFIX = prefix
+    settings.WHOS_ONLINE_HEARTBEAT_TIMEOUT = TIMEOUT
+    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 2
+    store = redis.Redis.from_url(REDIS_URL)
+    try:
+        setup = subprocess.run(
+            [sys.executable, str(MANAGE), "shell", "-c", SETUP],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert setup.returncode == 0, setup.stdout + setup.stderr
+        port = free_port()
+        site = Demo(f"http://127.0.0.1:{port}", tmp_path / "daphne.log")
+        with open(site.log, "wb") as log:
+            process = subprocess.Popen(
+                [sys.executable, str(MANAGE), "runserver", f"127.0.0.1:{port}", "--noreload"],
+                cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+            try:
+                wait_until_serving(process, site)
+                yield Server(site, process)
+            finally:
+                if process.poll() is None:
+                    process.terminate()
+                    try:
+                        process.wait(timeout=10)
+                    except subprocess.TimeoutExpired:
+                        process.kill()
+                        process.wait(timeout=10)
+    finally:
+        own = list(store.scan_iter(match=f"{prefix}:*"))
+        if own:
+            store.delete(*own)
+        store.close()
+
+
+def deadline_wait(check: Callable[[], bool], seconds: float) -> float:
+    """Poll ``check`` until it holds; return how long that took, or fail after ``seconds``."""
+    started = time.monotonic()
+    while not check():
+        assert time.monotonic() - started < seconds, f"not within {seconds} s"
+        time.sleep(0.05)
+    return time.monotonic() - started
+
+
+def on_thread(page: Page, site: Demo) -> Any:
+    """Open the demo's thread page; return its member list's entries."""
+    page.goto(f"{site.url}/thread/")
+    return page.locator("section.whos-here .whos-here-members li")
+
+
+def connected_names(room: str | None = None) -> set[str]:
+    cards = {m.pk: m.name for m in presence.summary(-1, room, include_hidden=True).members}
+    return {cards.get(pk, pk) for pk in presence.connected(room)}
+
+
+def test_a_closed_tab_leaves_the_other_members_list_within_two_seconds(
+    browser: Any,  # noqa: F811 (the fixture imported above)
+    server: Server,
+) -> None:
+    from playwright.sync_api import expect
+
+    with server_log_on_failure(server.site):
+        alice = log_in(browser, server.site, "alice")
+        bob = log_in(browser, server.site, "bob")
+        try:
+            members = on_thread(alice, server.site)
+            bob_members = on_thread(bob, server.site)
+            expect(bob_members.filter(has_text=NAMES["alice"])).to_have_class(
+                "whos-here-member whos-here-online"
+            )
+            # Bob joined after alice's page rendered: pushed to her, no reload.
+            bob_in_alice = members.filter(has_text=NAMES["bob"])
+            expect(bob_in_alice).to_have_class("whos-here-member whos-here-online")
+            deadline_wait(lambda: connected_names(ROOM) == {NAMES["alice"], NAMES["bob"]}, 5)
+            # The thread's chat: the demo's own consumer (with the presence mixin) and
+            # the channel layer (channels-redis here) carry alice's message to bob.
+            alice.locator("#chat-form input").fill("hello bob")
+            alice.locator("#chat-form button").click()
+            expect(bob.locator("#chat-messages")).to_contain_text(f"{NAMES['alice']}: hello bob")
+
+            bob.close()  # the tab
+            started = time.monotonic()
+            expect(bob_in_alice).to_have_class("whos-here-member whos-here-idle", timeout=2000)
+            waited = time.monotonic() - started
+            assert connected_names(ROOM) == {NAMES["alice"]}
+            assert connected_names() == {NAMES["alice"]}
+            print(f"bob left alice's list {waited:.2f} s after his tab closed")
+        finally:
+            alice.context.close()
+            bob.context.close()
+
+
+def test_a_killed_server_s_connections_drop_out_within_the_heartbeat_timeout(
+    browser: Any,  # noqa: F811 (the fixture imported above)
+    server: Server,
+) -> None:
+    with server_log_on_failure(server.site):
+        alice = log_in(browser, server.site, "alice")
+        bob = log_in(browser, server.site, "bob")
+        try:
+            on_thread(alice, server.site)
+            on_thread(bob, server.site)
+            both = {NAMES["alice"], NAMES["bob"]}
+            deadline_wait(lambda: connected_names(ROOM) == both, 5)
+            # Beats keep them connected past the timeout while the server lives.
+            time.sleep(TIMEOUT + HEARTBEAT)  # the one wait that must last: nothing to poll for
+            assert connected_names(ROOM) == both and connected_names() == both
+
+            os.kill(server.process.pid, signal.SIGKILL)  # no disconnect will ever run
+            server.process.wait(timeout=10)
+            killed_at = time.monotonic()
+
+            def gone() -> bool:
+                site, room = presence.summary(-1), presence.summary(-1, ROOM)
+                online = {m.name for m in [*site.members, *room.members] if m.status == "online"}
+                return not presence.connected() and not presence.connected(ROOM) and not online
+
+            # Their last heartbeat was at most HEARTBEAT before the kill.
+            deadline_wait(gone, TIMEOUT + HEARTBEAT + 1)
+            elapsed = time.monotonic() - killed_at
+            statuses = presence.statuses([m.pk for m in presence.summary(-1).members])
+            assert set(statuses.values()) <= {"idle"}
+            print(f"the killed server's sockets dropped out {elapsed:.2f} s after SIGKILL")
+        finally:
+            alice.context.close()
+            bob.context.close()
+
+
+def test_another_site_s_page_cannot_open_a_socket(server: Server) -> None:
+    """The demo checks the Origin: a browser would send our visitor's cookies along."""
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync.client import connect
+
+    url = server.site.url.replace("http", "ws") + "/ws/whos-online/"
+    with connect(url, origin=server.site.url, open_timeout=10) as ours:
+        assert '"presence_state"' in str(ours.recv(timeout=10))
+    with pytest.raises(InvalidStatus) as refused:
+        connect(url, origin="http://evil.example", open_timeout=10)
+    assert refused.value.response.status_code == 403
