@@ -70,3 +70,7 @@ LOGGING = {
     "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "pid"}},
     "loggers": {"whos_online": {"handlers": ["stderr"], "level": "WARNING"}},
 }
+
+# tests/test_realtime_load.py: beats every LOAD_SITE_HEARTBEAT seconds.
+WHOS_ONLINE_HEARTBEAT = float(os.environ.get("LOAD_SITE_HEARTBEAT", 25))
+WHOS_ONLINE_HEARTBEAT_TIMEOUT = 3 * WHOS_ONLINE_HEARTBEAT

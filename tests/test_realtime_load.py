@@ -1,0 +1,221 @@
+"""WebSocket presence under load: 2,000 concurrent sockets on one uvicorn worker, bounded.
+
+One uvicorn worker serves tests/load_site/ws_asgi.py against a redis-server of
+this test's own (so its command counts are ours alone). CONNECTIONS members
+connect from this process: most to a chat consumer with the presence mixin,
+SUBSCRIBERS of them to whos_online's consumer. Then:
+
+- every connection is recorded and its heartbeats land (each live score moves
+  past a mark taken after everyone connected), with a heartbeat every
+  HEARTBEAT seconds for the whole process;
+- every subscriber is pushed the whole picture (CONNECTIONS members);
+- Redis's EVAL calls in a steady window are bounded by the ticks and beats of
+  one process, not by the sockets (measured: commands/s);
+- the worker's memory per connection is measured;
+- closing every socket takes every member off at once.
+
+The numbers are printed (``-s``) and not asserted as speed: the machine is shared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+import websockets
+
+from tests.conftest import django_redis_cache, require
+from tests.redis_server import RedisServer
+from whos_online import presence
+
+pytestmark = pytest.mark.load
+
+ROOT = Path(__file__).resolve().parent.parent
+CONNECTIONS = 2000
+SUBSCRIBERS = 50
+HEARTBEAT = 2.0  # s; the timeout is three beats (tests/load_site/settings.py)
+STEADY = 6.0  # s of steady state in which Redis commands are counted
+TICK = 0.5  # whos_online.hub.TICK
+CONNECT_BATCH = 100  # connects in flight at once (the listen backlog is finite)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    require("redis-server")
+    with RedisServer(directory=tmp_path) as server:
+        yield server
+
+
+@pytest.fixture
+def worker(own_redis: RedisServer, tmp_path: Path, settings: Any) -> Iterator[tuple[str, int]]:
+    """One uvicorn worker on a spare port; yields its ws:// base and pid."""
+    prefix = f"whos_online_realtime_load:{uuid.uuid4().hex}"
+    settings.CACHES = {"default": django_redis_cache(own_redis.url)}
+    settings.WHOS_ONLINE_KEY_PREFIX = prefix
+    settings.WHOS_ONLINE_HEARTBEAT_TIMEOUT = 3 * HEARTBEAT
+    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 5
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.load_site.settings",
+        "PYTHONPATH": str(ROOT),
+        "LOAD_SITE_DB": str(tmp_path / "unused.sqlite3"),
+        "LOAD_SITE_KEY_PREFIX": prefix,
+        "LOAD_SITE_HEARTBEAT": str(HEARTBEAT),
+        "REDIS_URL": own_redis.url,
+    }
+    port = free_port()
+    log = tmp_path / "uvicorn.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [
+                sys.executable, "-m", "uvicorn", "--workers", "1", "--host", "127.0.0.1",
+                "--port", str(port), "--ws", "websockets", "--lifespan", "off",
+                "--no-access-log", "--log-level", "warning", "--backlog", "4096",
+                "tests.load_site.ws_asgi:application",
+            ],
+            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        try:
+            wait(lambda: _listening(port), 30, f"uvicorn did not start:\n{_tail(log)}")
+            yield f"ws://127.0.0.1:{port}", process.pid
+        finally:
+            process.terminate()  # by its pid
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+
+
+def _listening(port: int) -> bool:
+    import socket
+
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _tail(path: Path) -> str:
+    return path.read_text(errors="replace")[-3000:] if path.exists() else ""
+
+
+def wait(check: Callable[[], bool], seconds: float, what: str) -> float:
+    started = time.monotonic()
+    while not check():
+        assert time.monotonic() - started < seconds, what
+        time.sleep(0.1)
+    return time.monotonic() - started
+
+
+def eval_calls(stats: dict[str, Any]) -> int:
+    return sum(
+        int(stats.get(f"cmdstat_{name}", {}).get("calls", 0)) for name in ("eval", "evalsha")
+    )
+
+
+def test_two_thousand_sockets_on_one_worker(
+    worker: tuple[str, int], own_redis: RedisServer
+) -> None:
+    base, pid = worker
+    redis_client = own_redis.client()
+    rss_before = psutil.Process(pid).memory_info().rss
+    users_seen = [0] * SUBSCRIBERS  # the latest member count each subscriber was pushed
+    report: dict[str, float] = {}
+
+    async def subscriber(i: int, socket: Any) -> None:
+        async for raw in socket:
+            users_seen[i] = json.loads(raw)["users"]
+
+    async def scenario() -> None:
+        started = time.monotonic()
+        sockets: list[Any] = []
+        for first in range(0, CONNECTIONS, CONNECT_BATCH):
+            batch = range(first, min(first + CONNECT_BATCH, CONNECTIONS))
+            urls = [
+                f"{base}/ws/whos-online/?member={n}"
+                if n < SUBSCRIBERS
+                else f"{base}/ws/chat/?member={n}"
+                for n in batch
+            ]
+            sockets += await asyncio.gather(
+                *(websockets.connect(url, open_timeout=30, max_size=None) for url in urls)
+            )
+        report["connect_s"] = time.monotonic() - started
+        readers = [asyncio.create_task(subscriber(i, sockets[i])) for i in range(SUBSCRIBERS)]
+
+        await asyncio.to_thread(
+            wait,
+            lambda: len(presence.connected()) == CONNECTIONS,
+            30,
+            "not every connection was recorded",
+        )
+        report["rss_mb"] = psutil.Process(pid).memory_info().rss / 2**20
+        report["all_pushed_s"] = await asyncio.to_thread(
+            wait,
+            lambda: min(users_seen) == CONNECTIONS,
+            10,
+            f"subscribers saw {sorted(set(users_seen))} members, not {CONNECTIONS}",
+        )
+
+        # Steady state: count Redis's commands while nothing but beats and ticks happen.
+        mark = time.time()
+        before, commands_before = (
+            redis_client.info("commandstats"),
+            redis_client.info("stats")["total_commands_processed"],
+        )
+        await asyncio.sleep(STEADY)
+        after, commands_after = (
+            redis_client.info("commandstats"),
+            redis_client.info("stats")["total_commands_processed"],
+        )
+        report["evals"] = eval_calls(after) - eval_calls(before)
+        report["commands_per_s"] = (commands_after - commands_before) / STEADY
+        live = redis_client.zrange(f"{presence.conf.socket_keys().live}", 0, -1, withscores=True)
+        report["beaten"] = sum(score >= mark for _, score in live)
+
+        closing = time.monotonic()
+        await asyncio.gather(*(socket.close() for socket in sockets))
+        for reader in readers:
+            reader.cancel()
+        report["all_gone_s"] = await asyncio.to_thread(
+            wait, lambda: not presence.connected(), 20, "closed sockets still connected"
+        )
+        report["close_s"] = time.monotonic() - closing
+
+    asyncio.run(scenario())
+    report["rss_before_mb"] = rss_before / 2**20
+    per_connection_kb = (report["rss_mb"] - report["rss_before_mb"]) * 1024 / CONNECTIONS
+    print(
+        f"\n{CONNECTIONS} sockets on one worker: connected in {report['connect_s']:.1f} s; "
+        f"all {SUBSCRIBERS} subscribers pushed the full count after {report['all_pushed_s']:.1f} s; "
+        f"worker RSS {report['rss_before_mb']:.0f} -> {report['rss_mb']:.0f} MB "
+        f"({per_connection_kb:.0f} KB per connection); steady {STEADY:.0f} s: "
+        f"{report['evals']} EVAL round trips, {report['commands_per_s']:.0f} Redis commands/s "
+        "(counting those the scripts run); "
+        f"{report['beaten']} of {CONNECTIONS} beaten in the window; "
+        f"all gone {report['all_gone_s']:.1f} s after the closes finished"
+    )
+    assert report["beaten"] == CONNECTIONS  # every connection's heartbeat was recorded
+    assert report["evals"] >= STEADY / HEARTBEAT - 1  # the beats and reads are counted
+    # One process: a beat (an EVAL per HEARTBEAT_BATCH sockets) per HEARTBEAT and a read
+    # per TICK for its one view (x2 leaves room for a busy machine); beating each socket
+    # would be thousands.
+    batches = -(-CONNECTIONS // presence.HEARTBEAT_BATCH)
+    assert report["evals"] <= 2 * (STEADY / HEARTBEAT * batches + STEADY / TICK + 2)
