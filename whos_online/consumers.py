@@ -50,13 +50,13 @@ class PresenceMixin:
         connection = await database_sync_to_async(_connection)(user, self.presence_room())
         self.presence_connection = connection
         get_hub().track(connection)
-        await asyncio.to_thread(failsafe.call, presence.connect, user, connection)
+        await asyncio.to_thread(failsafe.write, presence.connect, user, connection)
 
     async def websocket_disconnect(self, message: dict[str, Any]) -> None:
         connection, self.presence_connection = self.presence_connection, None
         if connection is not None:
             get_hub().untrack(connection)
-            await asyncio.to_thread(failsafe.call, presence.disconnect, connection)
+            await asyncio.to_thread(failsafe.write, presence.disconnect, connection)
         await super().websocket_disconnect(message)  # type: ignore[misc]
 
 

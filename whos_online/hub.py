@@ -102,7 +102,7 @@ class Hub:
         if self.connections and not 0 <= now - self.beat_at < conf.heartbeat:
             self.beat_at = now
             alive = list(self.connections.values())
-            await asyncio.to_thread(failsafe.call, presence.heartbeat, alive)
+            await asyncio.to_thread(failsafe.write, presence.heartbeat, alive)
         for view, feed in list(self.feeds.items()):
             online = await asyncio.to_thread(
                 failsafe.call, presence.summary, None, view.room, view.staff
