@@ -272,6 +272,30 @@ def test_anonymous_sockets_subscribe_but_are_not_counted(
     run(scenario)
 
 
+def test_a_connect_redis_skipped_is_recorded_by_the_ticker_once_it_answers(
+    redis_db: redis.Redis, people: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (alice,) = people("alice")
+    record = presence.record_user
+    failures = [redis.ConnectionError("a blip")]
+
+    def blip(*args: Any, **kwargs: Any) -> float:
+        if failures:
+            raise failures.pop()
+        return record(*args, **kwargs)
+
+    monkeypatch.setattr(presence, "record_user", blip)
+
+    async def scenario() -> None:
+        alice_tab = await tab(alice)
+        await eventually(lambda: not failures)
+        assert listed() == {}  # heartbeats alone never add a member
+        await eventually(lambda: listed() == {"alice": "online"})  # after the breaker's back-off
+        await alice_tab.disconnect()
+
+    run(scenario)
+
+
 def test_redis_down_never_closes_a_socket_or_raises(
     dead_redis: None, people: Any, caplog: pytest.LogCaptureFixture
 ) -> None:

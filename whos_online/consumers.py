@@ -49,8 +49,9 @@ class PresenceMixin:
             return
         connection = await database_sync_to_async(_connection)(user, self.presence_room())
         self.presence_connection = connection
-        get_hub().track(connection)
-        await asyncio.to_thread(failsafe.write, presence.connect, user, connection)
+        recorded = await asyncio.to_thread(failsafe.write, presence.connect, user, connection)
+        # Heartbeats refresh only a recorded member: a skipped record is retried by the ticker.
+        get_hub().track(connection, None if recorded is not None else user)
 
     async def websocket_disconnect(self, message: dict[str, Any]) -> None:
         connection, self.presence_connection = self.presence_connection, None

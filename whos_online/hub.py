@@ -29,6 +29,8 @@ logger = logging.getLogger(__name__)
 
 # Seconds between reads: a join or leave reaches subscribers within about this.
 TICK = 0.5
+# Connects retried per tick after Redis skipped them (a burst after an outage).
+RECORD_RETRIES = 100
 
 
 class Subscriber(Protocol):
@@ -58,16 +60,23 @@ class Hub:
 
     def __init__(self) -> None:
         self.connections: dict[str, presence.Connection] = {}
+        # Connections whose member the connect could not record (Redis skipped or failed):
+        # connection id -> the user, recorded again at the next ticks.
+        self.unrecorded: dict[str, Any] = {}
         self.feeds: dict[View, _Feed] = {}
         self.beat_at = time.time()
         self.task: asyncio.Task[None] | None = None
 
-    def track(self, connection: presence.Connection) -> None:
+    def track(self, connection: presence.Connection, unrecorded_user: Any = None) -> None:
+        """Beat for ``connection``; with ``unrecorded_user``, record them again until it works."""
         self.connections[connection.id] = connection
+        if unrecorded_user is not None:
+            self.unrecorded[connection.id] = unrecorded_user
         self._start()
 
     def untrack(self, connection: presence.Connection) -> None:
         self.connections.pop(connection.id, None)
+        self.unrecorded.pop(connection.id, None)
 
     def subscribe(self, view: View, subscriber: Subscriber) -> None:
         feed = self.feeds.setdefault(view, _Feed())
@@ -103,6 +112,12 @@ class Hub:
             self.beat_at = now
             alive = list(self.connections.values())
             await asyncio.to_thread(failsafe.write, presence.heartbeat, alive)
+        for connection_id, user in list(self.unrecorded.items())[:RECORD_RETRIES]:
+            connection = self.connections.get(connection_id)
+            if connection is None:  # closed meanwhile
+                continue
+            if await asyncio.to_thread(failsafe.write, presence.connect, user, connection):
+                self.unrecorded.pop(connection_id, None)
         for view, feed in list(self.feeds.items()):
             online = await asyncio.to_thread(
                 failsafe.call, presence.summary, None, view.room, view.staff

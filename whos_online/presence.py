@@ -197,14 +197,15 @@ class Connection:
         return (None,) if self.room is None else (None, self.room)
 
 
-def connect(user: Any, connection: Connection) -> None:
+def connect(user: Any, connection: Connection) -> float:
     """A member opened ``connection``: record them (a visit, with their card) and beat once.
 
     One round trip per namespace for the record, plus the first heartbeat.
+    Returns the score recorded on the site.
     """
-    for room in connection.namespaces:
-        record_user(user, room)
+    scores = [record_user(user, room) for room in connection.namespaces]
     heartbeat([connection])
+    return scores[0]
 
 
 # Connections one heartbeat call carries: 500 took 10-25 ms of Redis time on a
