@@ -279,7 +279,7 @@ def test_a_connect_redis_skipped_is_recorded_by_the_ticker_once_it_answers(
     record = presence.record_user
     failures = [redis.ConnectionError("a blip")]
 
-    def blip(*args: Any, **kwargs: Any) -> float:
+    def blip(*args: Any, **kwargs: Any) -> presence.Visit:
         if failures:
             raise failures.pop()
         return record(*args, **kwargs)
