@@ -296,7 +296,7 @@ def test_staff_see_the_online_now_admin_page_with_its_chart(browser: Browser, de
             expect(page.locator(".whos-online-legend")).to_contain_text("guests")
             box = chart.bounding_box()
             assert box is not None and box["width"] > 300 and box["height"] > 50
-            table = page.locator("#content-main table")
+            table = page.locator("#content-main table.whos-online-members")
             expect(table).to_contain_text(NAMES["admin"])
             # The demo's simulated hidden member, marked, linked to her change page.
             heidi = table.locator("tr", has_text="Heidi Huang")
