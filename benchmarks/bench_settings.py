@@ -1,12 +1,9 @@
-"""Settings of the benchmarked Django site (DJANGO_SETTINGS_MODULE for benchmarks/run.py).
+"""The benchmarked Django site's settings (DJANGO_SETTINGS_MODULE of benchmarks/run.py).
 
-Every variant runs under these settings plus its own few overrides (its
-MIDDLEWARE, its key prefix), so the site without whos_online and the site with
-it are the same app. All Redis keys live under ``whos_online_bench:<pid>:``, in
-the database of ``REDIS_URL``; benchmarks/run.py deletes them at the end.
+Every case runs under these plus its own few overrides (its MIDDLEWARE, its key
+prefix), so the site without whos_online and the site with it are the same app.
+Redis keys live under ``whos_online_bench:<pid>:`` in REDIS_URL's database.
 """
-
-from __future__ import annotations
 
 import os
 import tempfile
@@ -14,10 +11,8 @@ from pathlib import Path
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/13")
 PREFIX = f"whos_online_bench:{os.getpid()}"
-# A file, not ":memory:": under ASGI every request queries from a thread of its own,
-# and each thread gets its own connection (an in-memory database per connection).
+# A file, not ":memory:": under ASGI each thread has its own connection.
 DATABASE_FILE = Path(tempfile.gettempdir()) / f"whos_online_bench_{os.getpid()}.sqlite3"
-
 SESSION_AND_AUTH = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -35,11 +30,12 @@ INSTALLED_APPS = [
     "whos_online",
 ]
 MIDDLEWARE = SESSION_AND_AUTH
+# Persistent connections, as a site that cares about latency runs.
 DATABASES = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": str(DATABASE_FILE),
-        "CONN_MAX_AGE": None,  # persistent, as a site that cares about latency runs
+        "CONN_MAX_AGE": None,
     }
 }
 DEFAULT_AUTO_FIELD = "django.db.models.AutoField"
@@ -54,12 +50,10 @@ TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
         "APP_DIRS": True,
-        # {% load baselines %}: the blocks of the two baseline implementations.
-        "OPTIONS": {"libraries": {"baselines": "baselines"}},
+        "OPTIONS": {"libraries": {"baselines": "baselines"}},  # the baselines' blocks
     }
 ]
-
 WHOS_ONLINE_KEY_PREFIX = PREFIX
-# An hour, so the members filled in at the start stay online however long the run
-# takes. Every cost measured here is independent of the window's length.
+# An hour, so the populations stay online however long the run takes; no cost
+# measured here depends on the window's length.
 WHOS_ONLINE_MAX_AGE = 3600

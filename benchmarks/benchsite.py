@@ -1,22 +1,32 @@
-"""The benchmarked site's URLs and views, the control middlewares, and its one logged-in member.
+"""The benchmarked site: its URLs and views, the control middlewares, its member, and requests.
 
 The views do nothing, so a request's cost is the handler and middleware alone.
 WSGI requests go to a sync view and ASGI requests to an async one, so neither
-interface pays a thread hop for the view itself.
+interface pays a thread hop for the view itself. Requests call Django's
+``WSGIHandler`` / ``ASGIHandler`` directly: no server, no sockets but Redis's.
+Every request carries a browser User-Agent (whos_online does not record bots)
+and comes from one of ``GUEST_POOL``'s addresses, which every population holds,
+so recording updates a guest and the population stays the same.
 """
 
 from __future__ import annotations
 
-from typing import Awaitable, Callable
+import asyncio
+import itertools
+from typing import Any, Awaitable, Callable, Mapping
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
+from django.core.handlers.asgi import ASGIHandler
+from django.core.handlers.wsgi import WSGIHandler
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
-from django.urls import path
+from django.test import RequestFactory
+from django.test.utils import override_settings
+from django.urls import include, path
 
 GetResponse = Callable[[HttpRequest], HttpResponseBase | Awaitable[HttpResponseBase]]
 
-SYNC_PATH = "/"
-ASYNC_PATH = "/async/"
+GUEST_POOL = [f"10.99.{i >> 8}.{i & 255}" for i in range(256)]
+BROWSER = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
 
 
 def ok_view(request: HttpRequest) -> HttpResponse:
@@ -27,7 +37,12 @@ async def ok_view_async(request: HttpRequest) -> HttpResponse:
     return HttpResponse("ok")
 
 
-urlpatterns = [path("", ok_view), path("async/", ok_view_async)]
+urlpatterns = [
+    path("", ok_view),
+    path("async/", ok_view_async),
+    path("whos-online/", include("whos_online.urls")),
+]
+LIVE_PATH = "/whos-online/"
 
 
 class PassThroughMiddleware:
@@ -111,3 +126,101 @@ def create_member() -> tuple[str, str]:
     session.save()
     assert session.session_key is not None
     return session.session_key, user.get_username()
+
+
+class Wsgi:
+    """Requests to ``path`` through a WSGIHandler built with ``middleware``."""
+
+    def __init__(
+        self,
+        middleware: list[str],
+        cookies: Mapping[str, str] = {},
+        path: str = "/",
+        headers: Mapping[str, str] = {},
+    ) -> None:
+        with override_settings(MIDDLEWARE=middleware):  # the handler reads it when built
+            self.handler = WSGIHandler()
+        headers = {"User-Agent": BROWSER, **headers}
+        if cookies:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies.items())
+        environ = RequestFactory().get(path, headers=headers).environ
+        self.environs = itertools.cycle([{**environ, "REMOTE_ADDR": ip} for ip in GUEST_POOL])
+
+    def __call__(self, n: int) -> None:
+        handler, environs = self.handler, self.environs
+        for _ in range(n):
+            handler(next(environs), _start_response).close()
+
+    def response(self) -> tuple[int, list[tuple[str, str]], bytes]:
+        response = self.handler(next(self.environs), _start_response)
+        body = b"".join(response)
+        response.close()
+        return response.status_code, list(response.items()) + _cookies(response), body
+
+
+def _start_response(status: str, headers: Any, exc_info: Any = None) -> Any:
+    return None
+
+
+def _cookies(response: HttpResponseBase) -> list[tuple[str, str]]:
+    return [("Set-Cookie", c.output(header="").strip()) for c in response.cookies.values()]
+
+
+class Asgi:
+    """Requests to ``path`` through an ASGIHandler; the n requests of a call share one loop."""
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        middleware: list[str],
+        cookies: Mapping[str, str] = {},
+        path: str = "/async/",
+        headers: Mapping[str, str] = {},
+    ) -> None:
+        self.loop = loop
+        with override_settings(MIDDLEWARE=middleware):
+            self.handler = ASGIHandler()
+        raw = [(b"host", b"testserver"), (b"user-agent", BROWSER.encode())]
+        raw += [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+        if cookies:
+            raw.append((b"cookie", "; ".join(f"{k}={v}" for k, v in cookies.items()).encode()))
+        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1"}
+        scope |= {"method": "GET", "scheme": "http", "path": path, "raw_path": path.encode()}
+        scope |= {"query_string": b"", "root_path": "", "headers": raw}
+        scope |= {"server": ("testserver", 80)}
+        self.scopes = itertools.cycle([{**scope, "client": (ip, 50000)} for ip in GUEST_POOL])
+
+    def __call__(self, n: int) -> None:
+        self.loop.run_until_complete(self._serve(n, _discard))
+
+    async def _serve(self, n: int, send: Callable[[Any], Awaitable[None]]) -> None:
+        for _ in range(n):
+            await self.handler(next(self.scopes), _Receive(), send)
+
+    def response(self) -> tuple[int, list[tuple[str, str]], bytes]:
+        messages: list[Any] = []
+
+        async def send(message: Any) -> None:
+            messages.append(message)
+
+        self.loop.run_until_complete(self._serve(1, send))
+        headers = [(k.decode(), v.decode()) for k, v in messages[0]["headers"]]
+        return messages[0]["status"], headers, b"".join(m.get("body", b"") for m in messages[1:])
+
+
+class _Receive:
+    """The empty body once, then a wait that Django cancels after the response, as a server's."""
+
+    def __init__(self) -> None:
+        self.sent = False
+
+    async def __call__(self) -> dict[str, Any]:
+        if not self.sent:
+            self.sent = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await asyncio.get_running_loop().create_future()
+        raise AssertionError("unreachable: Django cancels this wait")
+
+
+async def _discard(message: Any) -> None:
+    pass

@@ -1,0 +1,130 @@
+"""The block on a page and the live endpoint's poll, from 1e3 to 1e6 people online.
+
+A template holding only ``{% whos_online %}`` is rendered with N members and N
+guests online: on a miss (the summary read from Redis, one round trip) and at
+steady state (from the per-process cache, ``WHOS_ONLINE_BLOCK_CACHE``, when
+this build has it). A PING called directly is the round trip it is read
+against. A poll is a guest's GET of the live endpoint, against a bare request
+carrying the same cookies. The baselines fill whos_online's template from their
+own data, so all render the same HTML.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from bench_settings import SESSION_AND_AUTH
+from benchsite import LIVE_PATH
+from django.template import engines
+from paths import WHOS_ONLINE
+from runner import Case, extra, ratio, table, us, verdict
+
+from whos_online.conf import DEFAULTS
+from whos_online.connection import get_client
+
+CACHED = "WHOS_ONLINE_BLOCK_CACHE" in DEFAULTS  # the resilience issue's per-process cache
+MISS = {"WHOS_ONLINE_BLOCK_CACHE": 0} if CACHED else {}
+TARGET_US = 300
+
+
+class Render:
+    """Renders a template holding one tag, as a page would; it must show ``online``."""
+
+    def __init__(self, source: str, online: int) -> None:
+        self.template = engines["django"].from_string(source)
+        self.online = online
+
+    def __call__(self, n: int) -> None:
+        render = self.template.render
+        for _ in range(n):
+            render()
+
+    def check(self) -> None:
+        html = self.template.render()
+        if str(self.online) not in html:
+            raise RuntimeError(f"the block does not show {self.online} online: {html[:300]!r}")
+
+
+def ping(n: int) -> None:
+    client = get_client()
+    for _ in range(n):
+        client.ping()
+
+
+def cases(setup: Any) -> list[Case]:
+    made = [Case("PING", ping)]
+    for n in setup.onlines:
+        block = Render("{% load whos_online %}{% whos_online %}", n)
+        made.append(
+            Case(f"whos_online, {n:,} online, miss", block, setup.prefix(n) | MISS, block.check)
+        )
+        if CACHED:
+            made.append(
+                Case(f"whos_online, {n:,} online, cached", block, setup.prefix(n), block.check)
+            )
+    for n in setup.baseline_onlines:
+        for name, tag in (
+            ("naive sorted set", "naive_online"),
+            ("cache dict", "cache_dict_online"),
+        ):
+            block = Render(f"{{% load baselines %}}{{% {tag} %}}", n)
+            settings = {"BENCH_BASELINE_KEY": setup.base(n)}
+            made.append(Case(f"{name}, {n:,} online", block, settings, block.check))
+    poll = ("WSGI", [*SESSION_AND_AUTH, WHOS_ONLINE], setup.guest_cookies, LIVE_PATH)
+    driver = setup.driver(*poll, {"X-Whos-Online": "poll"})
+    check = setup.expect(driver, False, body=None)
+    made.append(Case("live poll, miss", driver, setup.prefix(1000) | MISS, check))
+    if CACHED:
+        made.append(Case("live poll, cached", driver, setup.prefix(1000), check))
+    return made
+
+
+def report(c: dict[str, Case], onlines: list[int]) -> tuple[list[list[str]], list[str]]:
+    """(target rows, the section)."""
+    first, last = onlines[0], onlines[-1]
+    misses = {n: extra(c[f"whos_online, {n:,} online, miss"], c["PING"]) for n in onlines}
+    flat = ratio(
+        c[f"whos_online, {last:,} online, miss"], c[f"whos_online, {first:,} online, miss"]
+    )
+    bare = c["WSGI: bare, a guest's cookies"]
+    polls = {
+        k: ratio(c[f"live poll, {k}"], bare) for k in ("miss", "cached") if f"live poll, {k}" in c
+    }
+    targets = [
+        [
+            f"Block on a miss: ≤ one round trip (PING) + {TARGET_US} µs, flat from "
+            f"{first:,} to {last:,} online (≤ 1.1×)",
+            ", ".join(f"{n:,}: PING + {m.median:,.0f} µs" for n, m in misses.items())
+            + f"; {last:,} ÷ {first:,}: {flat:.2f}",
+            verdict(all(m.median <= TARGET_US for m in misses.values()) and flat.median <= 1.1),
+        ],
+        [f"Block at steady state (per-process cache): ≤ {TARGET_US} µs", *steady(c, onlines)],
+        [
+            "Live endpoint: a poll ≤ 2 × a bare request (the same cookies)",
+            "; ".join(f"{name} {poll:.2f}×" for name, poll in polls.items()),
+            verdict(all(poll.median <= 2 for poll in polls.values())),
+        ],
+    ]
+    names = [name for name in c if "online" in name and ":" not in name] + ["PING"]
+    rows = [[name, us(c[name]), f"{c[name].trips:g}"] for name in names]
+    rows += [[name, us(c[name]), f"{c[name].trips:g}"] for name in c if name.startswith("live")]
+    section = [
+        "## The block and the live endpoint",
+        "",
+        *table(["Render", "µs", "Redis round trips"], rows),
+    ]
+    return targets, section
+
+
+def steady(c: dict[str, Case], onlines: list[int]) -> list[str]:
+    if not CACHED:
+        return [
+            "not measured: `WHOS_ONLINE_BLOCK_CACHE` is not in this build (row to fill after it lands)",
+            "–",
+        ]
+    cached = {n: c[f"whos_online, {n:,} online, cached"] for n in onlines}
+    return [
+        ", ".join(f"{n:,}: {us(case)} µs" for n, case in cached.items()),
+        verdict(all(statistics.median(case.us) <= TARGET_US for case in cached.values())),
+    ]
