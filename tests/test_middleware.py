@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
 import redis
+import time_machine
 from asgiref.sync import async_to_sync, sync_to_async
 from django.contrib.auth.models import User
 from django.test import AsyncClient, Client
+from django.utils.http import http_date
 
-from tests.conftest import BrowserAsyncClient, BrowserClient, names
+from tests.conftest import NOW, BrowserAsyncClient, BrowserClient, names
 from whos_online import middleware, presence
 
 pytestmark = pytest.mark.django_db
@@ -40,6 +43,25 @@ def test_first_visit_counts_the_guest_and_sets_the_cookie(
     cookie = response.cookies["online"]
     assert cookie["max-age"] == 300
     assert cookie["httponly"] and cookie["samesite"] == "Lax" and not cookie["secure"]
+    assert response["Cache-Control"] == "private"
+
+
+@time_machine.travel(NOW, tick=False)
+def test_the_cookie_expires_with_its_max_age(redis_db: redis.Redis, client: Client) -> None:
+    response = client.get("/", REMOTE_ADDR="203.0.113.7")
+    expires = response.cookies["online"]["expires"]
+    assert expires == http_date(NOW.timestamp() + 300)
+    with time_machine.travel(NOW + timedelta(seconds=61), tick=False):
+        response = BrowserClient().get("/", REMOTE_ADDR="203.0.113.8")
+    assert response.cookies["online"]["expires"] == http_date(NOW.timestamp() + 361)
+
+
+def test_a_views_own_cache_control_is_kept_and_made_private(
+    redis_db: redis.Redis, client: Client
+) -> None:
+    response = client.get("/cached-page/", REMOTE_ADDR="203.0.113.7")
+    assert "online" in response.cookies
+    assert response["Cache-Control"] == "max-age=60, private"
 
 
 def test_the_visitor_counts_on_their_own_first_page(redis_db: redis.Redis, client: Client) -> None:

@@ -7,6 +7,7 @@ from django.contrib.auth.models import User
 from django.http import FileResponse, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.template import engines
 from django.urls import include, path
+from django.views.decorators.cache import cache_control
 
 from whos_online.rooms import in_room
 
@@ -18,6 +19,11 @@ JINJA_PAGE = engines["jinja2"].get_template("page.html")
 
 def plain(request: HttpRequest) -> HttpResponse:
     """Touches neither the session nor the database."""
+    return HttpResponse("ok")
+
+
+@cache_control(max_age=60)
+def cached_page(request: HttpRequest) -> HttpResponse:
     return HttpResponse("ok")
 
 
@@ -74,6 +80,7 @@ def download(request: HttpRequest) -> FileResponse:
 urlpatterns = [
     path("", plain),
     path("counter/", counter),
+    path("cached-page/", cached_page),
     path("stream/", stream),
     path("download/", download),
     path("block/", block),

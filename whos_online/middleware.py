@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import time
 from functools import lru_cache
 from typing import Awaitable, Callable, cast
 
@@ -10,6 +11,7 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_asy
 from django.conf import settings
 from django.http import HttpRequest, HttpResponseBase
 from django.utils.cache import patch_cache_control
+from django.utils.http import http_date
 
 from whos_online.conf import conf
 from whos_online.visits import record_visit
@@ -73,12 +75,23 @@ def _token(session: str) -> str:
 
 def _set_cookie(request: HttpRequest, response: HttpResponseBase, token: str) -> None:
     # A shared cache must not replay one visitor's cookie to the next.
-    patch_cache_control(response, private=True)
+    if response.has_header("Cache-Control"):
+        patch_cache_control(response, private=True)
+    else:
+        response.headers["Cache-Control"] = "private"  # what patching no header gives, cheaper
+    max_age = conf.cookie_age
     response.set_cookie(
         conf.cookie_name,
         token,
-        max_age=conf.cookie_age,
+        max_age=max_age,
+        expires=_expires(int(time.time()) + max_age),
         httponly=True,
         samesite="Lax",
         secure=request.is_secure() or settings.SESSION_COOKIE_SECURE,
     )
+
+
+@lru_cache(maxsize=2)
+def _expires(at: int) -> str:
+    """The cookie's Expires date, formatted once per second rather than once per visitor."""
+    return http_date(at)
