@@ -230,6 +230,30 @@ def test_redis_killed_mid_traffic_then_restarted_tracking_resumes_by_itself(
         assert members(block(guest)) == ["alice", "bob"]
 
 
+def scripts_sent(wire: Wire) -> list[str]:
+    """EVAL and EVALSHA calls among the payloads, in order (not the connection's handshake)."""
+    names = [re.match(rb"\*\d+\r\n\$\d+\r\n(\w+)", payload) for payload in wire.payloads]
+    return [m.group(1).decode() for m in names if m and m.group(1).startswith(b"EVAL")]
+
+
+def test_a_server_without_the_scripts_is_sent_their_text_once(
+    own_redis: RedisServer, wire: Wire
+) -> None:
+    # A new server: the SHA1 alone is not enough, so the same call is made again with the
+    # script's text, which the server runs and keeps.
+    assert "online" in BrowserClient().get("/", REMOTE_ADDR="203.0.113.1").cookies
+    assert scripts_sent(wire) == ["EVALSHA", "EVAL"]
+    wire.clear()
+    assert "online" in BrowserClient().get("/", REMOTE_ADDR="203.0.113.2").cookies
+    assert scripts_sent(wire) == ["EVALSHA"]
+    # A server that lost its scripts (a restart, a failover, SCRIPT FLUSH): the same again.
+    own_redis.client().script_flush()
+    wire.clear()
+    assert "online" in BrowserClient().get("/", REMOTE_ADDR="203.0.113.3").cookies
+    assert scripts_sent(wire) == ["EVALSHA", "EVAL"]
+    assert presence.guest_count() == 3
+
+
 # -- 2. Redis frozen -------------------------------------------------------------------
 
 

@@ -38,7 +38,7 @@ def test_first_visit_counts_the_guest_and_sets_the_cookie(
 ) -> None:
     response = client.get("/", REMOTE_ADDR="203.0.113.7")
     assert response.status_code == 200
-    assert round_trips.commands == [["EVAL"]]
+    assert round_trips.commands == [["EVALSHA"]]
     assert presence.guest_count() == 1
     cookie = response.cookies["online"]
     assert cookie["max-age"] == 300
@@ -91,7 +91,7 @@ def test_without_the_cookie_a_member_costs_one_round_trip(
     client.force_login(alice)
     round_trips.clear()
     client.get("/")
-    assert round_trips.commands == [["EVAL"]]
+    assert round_trips.commands == [["EVALSHA"]]
     assert names(presence.online_users()) == ["alice"]
 
 
@@ -126,7 +126,7 @@ def test_login_shows_the_member_at_once_and_the_cookie_does_not_hide_them(
     assert names(presence.online_users()) == ["alice"]
     round_trips.clear()
     client.get("/")  # new session key: the guest's cookie no longer counts
-    assert round_trips.commands == [["EVAL"]]
+    assert round_trips.commands == [["EVALSHA"]]
     round_trips.clear()
     client.get("/")
     assert round_trips.count == 0

@@ -56,7 +56,7 @@ def test_summary_carries_the_peak_in_its_one_round_trip(
     presence.record_user(alice)
     round_trips.clear()
     summary = presence.summary(limit=10)
-    assert round_trips.commands == [["EVAL"]]
+    assert round_trips.commands == [["EVALSHA"]]
     assert summary.peak is not None and summary.peak.count == 1
 
 

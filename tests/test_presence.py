@@ -124,7 +124,7 @@ def test_record_is_one_round_trip_that_also_sets_ttls(
     (alice,) = people("alice")
     round_trips.clear()
     presence.record_user(alice)
-    assert round_trips.commands == [["EVAL"]]
+    assert round_trips.commands == [["EVALSHA"]]
     for key in ("users", "cards"):
         assert 590 <= redis_db.ttl(f"{settings.WHOS_ONLINE_KEY_PREFIX}:{key}") <= 600
 

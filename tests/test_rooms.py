@@ -50,7 +50,7 @@ def test_a_room_visit_costs_one_round_trip_and_the_list_one_more(
     round_trips.clear()
     client.get("/thread/7/")
     # alice into the room (and the room registered), then the list
-    assert round_trips.commands == [["EVAL"], ["EVAL"]] and round_trips.records == 1
+    assert round_trips.commands == [["EVALSHA"], ["EVALSHA"]] and round_trips.records == 1
 
 
 def test_async_views_can_be_rooms(redis_db: redis.Redis, people: Any) -> None:

@@ -237,8 +237,8 @@ def _beat(connections: list[Connection]) -> None:
             args += [connection.pk, connection.id]
     now = time.time()
     timeout = conf.heartbeat_timeout
-    get_client().eval(
-        scripts.HEARTBEAT,
+    scripts.HEARTBEAT(
+        get_client(),
         len(keys),
         *keys,
         now,
@@ -256,8 +256,8 @@ def disconnect(connection: Connection) -> None:
         socket = conf.socket_keys(room)
         keys += [socket.live, socket.left, conf.connections_key(room, connection.pk)]
     now = time.time()
-    get_client().eval(
-        scripts.DISCONNECT,
+    scripts.DISCONNECT(
+        get_client(),
         len(keys),
         *keys,
         now,
@@ -353,8 +353,8 @@ def summary(
         day_guests,
         listed_sockets,
         hidden_sockets,
-    ) = get_client().eval(
-        scripts.SUMMARY,
+    ) = scripts.SUMMARY(
+        get_client(),
         len(keys) + len(buckets) + len(hours) + len(sockets),
         *keys,
         *buckets,
@@ -415,7 +415,7 @@ def daily_visitors(days: int = 30) -> list[DayVisitors]:
     """Unique visitors of each of the last ``days`` days (at most 30), today first: one round trip."""
     dates = counting.last_days(time.time(), min(days, counting.DAYS_KEPT - 2))
     keys = [counting.day_key(who, day) for day in dates for who in ("members", "guests")]
-    counts = iter(get_client().eval(scripts.COUNT_EACH, len(keys), *keys))
+    counts = iter(scripts.COUNT_EACH(get_client(), len(keys), *keys))
     return [
         DayVisitors(day, int(members), int(guests))
         for day, members, guests in zip(dates, counts, counts)
@@ -499,9 +499,7 @@ def prune(batch_size: int = 1000) -> PruneResult:
         while True:
             # EVAL, not a registered script: on Cluster, loading one needs every master.
             count = int(
-                client.eval(
-                    scripts.PRUNE_BATCH, 2, key, cards or key, f"({now - kept_for}", batch_size
-                )
+                scripts.PRUNE_BATCH(client, 2, key, cards or key, f"({now - kept_for}", batch_size)
             )
             batches += 1
             total += count
@@ -579,14 +577,14 @@ def _record(
     counters: list[tuple[str, int]] | None = None,
     listed: bool = True,
 ) -> float | None:
-    """One EVAL of scripts.RECORD (one round trip, also on Redis Cluster): ``member``'s score before.
+    """One EVALSHA of scripts.RECORD (one round trip, also on Redis Cluster): ``member``'s score before.
 
     ``counters`` are the HyperLogLogs (key, TTL) ``member`` also goes into;
     without ``listed`` they are all it goes into.
     """
     counters = counters or []
-    before = get_client().eval(
-        scripts.RECORD,
+    before = scripts.RECORD(
+        get_client(),
         5 + len(counters),
         key,
         drop_from or key,
@@ -617,8 +615,8 @@ TRIM_PER_WRITE = 100
 def _count_and_raise_peak(client: Any, now: float, keys: Keys) -> Any:
     cutoff = now - conf.max_age
     buckets = _window_buckets(keys, now)
-    return client.eval(
-        scripts.COUNT_AND_RAISE_PEAK,
+    return scripts.COUNT_AND_RAISE_PEAK(
+        client,
         len(keys) + len(buckets),
         *keys,
         *buckets,

@@ -1,15 +1,46 @@
 """The Lua scripts whos_online runs in Redis, where a step must be atomic.
 
 Each names every key it touches in KEYS, so it runs on Redis Cluster as long as
-those keys share a hash slot (one namespace: see WHOS_ONLINE_KEY_PREFIX).
+those keys share a hash slot (one namespace: see WHOS_ONLINE_KEY_PREFIX). Each
+is sent by its SHA1 (EVALSHA); see :class:`Script`.
 """
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from redis.exceptions import NoScriptError
+
+
+class Script:
+    """A script run by EVALSHA, its text sent only to a server that answers NOSCRIPT.
+
+    Sending the text with every EVAL cost more than the rest of a recording
+    request's Redis call. On NOSCRIPT (a new or restarted server, a failover,
+    ``SCRIPT FLUSH``) it falls back to one EVAL, which Redis routes like any
+    keyed command, runs, and caches for the next EVALSHA. Not redis-py's
+    ``register_script``: its fallback is ``SCRIPT LOAD``, which RedisCluster
+    sends to every master, so one master down would stop every namespace.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.sha = hashlib.sha1(text.encode()).hexdigest()
+
+    def __call__(self, client: Any, numkeys: int, *keys_and_args: Any) -> Any:
+        try:
+            return client.evalsha(self.sha, numkeys, *keys_and_args)
+        except NoScriptError:
+            return client.eval(self.text, numkeys, *keys_and_args)
+
 
 # Removes at most ARGV[2] of the oldest members scored below ARGV[1] from
 # KEYS[1], and their cards from the hash KEYS[2] (KEYS[1] itself for sets
 # without cards). One call is atomic, so a member re-recorded meanwhile (now
 # the newest) is never among the removed, and it is short, so Redis keeps
 # serving the site between calls.
-PRUNE_BATCH = """
+PRUNE_BATCH = Script("""
 local stale = redis.call('ZCOUNT', KEYS[1], '-inf', ARGV[1])
 local n = math.min(stale, tonumber(ARGV[2]))
 if n > 0 then
@@ -23,7 +54,7 @@ if n > 0 then
   redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - 1)
 end
 return n
-"""
+""")
 
 
 # Records ARGV[2] as seen at ARGV[1] in KEYS[1], all in one call: ZADD GT, so a
@@ -38,7 +69,7 @@ return n
 # Counting (see counting.py): ARGV[2] also goes into the HyperLogLogs KEYS[6..],
 # each given its TTL ARGV[11..]; with ARGV[10] = '1' (approximate guest
 # counting) they are all it goes into: no sorted set KEYS[1], so no cap either.
-RECORD = """
+RECORD = Script("""
 local listed = ARGV[10] ~= '1'
 local before = false
 if listed then
@@ -68,7 +99,7 @@ for i = 6, #KEYS do
   redis.call('EXPIRE', KEYS[i], ARGV[i + 5])
 end
 return before
-"""
+""")
 
 # count_and_raise_peak() counts a namespace's three sets (KEYS[1..3]) inside
 # the window (from ARGV[1]) and, when ARGV[3] (the peak's TTL) is not 0, raises
@@ -101,7 +132,7 @@ end
 
 # {users, hidden, guests, peak count, peak time}; what prune samples. KEYS[5]
 # (the cards) is not read; KEYS[6..] are the window's guest buckets, if any.
-COUNT_AND_RAISE_PEAK = (
+COUNT_AND_RAISE_PEAK = Script(
     _COUNT_AND_RAISE_PEAK
     + """
 local function union() return redis.call('PFCOUNT', unpack(KEYS, 6)) end
@@ -121,7 +152,7 @@ return count_and_raise_peak(#KEYS > 5 and union or nil)
 # fill the rest of KEYS but the last two (the last hour one keeping their union
 # ARGV[9] ms), else {false, false}. Last, WebSocket presence of each list (see
 # sockets below), from the last two KEYS.
-SUMMARY = (
+SUMMARY = Script(
     _COUNT_AND_RAISE_PEAK
     + """
 local function newest(key)
@@ -195,11 +226,11 @@ return result
 
 # The count of each HyperLogLog in KEYS, in one call: redis-py's Cluster client
 # refuses PFCOUNT in a pipeline, and an EVAL goes to the namespace's master.
-COUNT_EACH = """
+COUNT_EACH = Script("""
 local counts = {}
 for i, key in ipairs(KEYS) do counts[i] = redis.call('PFCOUNT', key) end
 return counts
-"""
+""")
 
 # A process's heartbeat for all its open WebSocket connections, in one call.
 # KEYS[1] is the cards hash (kept alive as a record keeps it); then four keys
@@ -211,7 +242,7 @@ return counts
 # counts, peaks, rooms and pruning see connected members unchanged; XX: only a
 # member the connect recorded, so one forgotten since (logged out) stays gone.
 # Members of a dead process found stale in a live set move to its left set.
-HEARTBEAT = """
+HEARTBEAT = Script("""
 local now, seen = ARGV[1], {}
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 for i = 0, (#KEYS - 1) / 4 - 1 do
@@ -233,7 +264,7 @@ for i = 0, (#KEYS - 1) / 4 - 1 do
   end
 end
 return 1
-"""
+""")
 
 # One connection closed: per namespace it was in, three keys (KEYS[3i+1] live,
 # KEYS[3i+2] left, KEYS[3i+3] the member's connections). ARGV[1] now, ARGV[2]
@@ -241,7 +272,7 @@ return 1
 # ARGV[4] the pk, ARGV[5] the connection id. The member stays live at the
 # newest heartbeat of their other living connections (stale ones, of dead
 # processes, are dropped here); with none left they move to the left set at once.
-DISCONNECT = """
+DISCONNECT = Script("""
 for i = 0, #KEYS / 3 - 1 do
   local live, left, conns = KEYS[1 + 3 * i], KEYS[2 + 3 * i], KEYS[3 + 3 * i]
   redis.call('HDEL', conns, ARGV[5])
@@ -265,4 +296,4 @@ for i = 0, #KEYS / 3 - 1 do
   end
 end
 return 1
-"""
+""")
