@@ -7,10 +7,17 @@ import ipaddress
 from django.http import HttpRequest
 
 from whos_online.conf import conf
+from whos_online.guests import Address
 
 
 def client_ip(request: HttpRequest) -> str | None:
-    """Return the visitor's address, or None if there is no usable one.
+    """The visitor's address as text, or None if there is no usable one."""
+    address = client_address(request)
+    return None if address is None else str(address)
+
+
+def client_address(request: HttpRequest) -> Address | None:
+    """Return the visitor's address, parsed (once per request), or None if there is no usable one.
 
     With ``WHOS_ONLINE_PROXY_COUNT = 0`` (the default) this is REMOTE_ADDR and
     X-Forwarded-For is ignored: a client can write anything there. With N
@@ -29,7 +36,6 @@ def client_ip(request: HttpRequest) -> str | None:
     if not candidate:
         return None
     try:
-        ipaddress.ip_address(candidate)
+        return ipaddress.ip_address(candidate)
     except ValueError:
         return None
-    return candidate

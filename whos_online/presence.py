@@ -38,7 +38,7 @@ from typing import Any, Iterable, NamedTuple, TypeVar, cast
 from whos_online import counting, scripts
 from whos_online.conf import Keys, conf
 from whos_online.connection import get_client
-from whos_online.guests import guest_id
+from whos_online.guests import Address, guest_id
 from whos_online.members import Member, Status, card_json, read_member
 
 Key = TypeVar("Key", bound=Hashable)
@@ -99,7 +99,10 @@ class Visit(NamedTuple):
 
 
 def record_user(
-    user: Any, room: str | None = None, where: str | None = None, guest_ip: str | None = None
+    user: Any,
+    room: str | None = None,
+    where: str | None = None,
+    guest_ip: str | Address | None = None,
 ) -> Visit:
     """Mark ``user`` as seen now (on the site, or in ``room``) with a fresh card.
 
@@ -133,7 +136,7 @@ def record_user(
     return Visit(now, before, read_member(pk, now, card, now, conf.idle_after, hidden))
 
 
-def record_guest(ip: str, room: str | None = None) -> Visit:
+def record_guest(ip: str | Address, room: str | None = None) -> Visit:
     """Mark the guest at address ``ip`` as seen now.
 
     In approximate mode (``WHOS_ONLINE_GUEST_COUNTING``) the guest goes into

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.http import HttpRequest
 
 from whos_online import failsafe, presence
-from whos_online.client_ip import client_ip
+from whos_online.client_ip import client_address
 from whos_online.conf import conf
 
 
@@ -31,7 +31,7 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
     is_bot = conf.is_bot
     if is_bot is not None and is_bot(request):
         return False
-    ip = client_ip(request)
+    ip = client_address(request)  # parsed once: guest_id takes it as it is
     if ip is None:
         return True
     return _remember(request, room, failsafe.write(presence.record_guest, ip, room))
@@ -40,7 +40,7 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
 def record_member(user: Any, request: HttpRequest | None, room: str | None = None) -> bool:
     """Record a logged-in user with a fresh card, no longer as a guest; False if Redis failed."""
     where = request.path if request is not None and conf.track_pages else None
-    ip = client_ip(request) if request is not None and conf.track_guests else None
+    ip = client_address(request) if request is not None and conf.track_guests else None
     return _remember(request, room, failsafe.write(presence.record_user, user, room, where, ip))
 
 
