@@ -19,6 +19,7 @@ side by side.
 from __future__ import annotations
 
 import time
+from datetime import datetime, timezone
 from typing import Any, Callable
 
 from django import template
@@ -27,6 +28,7 @@ from django.core.cache import cache
 from django.http import HttpRequest, HttpResponseBase
 from django_redis import get_redis_connection
 
+from whos_online.members import Member
 from whos_online.presence import Summary
 
 register = template.Library()
@@ -91,8 +93,7 @@ def naive_online() -> dict[str, Any]:
     cutoff = time.time() - float(settings.WHOS_ONLINE_MAX_AGE)
     names = redis.zrevrangebyscore(users_key, "+inf", cutoff)
     guests = redis.zcount(guests_key, cutoff, "+inf")
-    listed = [name.decode() for name in names[:LIST_LIMIT]]
-    return _context(Summary(listed, len(names), int(guests)))
+    return _context([name.decode() for name in names[:LIST_LIMIT]], len(names), int(guests))
 
 
 @register.inclusion_tag("whos_online/whos_online.html")
@@ -102,8 +103,12 @@ def cache_dict_online() -> dict[str, Any]:
     cutoff = time.time() - float(settings.WHOS_ONLINE_MAX_AGE)
     users = sorted(((t, m) for m, t in online["users"].items() if t > cutoff), reverse=True)
     guests = sum(1 for t in online["guests"].values() if t > cutoff)
-    return _context(Summary([m for _, m in users[:LIST_LIMIT]], len(users), guests))
+    return _context([m for _, m in users[:LIST_LIMIT]], len(users), guests)
 
 
-def _context(online: Summary) -> dict[str, Any]:
-    return {"online": online, "window_minutes": round(float(settings.WHOS_ONLINE_MAX_AGE) / 60)}
+def _context(names: list[str], users: int, guests: int) -> dict[str, Any]:
+    """whos_online's template context for these names (shown by name, seen now) and counts."""
+    now = datetime.now(timezone.utc)
+    listed = [Member(name, name, None, None, now, "online") for name in names]
+    window = round(float(settings.WHOS_ONLINE_MAX_AGE) / 60)
+    return {"online": Summary(listed, users, guests), "window_minutes": window}

@@ -2,9 +2,9 @@
 
 A population of N is N members and N guests (whos_online keeps at most
 ``WHOS_ONLINE_MAX_GUESTS``), all inside the window. The bulk goes in as
-pipelined ZADDs; the newest members (those the block lists) and
-``GUEST_POOL``'s guests (those the recording requests come from) are written
-by whos_online's own record functions, as a site writes them.
+pipelined ZADDs; the newest members (those the block lists, with their cards)
+and ``GUEST_POOL``'s guests (those the recording requests come from) are
+written by whos_online's own record functions, as a site writes them.
 """
 
 from __future__ import annotations
@@ -34,10 +34,26 @@ def zadd(admin: redis.Redis, key: str, members: Iterable[str], ago: float = 0) -
         pipe.expire(key, 7200).execute()
 
 
-def record_member(i: int) -> None:
+class Person:
+    """A member as whos_online sees a user: a pk, a full name and a profile URL."""
+
+    def __init__(self, pk: int) -> None:
+        self.pk = pk
+
+    def get_full_name(self) -> str:
+        return f"{random.Random(self.pk).choice(NAMES)} {self.pk}"
+
+    def get_absolute_url(self) -> str:
+        return f"/members/{self.pk}/"
+
+
+NAMES = "Olivia Liam Emma Noah Ava Elijah Sophia Lucas Mia Mateo Amelia Levi Harper Ezra".split()
+
+
+def record_member(pk: int) -> None:
     from whos_online import presence
 
-    presence.record_user(f"member_{i}")
+    presence.record_user(Person(pk))
 
 
 def fill_whos_online(admin: redis.Redis, prefix: str, n: int) -> None:
@@ -46,7 +62,7 @@ def fill_whos_online(admin: redis.Redis, prefix: str, n: int) -> None:
 
     with override_settings(WHOS_ONLINE_KEY_PREFIX=prefix):
         keys, guests = conf.keys(), min(n, conf.max_guests) - len(GUEST_POOL)
-        zadd(admin, keys.users, (f"member_{i}" for i in range(LISTED, n)))
+        zadd(admin, keys.users, (str(pk) for pk in range(LISTED, n)))  # the unlisted: no cards
         zadd(admin, keys.guests, (f"{random.getrandbits(64):016x}" for _ in range(guests)))
         for i in range(LISTED):
             record_member(i)
