@@ -27,10 +27,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import platform
 import random
 import signal
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -134,7 +136,11 @@ def measure(args: argparse.Namespace, admin: redis.Redis) -> tuple[str, dict[str
     for case in cases:
         runner.count(case)
     log(f"timing: {args.rounds} interleaved rounds of {args.slices} slices per case")
+    failures = Failures()  # whos_online fails open: a Redis failure would flatter its figures
+    logging.getLogger("whos_online").addHandler(failures)
     runner.run(cases, args.rounds, args.slices, args.slice_ms, args.seed)
+    if failures.records:
+        raise SystemExit(f"Redis failed during the timing, so run again: {failures.records[0]}")
     load.append(os.getloadavg()[0])
     c = {case.name: case for case in cases}
     memory_n = 1_000 if args.quick else 10_000
@@ -164,13 +170,13 @@ def measure(args: argparse.Namespace, admin: redis.Redis) -> tuple[str, dict[str
             f"(about {args.slice_ms:g} ms per slice, seed {args.seed}); the run took {seconds / 60:.1f} minutes. "
             f"The machine is shared with other agents' jobs ({os.cpu_count()} vCPUs, 1-minute load "
             f"{load[0]:.1f} at the start, {load[-1]:.1f} after the timing): compare figures within this run, "
-            "and trust the ratios, taken within each round, over absolute times. "
-            "A ratio is the median over rounds with the range in brackets.",
+            "and trust the ratios, taken within each round, over absolute times. A case's figure "
+            "in a round is its fastest slice; a ratio is the median over rounds, its range in brackets.",
             "",
             "## Targets",
             "",
             *runner.table(
-                ["Target", "Measured", ""], request_targets + block_targets + [memory_target]
+                ["Target", "Measured", ""], request_targets + block_targets + [memory_target], "---"
             ),
             *requests,
             '*bare*: SessionMiddleware + AuthenticationMiddleware and a view returning "ok". '
@@ -187,12 +193,27 @@ def measure(args: argparse.Namespace, admin: redis.Redis) -> tuple[str, dict[str
             *pruned,
             "## Machine",
             "",
-            f"Python {platform.python_version()}, Django {django.get_version()}, redis-py {redis.__version__}, "
+            f"whos_online {commit()}, Python {platform.python_version()}, Django {django.get_version()}, "
+            f"redis-py {redis.__version__}, "
             f"Redis {admin.info('server')['redis_version']} on loopback, {platform.platform()}.",
             "",
         ]
     )
     return text, c
+
+
+def commit() -> str:
+    git = ["git", "-C", str(HERE), "describe", "--always", "--dirty"]
+    return subprocess.run(git, capture_output=True, text=True).stdout.strip() or "(no git)"
+
+
+class Failures(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record.getMessage())
 
 
 def log(message: str) -> None:
