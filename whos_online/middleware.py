@@ -62,9 +62,27 @@ class WhosOnlineMiddleware:
 
 def _due_token(request: HttpRequest) -> str | None:
     """The cookie value for this request's identity, or None if the cookie already holds it."""
+    session_cookie, online_cookie = _cookie_names()
     cookies = request.COOKIES
-    token = _token(cookies.get(settings.SESSION_COOKIE_NAME, ""))
-    return None if cookies.get(conf.cookie_name) == token else token
+    token = _token(cookies.get(session_cookie, ""))
+    return None if cookies.get(online_cookie) == token else token
+
+
+# (the settings object, the session cookie's name, the online cookie's name)
+_names: tuple[object, str, str] | None = None
+
+
+def _cookie_names() -> tuple[str, str]:
+    """The session and online cookies' names, read once per settings object.
+
+    Each read through Django's lazy settings costs about a microsecond, as much
+    as the rest of a request whose cookie is valid.
+    """
+    global _names
+    source, names = conf.settings_source(), _names
+    if names is None or names[0] is not source:
+        names = _names = (source, settings.SESSION_COOKIE_NAME, conf.cookie_name)
+    return names[1], names[2]
 
 
 @lru_cache(maxsize=4096)
