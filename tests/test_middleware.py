@@ -278,3 +278,17 @@ def test_async_client_records_members(redis_db: redis.Redis, alice: User, round_
     client.force_login(alice)
     async_get(client, "/")
     assert names(presence.online_users()) == ["alice"]
+
+
+def test_renamed_cookies_are_seen_at_once(
+    redis_db: redis.Redis, alice: User, settings: Any
+) -> None:
+    client = BrowserClient()
+    assert "online" in client.get("/").cookies  # the names are now read and kept
+    settings.WHOS_ONLINE_COOKIE_NAME = "here"
+    assert "here" in client.get("/").cookies  # "online" no longer counts
+    assert "here" not in client.get("/").cookies
+    settings.SESSION_COOKIE_NAME = "renamed"
+    client.force_login(alice)  # a new identity, in the session cookie's new name
+    assert "here" in client.get("/").cookies
+    assert [m.name for m in presence.online_users()] == ["alice"]
