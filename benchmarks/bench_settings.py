@@ -57,3 +57,6 @@ WHOS_ONLINE_KEY_PREFIX = PREFIX
 # An hour, so the populations stay online however long the run takes; no cost
 # measured here depends on the window's length.
 WHOS_ONLINE_MAX_AGE = 3600
+# The shared machine's Redis sometimes stalls for a few hundred ms: longer than the
+# default 0.25 s, so whos_online does not fail open (and the run is not refused) then.
+WHOS_ONLINE_SOCKET_TIMEOUT = 5
