@@ -195,7 +195,7 @@ def measure(args: argparse.Namespace, admin: redis.Redis) -> tuple[str, dict[str
             "",
             f"whos_online {commit()}, Python {platform.python_version()}, Django {django.get_version()}, "
             f"redis-py {redis.__version__}, "
-            f"Redis {admin.info('server')['redis_version']} on loopback, {platform.platform()}.",
+            f"Redis {admin.info('server')['redis_version']} at {REDIS_URL}, {platform.platform()}.",
             "",
         ]
     )
