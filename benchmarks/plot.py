@@ -15,6 +15,7 @@ def plot(c: dict[str, Case], title: str, path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
 
     figure, (left, right) = plt.subplots(1, 2, figsize=(12, 5), constrained_layout=True)
     for interface, style in (("WSGI", "-"), ("ASGI", "--")):
@@ -67,9 +68,15 @@ def plot(c: dict[str, Case], title: str, path: Path) -> None:
             color=COLORS["whos_online"],
             label="whos_online, per-process cache",
         )
+    ping = statistics.median(c["PING"].us) / 1000
+    right.axhline(ping, color="grey", linewidth=0.8, label="one Redis round trip (PING)")
     right.set(ylabel="ms per rendered block", title="Rendering the block")
+    plain = FuncFormatter(lambda value, _: f"{value:g}")
     for axes in (left, right):
         axes.set(xscale="log", yscale="log", xlabel="people online: N members and N guests")
+        axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
+        axes.yaxis.set_major_formatter(plain)
+        axes.yaxis.set_minor_formatter(plain)
         axes.legend(fontsize=7)
         axes.grid(True, which="major", linewidth=0.3)
     figure.suptitle(title, fontsize=10)
