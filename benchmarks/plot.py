@@ -15,7 +15,7 @@ def plot(c: dict[str, Case], title: str, path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import FuncFormatter, LogLocator
 
     figure, (left, right) = plt.subplots(1, 2, figsize=(12, 5), constrained_layout=True)
     for interface, style in (("WSGI", "-"), ("ASGI", "--")):
@@ -75,8 +75,9 @@ def plot(c: dict[str, Case], title: str, path: Path) -> None:
     for axes in (left, right):
         axes.set(xscale="log", yscale="log", xlabel="people online: N members and N guests")
         axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
+        axes.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
         axes.yaxis.set_major_formatter(plain)
-        axes.yaxis.set_minor_formatter(plain)
+        axes.yaxis.set_minor_formatter(FuncFormatter(lambda value, _: ""))
         axes.legend(fontsize=7)
         axes.grid(True, which="major", linewidth=0.3)
     figure.suptitle(title, fontsize=10)
