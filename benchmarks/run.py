@@ -191,6 +191,11 @@ def measure(args: argparse.Namespace, admin: redis.Redis) -> tuple[str, dict[str
             f"after {memory_n:,} of each were recorded by `presence.record_guest` / `record_user`, divided by {memory_n:,}.",
             "",
             *pruned,
+            "## Measured apart",
+            "",
+            "[SCALING.md](SCALING.md) (`scaling.py`: how far one Redis goes) and "
+            "[COUNTING.md](COUNTING.md) (`counting.py`: exact against approximate guest counting).",
+            "",
             "## Machine",
             "",
             f"whos_online {commit()}, Python {platform.python_version()}, Django {django.get_version()}, "
