@@ -396,6 +396,10 @@ def test_a_dead_master_fails_open_for_its_site_and_the_other_site_is_unaffected(
                 assert members(html) == ["alice"] and "1 member, 1 guest" in html
 
         doomed.kill()
+        # Site B's master forgets its scripts, as a restarted or promoted one does:
+        # it is sent their text once more (EVAL to that master alone), where a
+        # SCRIPT LOAD would go to every master, the dead one too.
+        survivor.client().script_flush()
         dials.clear()
 
         # Site B: recording, the list, the counts, the peak and rooms work as
