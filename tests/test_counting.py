@@ -88,15 +88,15 @@ def test_one_round_trip_per_record_and_per_block(
 ) -> None:
     settings.WHOS_ONLINE_SHOW_DAY_TOTAL = True
     visit("203.0.113.1")
-    assert round_trips.commands == [["EVAL"]]
+    assert round_trips.commands == [["EVALSHA"]]
     member = BrowserClient()
     member.force_login(User.objects.create_user("alice"))
     round_trips.clear()
     member.get("/", REMOTE_ADDR="198.51.100.1")
-    assert round_trips.commands == [["EVAL"]]
+    assert round_trips.commands == [["EVALSHA"]]
     round_trips.clear()
     html = visit("203.0.113.2", "/block/")
-    assert round_trips.commands == [["EVAL"], ["EVAL"]]  # the visitor's record, the block
+    assert round_trips.commands == [["EVALSHA"], ["EVALSHA"]]  # the visitor's record, the block
     assert "In total there were 3 users online in the past 24 hours." in html
 
 
