@@ -34,8 +34,8 @@ def traveller(settings: Any) -> Iterator[Any]:
 
 
 def reads(round_trips: RoundTrips) -> int:
-    """Round trips that read the block (they carry scripts.SUMMARY)."""
-    return sum(scripts.SUMMARY.encode() in payload for payload in round_trips.payloads)
+    """Round trips that read the block (they carry scripts.SUMMARY's SHA1)."""
+    return sum(scripts.SUMMARY.sha.encode() in payload for payload in round_trips.payloads)
 
 
 def names(online: Summary | None) -> list[str]:
