@@ -19,6 +19,7 @@ from __future__ import annotations
 import gc
 import random
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -97,7 +98,7 @@ def run(cases: list[Case], rounds: int, slices: int, slice_ms: float, seed: int)
             per_op[case].append(case.time(case.slice_size) / case.slice_size / 1000)
         for case in cases:
             case.us.append(min(per_op[case]))
-        print(f"round {number}/{rounds}", flush=True, end="\r")
+        print(f"round {number}/{rounds}", file=sys.stderr, flush=True, end="\r")
     gc.unfreeze()
 
 
