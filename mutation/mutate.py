@@ -247,6 +247,7 @@ class PythonMutator(ast.NodeVisitor):
 LUA_TOKENS = re.compile(
     r"(?P<drop>,\s*'(?:GT|REV|WITHSCORES)')"
     r"|(?P<string>'[^']*')"
+    r"|(?P<argv>ARGV\[\d+\])"
     r"|(?P<word>\b(?:and|or|not|true|false|min|max)\b)"
     r"|(?P<number>\b\d+\b)"
     r"|(?P<op>>=|<=|==|~=|[<>+-])"
@@ -273,6 +274,11 @@ def lua_mutants(python: PythonMutator, start: int, end: int) -> Iterator[Mutant]
         token, kind = match.group(), match.lastgroup
         if kind == "drop":
             yield mutant(match.start(), match.end(), "")
+        elif kind == "argv":
+            yield mutant(match.start() + 5, match.end() - 1, str(int(token[5:-1]) + 1))
+            beside = text[match.start() - 8 : match.start()] + text[match.end() : match.end() + 8]
+            if "inf'" in beside:  # a score range's bound: dropping it ignores the window
+                yield mutant(match.start(), match.end(), "'-inf'")
         elif kind == "number":
             yield mutant(match.start(), match.end(), str(int(token) + 1))
         elif token == "not":
