@@ -415,24 +415,30 @@ def main(argv: list[str]) -> int:
 
         for module in chosen:
             files = test_files(module, importing[module])
-            clean = Path(tmp, "0")
             began = time.monotonic()
-            if pytest(clean, files, timeout=600) != "survived":
+            if pytest(Path(tmp, "0"), files, timeout=600) != "survived":
                 sys.exit(f"mutate.py: the tests of {module} fail without any mutant: {files}")
-            timeout = 3 * (time.monotonic() - began) + 10
+            # Generous: a surviving mutant runs as long as this clean run, and
+            # the machine may be busier later; only a mutant that loops hits it.
+            timeout = 4 * (time.monotonic() - began) + 30
             every = mutants(module)
             todo = [m for m in every if key(m) not in known]
             used |= {key(m) for m in every} & set(known)
-            with ThreadPoolExecutor(WORKERS) as pool:
+            pool = ThreadPoolExecutor(WORKERS)
+            try:
                 outcomes = list(pool.map(lambda m: run(m, files, timeout), todo))
+            except KeyboardInterrupt:
+                pool.shutdown(wait=True, cancel_futures=True)
+                return 130
+            pool.shutdown()
             counts = Counter(outcomes)
             counts["equivalent"] = len(every) - len(todo)
             counts["seconds"] = round(time.monotonic() - began)
             results[module] = counts
             survivors += [(m, o) for m, o in zip(todo, outcomes) if o != "killed"]
             print(f"{module}: {summary(counts)} ({counts['seconds']} s)", flush=True)
-    stale = [k for k in known if k[0] in chosen and k not in used]
-    RESULTS.write_text(report(results, survivors, stale, time.monotonic() - started))
+            stale = [k for k in known if k[0] in results and k not in used]
+            RESULTS.write_text(report(results, survivors, stale, time.monotonic() - started))
     print(f"mutate.py: {RESULTS.relative_to(ROOT)} written")
     return 1 if any(o == "survived" for _, o in survivors) else 0
 

@@ -148,6 +148,7 @@ def test_redis_is_skipped_for_30_seconds_after_a_failure_by_default(
 ) -> None:
     with time_machine.travel(NOW, tick=False) as traveller:
         BrowserClient().get("/")
+        BrowserClient().get("/")  # the same instant
         assert wire.connects == 1
         traveller.shift(29.9)
         BrowserClient().get("/")
@@ -168,6 +169,17 @@ def test_a_member_is_idle_after_5_minutes_and_offline_after_10_by_default(
             traveller.shift(seconds)
             words.append(render("{{ alice|presence }}", alice=alice))
     assert words == ["online", "idle", "idle", "offline"]
+
+
+def test_a_retention_shorter_than_the_window_still_keeps_the_window(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_RETENTION = 60
+    with time_machine.travel(NOW, tick=False) as traveller:
+        visit("alice")
+        traveller.shift(300)
+        assert "alice" in render("{% whos_online %}")
 
 
 # --- Rooms, logout, the crawler list -----------------------------------------
@@ -256,21 +268,29 @@ def test_the_chart_scales_to_the_busiest_sample(redis_db: redis.Redis) -> None:
         visit("dave")
         BrowserClient().get("/", REMOTE_ADDR="203.0.113.1")
         call_command("whos_online_prune", stdout=StringIO())  # 4 members, 1 guest
+        traveller.shift(60)
+        call_command("whos_online_prune", stdout=StringIO())  # the same again
         html = visit("boss", staff=True).get(PAGE).content.decode()
     assert 'viewBox="0 0 720 200"' in html
     assert '<line x1="40" y1="176" x2="710" y2="176"' in html  # the time axis
     assert '<line x1="40" y1="10" x2="40" y2="176"' in html  # the count axis
     assert 'y="16" text-anchor="end" font-size="11" fill="currentColor">4</text>' in html
     assert 'x="36" y="176" text-anchor="end" font-size="11" fill="currentColor">0</text>' in html
-    first, last = (f"{localtime(start + timedelta(minutes=m)):%H:%M}" for m in (0, 1))
+    first, last = (f"{localtime(start + timedelta(minutes=m)):%H:%M}" for m in (0, 2))
     assert f'x="40" y="200" font-size="11" fill="currentColor">{first}</text>' in html
     assert (
         f'x="710" y="200" text-anchor="end" font-size="11" fill="currentColor">{last}</text>'
         in html
     )
-    # x from 40 to 710 over the minute; y from 176 (none) up to 10 (the busiest, 4)
-    assert 'class="whos-online-members" points="40.0,93.0 710.0,10.0"' in html
-    assert 'class="whos-online-guests" points="40.0,176.0 710.0,134.5"' in html
+    # x from 40 to 710 over the two minutes; y from 176 (none) up to 10 (the busiest, 4)
+    assert 'class="whos-online-members" points="40.0,93.0 375.0,10.0 710.0,10.0"' in html
+    assert 'class="whos-online-guests" points="40.0,176.0 375.0,134.5 710.0,134.5"' in html
+
+
+def test_one_sample_is_no_chart_yet(redis_db: redis.Redis) -> None:
+    call_command("whos_online_prune", stdout=StringIO())
+    html = visit("boss", staff=True).get(PAGE).content.decode()
+    assert "No samples yet" in html and "<polyline" not in html
 
 
 def test_a_chart_of_nobody_is_flat_and_scaled_to_one(redis_db: redis.Redis) -> None:
@@ -283,6 +303,17 @@ def test_a_chart_of_nobody_is_flat_and_scaled_to_one(redis_db: redis.Redis) -> N
         html = client.get(PAGE).content.decode()
     assert 'fill="currentColor">1</text>' in html
     assert 'class="whos-online-members" points="40.0,176.0 710.0,176.0"' in html
+
+
+def test_two_samples_in_the_same_second_draw_one_upright_line(redis_db: redis.Redis) -> None:
+    # e.g. cron and a Celery beat both pruning at once
+    with time_machine.travel(NOW, tick=False):
+        call_command("whos_online_prune", stdout=StringIO())
+        BrowserClient().get("/", REMOTE_ADDR="203.0.113.1")
+        BrowserClient().get("/", REMOTE_ADDR="203.0.113.2")
+        call_command("whos_online_prune", stdout=StringIO())
+        html = visit("boss", staff=True).get(PAGE).content.decode()
+    assert 'class="whos-online-guests" points="40.0,176.0 40.0,10.0"' in html
 
 
 def test_the_admin_page_title_and_what_staff_may_do(redis_db: redis.Redis) -> None:
