@@ -26,6 +26,7 @@ import os
 import queue
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -391,6 +392,8 @@ def pytest(copy: Path, files: list[str], timeout: float) -> str:
 
 
 def main(argv: list[str]) -> int:
+    # A kill stops the run as Ctrl-C does: no new mutants, the copies removed.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     chosen = [m.removeprefix("whos_online/") for m in argv] or modules()
     unknown = set(chosen) - set(modules())
     if unknown:
@@ -432,7 +435,7 @@ def main(argv: list[str]) -> int:
                 outcomes = list(pool.map(lambda m: run(m, files, timeout), todo))
             except KeyboardInterrupt:
                 pool.shutdown(wait=True, cancel_futures=True)
-                return 130
+                raise
             pool.shutdown()
             counts = Counter(outcomes)
             counts["equivalent"] = len(every) - len(todo)
@@ -487,4 +490,7 @@ def report(
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:
+        sys.exit("mutate.py: stopped")
