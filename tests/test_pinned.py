@@ -181,6 +181,18 @@ def test_a_retention_shorter_than_the_window_still_keeps_the_window(
         assert "alice" in render("{% whos_online %}")
 
 
+def test_the_outage_is_logged_in_words_an_operator_can_act_on(
+    dead_redis: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    BrowserClient().get("/")
+    [record] = [r for r in caplog.records if r.name.startswith("whos_online")]
+    assert record.levelname == "ERROR"
+    assert record.getMessage().startswith("Redis is unavailable (ConnectionError: ")
+    assert record.getMessage().endswith(
+        "whos_online skips it for 30.0 s at a time until it answers again."
+    )
+
+
 # --- Rooms and logout -----------------------------------------
 
 
