@@ -332,7 +332,8 @@ def importers() -> dict[str, set[str]]:
                     direct[dotted[name]].add(module)
     closure: dict[str, set[str]] = {}
     for module in modules():
-        seen, todo = set(), [module]
+        seen: set[str] = set()
+        todo = [module]
         while todo:
             for importer in direct[todo.pop()] - seen:
                 seen.add(importer)
