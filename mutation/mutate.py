@@ -48,6 +48,7 @@ WORKERS = 2  # the machine's cores are shared
 TESTS = {
     "admin.py": ["test_admin.py"],
     "apps.py": ["test_checks.py"],
+    "blockcache.py": ["test_blockcache.py", "test_templatetag.py"],
     "bots.py": ["test_bots.py", "test_checks.py"],
     "chart.py": ["test_admin.py"],
     "checks.py": ["test_checks.py"],
