@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import redis
 import time_machine
+from django.contrib import admin
 from django.contrib.auth.models import User
 from django.contrib.auth.signals import user_logged_in
 from django.core.checks import run_checks
@@ -23,6 +24,7 @@ from django.template import engines
 from django.test import RequestFactory
 
 from tests.conftest import BROWSER, NOW, BrowserClient
+from whos_online.models import OnlineNow
 from whos_online.rooms import in_room
 
 pytestmark = pytest.mark.django_db
@@ -247,10 +249,6 @@ def test_the_admin_page_title_and_what_staff_may_do(redis_db: redis.Redis) -> No
     assert f"{PAGE}add/" not in index
     request = RequestFactory().get(PAGE)
     request.user = User.objects.get(username="boss")
-    from django.contrib import admin
-
-    from whos_online.models import OnlineNow
-
     perms = admin.site._registry[OnlineNow].get_model_perms(request)
     assert perms == {"add": False, "change": False, "delete": False, "view": True}
 
