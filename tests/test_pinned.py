@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import redis
 import time_machine
+from asgiref.sync import async_to_sync
 from django.contrib import admin
 from django.contrib.auth.models import User
 from django.contrib.auth.signals import user_logged_in
@@ -23,7 +24,7 @@ from django.core.management import call_command
 from django.template import engines
 from django.test import RequestFactory
 
-from tests.conftest import BROWSER, NOW, BrowserClient
+from tests.conftest import BROWSER, NOW, BrowserAsyncClient, BrowserClient
 from whos_online.models import OnlineNow
 from whos_online.rooms import in_room
 
@@ -119,6 +120,17 @@ def test_the_response_that_sets_the_cookie_says_exactly_private(redis_db: redis.
     response = BrowserClient().get("/")
     assert "online" in response.cookies
     assert response["Cache-Control"] == "private"
+
+
+def test_no_cookie_when_nothing_was_recorded_sync_or_async(redis_db: redis.Redis) -> None:
+    # A cookie on a prefetch would hide the real visit that follows it.
+    prefetch = {"Sec-Purpose": "prefetch"}
+    assert "online" not in BrowserClient().get("/", headers=prefetch).cookies
+
+    async def fetch() -> Any:
+        return await BrowserAsyncClient().get("/", headers=prefetch)
+
+    assert "online" not in async_to_sync(fetch)().cookies
 
 
 @pytest.mark.parametrize(
