@@ -297,8 +297,9 @@ def lua_mutants(python: PythonMutator, start: int, end: int) -> Iterator[Mutant]
         at += len(line)
 
 
-def mutants(module: str) -> list[Mutant]:
-    source = (PACKAGE / module).read_bytes()
+def mutants(module: str, package: Path = PACKAGE) -> list[Mutant]:
+    """The mutants of ``module`` as it is in ``package`` (a run's copy, never edited meanwhile)."""
+    source = (package / module).read_bytes()
     mutator = PythonMutator(module, source)
     mutator.visit(ast.parse(source))
     seen: Counter[tuple[str, str]] = Counter()
@@ -429,7 +430,7 @@ def main(argv: list[str]) -> int:
             # Generous: a surviving mutant runs as long as this clean run, and
             # the machine may be busier later; only a mutant that loops hits it.
             timeout = 4 * (time.monotonic() - began) + 30
-            every = mutants(module)
+            every = mutants(module, Path(tmp, "0", "whos_online"))
             todo = [m for m in every if key(m) not in known]
             used |= {key(m) for m in every} & set(known)
             pool = ThreadPoolExecutor(WORKERS)
