@@ -328,6 +328,7 @@ def test_a_wrong_value_is_told_the_documented_default(settings: Any, name: str) 
 @pytest.mark.parametrize(
     "values, expected",
     [
+        ({"WHOS_ONLINE_COOKIE_AGE": 0}, ["E005"]),
         ({"WHOS_ONLINE_COOKIE_AGE": 1}, []),
         ({"WHOS_ONLINE_COOKIE_AGE": 599}, []),
         ({"WHOS_ONLINE_MAX_AGE": 1, "WHOS_ONLINE_COOKIE_AGE": 1}, ["W001", "W005"]),
