@@ -385,6 +385,15 @@ SESSION = "django.contrib.sessions.middleware.SessionMiddleware"
             "Add a django-redis cache under that alias, or point the setting at one.",
         ),
         (
+            {
+                "CACHES": {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}},
+            },
+            "CACHES['default'] uses 'django.core.cache.backends.locmem.LocMemCache'; whos_online "
+            "needs a django-redis cache for its Redis connection.",
+            "Set its BACKEND to 'django_redis.cache.RedisCache', or set WHOS_ONLINE_CACHE_ALIAS "
+            "to an alias that does.",
+        ),
+        (
             {"WHOS_ONLINE_IPV6_PREFIX": 129},
             "WHOS_ONLINE_IPV6_PREFIX is 129; it must be int from 1 to 128.",
             "Fix or remove it (the default is 64).",
