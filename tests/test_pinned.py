@@ -328,6 +328,7 @@ def test_a_wrong_value_is_told_the_documented_default(settings: Any, name: str) 
 @pytest.mark.parametrize(
     "values, expected",
     [
+        ({"WHOS_ONLINE_COOKIE_AGE": 0}, ["E005"]),
         ({"WHOS_ONLINE_COOKIE_AGE": 1}, []),
         ({"WHOS_ONLINE_COOKIE_AGE": 599}, []),
         ({"WHOS_ONLINE_MAX_AGE": 1, "WHOS_ONLINE_COOKIE_AGE": 1}, ["W001", "W005"]),
@@ -382,6 +383,15 @@ SESSION = "django.contrib.sessions.middleware.SessionMiddleware"
             {"WHOS_ONLINE_CACHE_ALIAS": "presence"},
             "WHOS_ONLINE_CACHE_ALIAS is 'presence', but CACHES has no such alias.",
             "Add a django-redis cache under that alias, or point the setting at one.",
+        ),
+        (
+            {
+                "CACHES": {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}},
+            },
+            "CACHES['default'] uses 'django.core.cache.backends.locmem.LocMemCache'; whos_online "
+            "needs a django-redis cache for its Redis connection.",
+            "Set its BACKEND to 'django_redis.cache.RedisCache', or set WHOS_ONLINE_CACHE_ALIAS "
+            "to an alias that does.",
         ),
         (
             {"WHOS_ONLINE_IPV6_PREFIX": 129},
