@@ -157,3 +157,28 @@ def test_a_client_factory_wants_a_hash_tagged_prefix(settings: Any) -> None:
     assert ids() == ["whos_online.W006"]
     settings.WHOS_ONLINE_KEY_PREFIX = "{whos_online}"
     assert ids() == []
+
+
+@pytest.mark.parametrize(
+    "value", ["10.0.0.0/8", ["10.0.0.0/33"], ["10.0.0.0/8", "proxy.internal"], 10, [None]]
+)
+def test_trusted_proxies_that_are_not_networks(settings: Any, value: Any) -> None:
+    settings.WHOS_ONLINE_TRUSTED_PROXIES = value
+    assert ids() == ["whos_online.E009"]
+
+
+def test_trusted_proxies_of_addresses_and_networks(settings: Any) -> None:
+    settings.WHOS_ONLINE_TRUSTED_PROXIES = ["10.0.0.0/8", "192.0.2.1", "fd00::/8", "10.1.2.3/8"]
+    settings.WHOS_ONLINE_PROXY_HEADER = "Forwarded"
+    assert ids() == []
+
+
+def test_proxy_header_is_one_of_two(settings: Any) -> None:
+    settings.WHOS_ONLINE_PROXY_HEADER = "X-Real-IP"
+    assert ids() == ["whos_online.E010"]
+
+
+def test_proxy_count_and_trusted_proxies_together(settings: Any) -> None:
+    settings.WHOS_ONLINE_PROXY_COUNT = 1
+    settings.WHOS_ONLINE_TRUSTED_PROXIES = ["10.0.0.0/8"]
+    assert ids() == ["whos_online.E011"]

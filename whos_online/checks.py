@@ -12,6 +12,7 @@ from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.db.models import EmailField
 from django.utils.module_loading import import_string
 
+from whos_online.client_ip import HEADERS
 from whos_online.conf import DEFAULTS, conf
 
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
@@ -191,6 +192,40 @@ def check_callables(**kwargs: Any) -> list[CheckMessage]:
                     id=error_id,
                 )
             )
+    return errors
+
+
+@register(Tags.compatibility)
+def check_proxies(**kwargs: Any) -> list[CheckMessage]:
+    errors: list[CheckMessage] = []
+    trusted = getattr(settings, "WHOS_ONLINE_TRUSTED_PROXIES", ())
+    if conf.trusted_proxies is None:
+        errors.append(
+            Error(
+                f"WHOS_ONLINE_TRUSTED_PROXIES is {trusted!r}; it must be a list of networks "
+                "(CIDRs) or addresses. Until it is fixed no guest is counted.",
+                hint='E.g. ["10.0.0.0/8", "2001:db8:ff::/48"]: the addresses your reverse '
+                "proxies connect from.",
+                id="whos_online.E009",
+            )
+        )
+    if conf.proxy_header not in HEADERS:
+        errors.append(
+            Error(
+                f"WHOS_ONLINE_PROXY_HEADER is {conf.proxy_header!r}.",
+                hint=f"Use one of {', '.join(map(repr, HEADERS))}: the header your proxies write.",
+                id="whos_online.E010",
+            )
+        )
+    if trusted and conf.proxy_count:
+        errors.append(
+            Error(
+                "Both WHOS_ONLINE_TRUSTED_PROXIES and WHOS_ONLINE_PROXY_COUNT are set; "
+                "the list wins and the count is ignored.",
+                hint="Keep one: the list of your proxies' networks is the safer.",
+                id="whos_online.E011",
+            )
+        )
     return errors
 
 

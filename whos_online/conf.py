@@ -7,9 +7,10 @@ more than the rest of the middleware (see benchmarks/RESULTS.md).
 
 from __future__ import annotations
 
+import ipaddress
 from datetime import timedelta
 from functools import lru_cache
-from typing import Any, Callable, NamedTuple, cast
+from typing import Any, Callable, NamedTuple, Union, cast
 
 from django.conf import settings
 from django.http import HttpRequest
@@ -24,6 +25,8 @@ DEFAULTS: dict[str, Any] = {
     "WHOS_ONLINE_TRACK_GUESTS": True,
     "WHOS_ONLINE_LIST_LIMIT": 100,
     "WHOS_ONLINE_PROXY_COUNT": 0,
+    "WHOS_ONLINE_TRUSTED_PROXIES": (),
+    "WHOS_ONLINE_PROXY_HEADER": "X-Forwarded-For",
     "WHOS_ONLINE_BACKOFF": 30,
     "WHOS_ONLINE_SOCKET_TIMEOUT": 0.25,
     "WHOS_ONLINE_MAX_GUESTS": 100_000,
@@ -59,6 +62,8 @@ def _get(name: str) -> Any:
 
 
 MAX_ROOM_NAME = 200
+
+Network = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]
 
 
 class Keys(NamedTuple):
@@ -152,6 +157,19 @@ class Settings:
         return int(_get("WHOS_ONLINE_PROXY_COUNT"))
 
     @property
+    def trusted_proxies(self) -> tuple[Network, ...] | None:
+        """The proxies' networks; None when the setting is not a list of CIDRs (check E009)."""
+        value = _get("WHOS_ONLINE_TRUSTED_PROXIES")
+        if isinstance(value, str) or not isinstance(value, (list, tuple)):
+            return None
+        return _networks(tuple(str(entry) for entry in value))
+
+    @property
+    def proxy_header(self) -> str:
+        """Which header the proxies write: "X-Forwarded-For" or "Forwarded" (RFC 7239)."""
+        return str(_get("WHOS_ONLINE_PROXY_HEADER"))
+
+    @property
     def backoff(self) -> float:
         return float(_get("WHOS_ONLINE_BACKOFF"))
 
@@ -213,6 +231,14 @@ def _nobody(user: Any) -> bool:
 
 def _seconds(value: Any) -> float:
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
+
+
+@lru_cache(maxsize=64)
+def _networks(values: tuple[str, ...]) -> tuple[Network, ...] | None:
+    try:
+        return tuple(ipaddress.ip_network(value, strict=False) for value in values)
+    except ValueError:
+        return None
 
 
 @lru_cache(maxsize=None)

@@ -16,8 +16,9 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
     """Record the visitor, on the site or in ``room``; True if there is nothing to retry.
 
     False when Redis failed (the next request retries), for bots and prefetches
-    (a cookie set on a prefetch would hide the real visit after it) and for the
-    live block's polls (a tab left open is not a visit).
+    (a cookie set on a prefetch would hide the real visit after it), for a
+    guest without a usable address, and for the live block's polls (a tab left
+    open is not a visit).
     """
     # META, not request.headers: building the headers object costs more than the rest.
     if request.META.get("HTTP_X_WHOS_ONLINE") == "poll":
@@ -32,8 +33,8 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
     if is_bot is not None and is_bot(request):
         return False
     ip = client_ip(request)
-    if ip is None:
-        return True
+    if ip is None:  # no cookie either: a later request (a fixed proxy setting) retries
+        return False
     return failsafe.call(presence.record_guest, ip, room) is not None
 
 
