@@ -27,7 +27,7 @@ from whos_online.conf import Network, conf
 Address = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
 
 # The two headers a site can choose to believe (WHOS_ONLINE_PROXY_HEADER).
-HEADERS = {"X-Forwarded-For": "HTTP_X_FORWARDED_FOR", "Forwarded": "HTTP_FORWARDED"}
+HEADERS = ("X-Forwarded-For", "Forwarded")
 
 
 def client_ip(request: HttpRequest) -> str | None:
@@ -48,7 +48,14 @@ def client_ip(request: HttpRequest) -> str | None:
     whoever wrote the entries to its left.
     """
     meta = request.META
-    remote = str(meta.get("REMOTE_ADDR") or "")
+    return address_of(
+        meta.get("REMOTE_ADDR"), meta.get("HTTP_X_FORWARDED_FOR"), meta.get("HTTP_FORWARDED")
+    )
+
+
+def address_of(remote_addr: object, x_forwarded_for: object, forwarded: object) -> str | None:
+    """``client_ip`` from the only three META values it reads (callers may cache by them)."""
+    remote = str(remote_addr or "")
     trusted = conf.trusted_proxies
     if trusted is None:  # an invalid setting (check E009): believe nobody
         return None
@@ -56,14 +63,14 @@ def client_ip(request: HttpRequest) -> str | None:
     if not trusted and not proxies:
         address = parse_hop(remote)
         return None if address is None else str(address)
-    header = HEADERS.get(conf.proxy_header)
-    raw = str(meta.get(header, "")) if header else ""
+    rfc7239 = conf.proxy_header == "Forwarded"
+    raw = str((forwarded if rfc7239 else x_forwarded_for) or "")
     if trusted:
-        return _right_most_untrusted(remote, raw, trusted, conf.proxy_header == "Forwarded")
+        return _right_most_untrusted(remote, raw, trusted, rfc7239)
     hops = raw.rsplit(",", proxies)
     if len(hops) < proxies:
         return None
-    address = _hop(hops[-proxies], conf.proxy_header == "Forwarded")
+    address = _hop(hops[-proxies], rfc7239)
     return None if address is None else str(address)
 
 
