@@ -182,3 +182,16 @@ def test_proxy_count_and_trusted_proxies_together(settings: Any) -> None:
     settings.WHOS_ONLINE_PROXY_COUNT = 1
     settings.WHOS_ONLINE_TRUSTED_PROXIES = ["10.0.0.0/8"]
     assert ids() == ["whos_online.E011"]
+
+
+@pytest.mark.parametrize("name", ["WHOS_ONLINE_EXCLUDE_PATHS", "WHOS_ONLINE_EXCLUDE_USER_AGENTS"])
+@pytest.mark.parametrize("value", ["/api/", ["/api/", "(unclosed"], [3]])
+def test_exclusions_that_are_not_lists_of_regexes(settings: Any, name: str, value: Any) -> None:
+    setattr(settings, name, value)
+    assert ids() == ["whos_online.E012"]
+
+
+def test_exclusions_of_regexes(settings: Any) -> None:
+    settings.WHOS_ONLINE_EXCLUDE_PATHS = ["/api/", r"/healthz$"]
+    settings.WHOS_ONLINE_EXCLUDE_USER_AGENTS = ("^our-monitor/",)
+    assert ids() == []

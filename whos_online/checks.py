@@ -230,6 +230,32 @@ def check_proxies(**kwargs: Any) -> list[CheckMessage]:
 
 
 @register(Tags.compatibility)
+def check_exclusions(**kwargs: Any) -> list[CheckMessage]:
+    errors: list[CheckMessage] = []
+    for name in ("WHOS_ONLINE_EXCLUDE_PATHS", "WHOS_ONLINE_EXCLUDE_USER_AGENTS"):
+        value = getattr(settings, name, ())
+        problem = None
+        if isinstance(value, str) or not isinstance(value, (list, tuple)):
+            problem = "is not a list"
+        else:
+            for pattern in value:
+                try:
+                    re.compile(pattern)
+                except (re.error, TypeError) as exc:
+                    problem = f"has {pattern!r}, which is no regular expression ({exc})"
+                    break
+        if problem:
+            errors.append(
+                Error(
+                    f"{name} {problem}; until it is fixed nothing is excluded.",
+                    hint=r'A list of regular expressions, e.g. [r"/healthz$", "/api/"].',
+                    id="whos_online.E012",
+                )
+            )
+    return errors
+
+
+@register(Tags.compatibility)
 def check_member_names(**kwargs: Any) -> list[CheckMessage]:
     """Email-login sites: the default card never shows the address, but names nobody either."""
     if hasattr(settings, "WHOS_ONLINE_MEMBER_CARD"):

@@ -8,6 +8,7 @@ more than the rest of the middleware (see benchmarks/RESULTS.md).
 from __future__ import annotations
 
 import ipaddress
+import re
 from datetime import timedelta
 from functools import lru_cache
 from typing import Any, Callable, NamedTuple, Union, cast
@@ -27,6 +28,8 @@ DEFAULTS: dict[str, Any] = {
     "WHOS_ONLINE_PROXY_COUNT": 0,
     "WHOS_ONLINE_TRUSTED_PROXIES": (),
     "WHOS_ONLINE_PROXY_HEADER": "X-Forwarded-For",
+    "WHOS_ONLINE_EXCLUDE_PATHS": (),
+    "WHOS_ONLINE_EXCLUDE_USER_AGENTS": (),
     "WHOS_ONLINE_BACKOFF": 30,
     "WHOS_ONLINE_SOCKET_TIMEOUT": 0.25,
     "WHOS_ONLINE_MAX_GUESTS": 100_000,
@@ -170,6 +173,16 @@ class Settings:
         return str(_get("WHOS_ONLINE_PROXY_HEADER"))
 
     @property
+    def exclude_paths(self) -> re.Pattern[str] | None:
+        """Paths that are no visits: regexes matched from the path's start (a prefix works)."""
+        return _patterns(_get("WHOS_ONLINE_EXCLUDE_PATHS"))
+
+    @property
+    def exclude_user_agents(self) -> re.Pattern[str] | None:
+        """User-Agents that are no visitors: regexes searched case-insensitively."""
+        return _patterns(_get("WHOS_ONLINE_EXCLUDE_USER_AGENTS"), re.IGNORECASE)
+
+    @property
     def backoff(self) -> float:
         return float(_get("WHOS_ONLINE_BACKOFF"))
 
@@ -238,6 +251,21 @@ def _networks(values: tuple[str, ...]) -> tuple[Network, ...] | None:
     try:
         return tuple(ipaddress.ip_network(value, strict=False) for value in values)
     except ValueError:
+        return None
+
+
+def _patterns(value: Any, flags: int = 0) -> re.Pattern[str] | None:
+    """One regex for a list of them; None for none, or for a broken list (check E012)."""
+    if not value or isinstance(value, str) or not isinstance(value, (list, tuple)):
+        return None
+    return _compile(tuple(str(pattern) for pattern in value), flags)
+
+
+@lru_cache(maxsize=64)
+def _compile(patterns: tuple[str, ...], flags: int) -> re.Pattern[str] | None:
+    try:
+        return re.compile("|".join(f"(?:{pattern})" for pattern in patterns), flags)
+    except re.error:
         return None
 
 

@@ -6,7 +6,7 @@ import time
 from functools import lru_cache
 from typing import Awaitable, Callable, NamedTuple, cast
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
 from django.core import signing
 from django.http import HttpRequest, HttpResponseBase
@@ -15,7 +15,7 @@ from django.utils.cache import patch_cache_control
 from whos_online.client_ip import address_of, client_ip
 from whos_online.conf import conf
 from whos_online.guests import network
-from whos_online.visits import record_visit
+from whos_online.visits import Visit, cancel, finish_async, is_visit
 
 
 class WhosOnlineMiddleware:
@@ -47,20 +47,23 @@ class WhosOnlineMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponseBase | Awaitable[HttpResponseBase]:
         if self.async_mode:
             return self.__acall__(request)
-        # Before the view, so a visitor counts on their own first page; the
-        # cookie only when recorded, so a failed write is retried.
-        recorded = _due(request) and record_visit(request)
+        visit = Visit(request) if _due(request) and is_visit(request) else None
         response = cast(HttpResponseBase, self.get_response(request))
-        if recorded:
+        # The cookie only when recorded, so a failed write is retried.
+        if visit is not None and visit.finish(response):
             _set_cookie(request, response)
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
-        recorded = _due(request) and await sync_to_async(record_visit)(request)
+        visit = Visit(request) if _due(request) and is_visit(request) else None
         response = await cast(Awaitable[HttpResponseBase], self.get_response(request))
-        if recorded:
+        if visit is not None and await finish_async(visit, response):
             _set_cookie(request, response)
         return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> None:
+        """The view raised: the error page Django renders instead is no visit."""
+        cancel(request)
 
 
 class _Throttle(NamedTuple):

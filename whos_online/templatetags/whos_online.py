@@ -19,6 +19,7 @@ from django.urls import NoReverseMatch, reverse
 
 from whos_online import failsafe, presence
 from whos_online.conf import conf
+from whos_online.visits import record_before_reading
 
 register = template.Library()
 
@@ -34,6 +35,7 @@ def whos_online(context: template.Context, live: int = 0) -> dict[str, Any]:
     polling the endpoint of ``whos_online.urls``); without JavaScript it is the
     same block, as of page load.
     """
+    record_before_reading(context.get("request"))  # the viewer counts on this very page
     block: dict[str, Any] = {
         "online": failsafe.call(presence.summary, None, None, False, _viewer(context)),
         "window_minutes": conf.window_minutes,
@@ -54,6 +56,7 @@ def whos_online(context: template.Context, live: int = 0) -> dict[str, Any]:
 @register.inclusion_tag("whos_online/room.html", takes_context=True)
 def whos_here(context: template.Context, room: str) -> dict[str, Any]:
     """Who is in ``room`` (recorded by the ``in_room`` view decorator); None if Redis is down."""
+    record_before_reading(context.get("request"), room)
     return {
         "online": failsafe.call(presence.summary, None, room, False, _viewer(context)),
         "room": room,
