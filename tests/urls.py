@@ -50,6 +50,18 @@ def thread(request: HttpRequest, pk: int) -> HttpResponse:
     return HttpResponse(ROOM.render({"room": f"thread:{pk}"}, request))
 
 
+@in_room(lambda request, slug: f"topic:{slug}")
+def topic(request: HttpRequest, slug: str) -> HttpResponse:
+    return HttpResponse(ROOM.render({"room": f"topic:{slug}"}, request))
+
+
+@in_room(lambda request, pk: pk if pk > 0 else "")  # any value: an int, or empty (no room)
+def post(request: HttpRequest, pk: int) -> HttpResponse:
+    if pk > 100:
+        raise Http404("no such post")
+    return HttpResponse(ROOM.render({"room": pk if pk > 0 else ""}, request))
+
+
 @in_room("lobby")
 async def lobby(request: HttpRequest) -> HttpResponse:
     return HttpResponse(ROOM.render({"room": "lobby"}, request))
@@ -119,6 +131,8 @@ urlpatterns = [
     path("jinja/", jinja_page),
     path("thread/<int:pk>/", thread),
     path("lobby/", lobby),
+    path("topic/<str:slug>/", topic),
+    path("post/<int:pk>/", post),
     path("whos-online/", include("whos_online.urls")),
     path("admin/", admin.site.urls),
     path("login/", log_in),

@@ -32,6 +32,7 @@ TYPES: dict[str, tuple[tuple[type, ...], float | None, float | None]] = {
     "WHOS_ONLINE_BACKOFF": ((int, float), 0, None),
     "WHOS_ONLINE_SOCKET_TIMEOUT": ((int, float), 0.001, None),
     "WHOS_ONLINE_MAX_GUESTS": ((int,), 1, None),
+    "WHOS_ONLINE_MAX_ROOMS": ((int,), 1, None),
     "WHOS_ONLINE_IPV6_PREFIX": ((int,), 1, 128),
     "WHOS_ONLINE_STORE_RAW_IP": ((bool,), None, None),
     "WHOS_ONLINE_IDLE_AFTER": ((int, timedelta), 1, None),

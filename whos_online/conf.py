@@ -7,6 +7,7 @@ more than the rest of the middleware (see benchmarks/RESULTS.md).
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import re
 from datetime import timedelta
@@ -33,6 +34,7 @@ DEFAULTS: dict[str, Any] = {
     "WHOS_ONLINE_BACKOFF": 30,
     "WHOS_ONLINE_SOCKET_TIMEOUT": 0.25,
     "WHOS_ONLINE_MAX_GUESTS": 100_000,
+    "WHOS_ONLINE_MAX_ROOMS": 10_000,
     "WHOS_ONLINE_IPV6_PREFIX": 64,
     "WHOS_ONLINE_STORE_RAW_IP": False,
     "WHOS_ONLINE_IS_BOT": "whos_online.bots.is_bot",
@@ -66,6 +68,22 @@ def _get(name: str) -> Any:
 
 MAX_ROOM_NAME = 200
 
+
+def room_name(room: object) -> str | None:
+    """The name a room is kept under, for any value a view can produce; None if empty.
+
+    Not text: its ``str()``. Longer than MAX_ROOM_NAME characters: its start
+    and a hash of the whole, so each long name keeps a stable short one of its
+    own (a 10,000-digit pk is a room, not an error).
+    """
+    name = room if isinstance(room, str) else str(room)
+    if len(name) > MAX_ROOM_NAME:
+        digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=12)
+        name = f"{name[: MAX_ROOM_NAME - 25]}~{digest.hexdigest()}"
+    # A lone surrogate cannot be sent to Redis: it becomes U+FFFD.
+    return name.encode("utf-8", "surrogatepass").decode("utf-8", "replace") or None
+
+
 Network = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]
 
 
@@ -91,10 +109,15 @@ class Settings:
     def key_prefix(self) -> str:
         return str(_get("WHOS_ONLINE_KEY_PREFIX"))
 
-    def keys(self, room: str | None = None) -> Keys:
-        """The site's keys, or a room's: the same layout under ``<prefix>:room:<room>``."""
-        if room is not None and not 0 < len(room) <= MAX_ROOM_NAME:
-            raise ValueError(f"A room name has 1 to {MAX_ROOM_NAME} characters, not {len(room)}.")
+    def keys(self, room: object = None) -> Keys:
+        """The site's keys, or a room's: the same layout under ``<prefix>:room:<room>``.
+
+        The room's name as ``room_name`` makes it; ValueError if it is empty.
+        """
+        if room is not None:
+            room = room_name(room)
+            if room is None:
+                raise ValueError("A room needs a name.")
         prefix = self.key_prefix
         base = prefix if room is None else f"{prefix}:room:{room}"
         return Keys(
@@ -193,6 +216,10 @@ class Settings:
     @property
     def max_guests(self) -> int:
         return int(_get("WHOS_ONLINE_MAX_GUESTS"))
+
+    @property
+    def max_rooms(self) -> int:
+        return int(_get("WHOS_ONLINE_MAX_ROOMS"))
 
     @property
     def ipv6_prefix(self) -> int:

@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterable, NamedTuple, TypeVar
 
 from whos_online import scripts
-from whos_online.conf import Keys, conf
+from whos_online.conf import Keys, conf, room_name
 from whos_online.connection import get_client
 from whos_online.guests import guest_id
 from whos_online.members import Member, Status, card_json, read_member
@@ -292,17 +292,42 @@ def prune(batch_size: int = 1000) -> PruneResult:
     users = prune_key(keys.users, conf.retention, keys.cards)
     users += prune_key(keys.hidden, conf.retention, keys.cards)
     guests = prune_key(keys.guests, conf.max_age)
-    # Rooms: those with a visitor inside the window; the others' keys have expired.
-    rooms = client.zrange(conf.rooms_key, now - conf.max_age, "+inf", byscore=True)
-    for room in (_text(name) for name in rooms):
-        room_keys = conf.keys(room)
-        for key in (room_keys.users, room_keys.hidden, room_keys.guests):
-            prune_key(key, conf.max_age)
+    batches += _prune_rooms(client, now - conf.max_age, batch_size)
     prune_key(conf.rooms_key, conf.max_age)
     # Cron runs this every minute or so: it samples the counts for the admin's
     # chart, and the peak even if no page counts.
     _sample(client, now)
     return PruneResult(users=users, guests=guests, batches=batches)
+
+
+ROOMS_PER_BATCH = 100
+
+
+def _prune_rooms(client: Any, cutoff: float, batch_size: int) -> int:
+    """Prune the rooms with a visitor inside the window (the others' keys expired); batches.
+
+    The registry is read a page at a time (ZRANGE … LIMIT), from the window's
+    start upwards by score, and each page's sets are pruned by PRUNE_ROOMS
+    calls of at most ``batch_size`` removals: no call grows with the number of
+    rooms.
+    """
+    batches, start, skip = 0, cutoff, 0
+    while True:
+        page = client.zrange(
+            conf.rooms_key, start, "+inf", byscore=True, offset=skip, num=ROOMS_PER_BATCH,
+            withscores=True,
+        )  # fmt: skip
+        keys = [key for name, _ in page for key in conf.keys(_text(name))[:3]]
+        more = bool(keys)
+        while more:
+            _, more = client.eval(scripts.PRUNE_ROOMS, len(keys), *keys, f"({cutoff}", batch_size)
+            batches += 1
+        if len(page) < ROOMS_PER_BATCH:
+            return batches
+        # The next page starts at this one's last score, past the rooms seen with it.
+        last = page[-1][1]
+        ties = sum(1 for _, score in page if score == last)
+        skip, start = (skip + ties if last == start else ties), last
 
 
 @dataclass(frozen=True)
@@ -366,10 +391,12 @@ def _record(
         math.ceil(ttl),
         keep or 0,
         TRIM_PER_WRITE,
-        room or "",
+        "" if room is None else room_name(room) or "",
         math.ceil(conf.max_age),
         card,
         guest,
+        conf.max_rooms,
+        conf.key_prefix,
     )
     return now
 

@@ -17,16 +17,17 @@ from typing import Any, Callable, TypeVar, cast
 from asgiref.sync import iscoroutinefunction
 from django.http import HttpRequest
 
+from whos_online.conf import room_name
 from whos_online.visits import Visit, finish_async, is_visit, load_user_async
 
 View = TypeVar("View", bound=Callable[..., Any])
 
 
-def in_room(room: str | Callable[..., str]) -> Callable[[View], View]:
+def in_room(room: object | Callable[..., object]) -> Callable[[View], View]:
     """Record the visitor into ``room`` each time the view succeeds (one Redis round trip).
 
     ``room`` is a name, or a callable taking the view's arguments (request
-    first) and returning one. Unlike the site-wide record there is no cookie
+    first) and returning one: any value (see ``conf.room_name``; empty means no room). Unlike the site-wide record there is no cookie
     throttle: being in a room means having just opened it. As on the site, a
     ``{% whos_here %}`` of the room rendered by the view records first, and a
     view that fails (raises, or answers 4xx/5xx) records nothing.
@@ -35,7 +36,8 @@ def in_room(room: str | Callable[..., str]) -> Callable[[View], View]:
     def visit(request: HttpRequest, args: Any, kwargs: Any) -> Visit | None:
         if not is_visit(request):
             return None
-        return Visit(request, room(request, *args, **kwargs) if callable(room) else room)
+        name = room_name(room(request, *args, **kwargs) if callable(room) else room)
+        return None if name is None else Visit(request, name)
 
     def decorate(view: View) -> View:
         if iscoroutinefunction(view):

@@ -35,6 +35,11 @@ return n
 # hash KEYS[4], and the guest ARGV[9] they were until logging in ('' if none)
 # leaves the guests KEYS[5], so nobody counts twice; and each key written gets
 # its TTL (ARGV[3], ARGV[7]), so an abandoned namespace disappears.
+# Rooms are capped at ARGV[10]: registering one beyond it drops the least
+# recently visited (at most ARGV[5] per write) with their sets, named from the
+# prefix ARGV[11]. Those keys are not in KEYS (their names come from the
+# registry), which Redis allows for keys of the same hash slot: on Cluster the
+# prefix carries a hash tag (check W006), so every room key shares KEYS[3]'s slot.
 RECORD = """
 redis.call('ZADD', KEYS[1], 'GT', ARGV[1], ARGV[2])
 if KEYS[2] ~= KEYS[1] then redis.call('ZREM', KEYS[2], ARGV[2]) end
@@ -48,6 +53,14 @@ end
 if ARGV[6] ~= '' then
   redis.call('ZADD', KEYS[3], ARGV[1], ARGV[6])
   redis.call('EXPIRE', KEYS[3], ARGV[7])
+  local over = redis.call('ZCARD', KEYS[3]) - tonumber(ARGV[10])
+  if over > 0 then
+    local dropped = redis.call('ZPOPMIN', KEYS[3], math.min(over, tonumber(ARGV[5])))
+    for i = 1, #dropped, 2 do
+      local room = ARGV[11] .. ':room:' .. dropped[i]
+      redis.call('DEL', room .. ':users', room .. ':hidden', room .. ':guests')
+    end
+  end
 end
 if ARGV[8] ~= '' then
   redis.call('HSET', KEYS[4], ARGV[2], ARGV[8])
@@ -56,6 +69,22 @@ end
 if ARGV[9] ~= '' then redis.call('ZREM', KEYS[5], ARGV[9]) end
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 return 1
+"""
+
+# Prunes rooms' sets (KEYS, three per room) of members scored below ARGV[1],
+# removing at most ARGV[2] in all, so one call stays short however many rooms
+# and members it is given. Returns {removed, 1 if it stopped at the limit}.
+PRUNE_ROOMS = """
+local removed, budget = 0, tonumber(ARGV[2])
+for _, key in ipairs(KEYS) do
+  if budget == 0 then return {removed, 1} end
+  local n = math.min(redis.call('ZCOUNT', key, '-inf', ARGV[1]), budget)
+  if n > 0 then
+    redis.call('ZREMRANGEBYRANK', key, 0, n - 1)
+    removed, budget = removed + n, budget - n
+  end
+end
+return {removed, 0}
 """
 
 # count_and_raise_peak() counts a namespace's three sets (KEYS[1..3]) inside

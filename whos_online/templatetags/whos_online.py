@@ -18,7 +18,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.urls import NoReverseMatch, reverse
 
 from whos_online import failsafe, presence
-from whos_online.conf import conf
+from whos_online.conf import conf, room_name
 from whos_online.visits import record_before_reading
 
 register = template.Library()
@@ -54,11 +54,19 @@ def whos_online(context: template.Context, live: int = 0) -> dict[str, Any]:
 
 
 @register.inclusion_tag("whos_online/room.html", takes_context=True)
-def whos_here(context: template.Context, room: str) -> dict[str, Any]:
-    """Who is in ``room`` (recorded by the ``in_room`` view decorator); None if Redis is down."""
-    record_before_reading(context.get("request"), room)
+def whos_here(context: template.Context, room: Any) -> dict[str, Any]:
+    """Who is in ``room`` (recorded by the ``in_room`` view decorator); None if Redis is down.
+
+    Any value names a room as ``in_room`` names it; an empty one is nobody's room.
+    """
+    name = room_name(room)
+    if name is None:
+        online: presence.Summary | None = presence.Summary(members=[], user_count=0, guest_count=0)
+    else:
+        record_before_reading(context.get("request"), name)
+        online = failsafe.call(presence.summary, None, name, False, _viewer(context))
     return {
-        "online": failsafe.call(presence.summary, None, room, False, _viewer(context)),
+        "online": online,
         "room": room,
         "window_minutes": conf.window_minutes,
         "request": context.get("request"),
