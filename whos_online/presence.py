@@ -176,6 +176,7 @@ def summary(
             PEAK_TTL if room is None else 0,
             limit,
             int(staff_view),
+            conf.max_guests,
         )
     )
     idle_after = conf.idle_after
@@ -206,6 +207,17 @@ def summary(
 def peak() -> Peak | None:
     """The most ever online at once, or None before anyone was counted."""
     return _peak(*get_client().hmget(conf.keys().peak, "count", "at"))
+
+
+def reset_peak() -> Peak | None:
+    """Forget the peak (e.g. one a flood of addresses pinned); return what it was.
+
+    The next count (a rendered block, or prune) starts it again from the number online.
+    """
+    pipe = get_client().pipeline(transaction=False)
+    pipe.hmget(conf.keys().peak, "count", "at")
+    pipe.delete(conf.keys().peak)
+    return _peak(*pipe.execute()[0])
 
 
 def last_seen(user: Any, include_hidden: bool = False, viewer: Any = None) -> datetime | None:
@@ -380,12 +392,13 @@ def _record(
     now = time.time()
     get_client().eval(
         scripts.RECORD,
-        5,
+        6,
         key,
         drop_from or key,
         conf.rooms_key,
         keys.cards,
         keys.guests,
+        keys.peak,
         now,
         member,
         math.ceil(ttl),
@@ -397,6 +410,7 @@ def _record(
         guest,
         conf.max_rooms,
         conf.key_prefix,
+        now - conf.max_age,
     )
     return now
 
@@ -408,7 +422,9 @@ TRIM_PER_WRITE = 100
 
 def _count_and_raise_peak(client: Any, now: float, keys: Keys) -> Any:
     cutoff = now - conf.max_age
-    return client.eval(scripts.COUNT_AND_RAISE_PEAK, len(keys), *keys, cutoff, now, PEAK_TTL)
+    return client.eval(
+        scripts.COUNT_AND_RAISE_PEAK, len(keys), *keys, cutoff, now, PEAK_TTL, conf.max_guests
+    )
 
 
 def _pairs(flat: list[Any]) -> list[tuple[Any, float]]:

@@ -29,8 +29,7 @@ return n
 # Records ARGV[2] as seen at ARGV[1] in KEYS[1], all in one call: ZADD GT, so a
 # server whose clock lags never moves a score backwards; ZREM from KEYS[2] (a
 # member who moved between listed and hidden; KEYS[1] itself when there is no
-# such set); the guest cap ARGV[4] (0: none), trimming at most ARGV[5] of the
-# oldest so a write stays short even far over the cap; a room registers ARGV[6]
+# such set); the guest cap ARGV[4] (0: none; see the script's first lines); a room registers ARGV[6]
 # ('' if none) in KEYS[3]; a member's card ARGV[8] ('' for guests) goes into the
 # hash KEYS[4], and the guest ARGV[9] they were until logging in ('' if none)
 # leaves the guests KEYS[5], so nobody counts twice; and each key written gets
@@ -41,15 +40,40 @@ return n
 # registry), which Redis allows for keys of the same hash slot: on Cluster the
 # prefix carries a hash tag (check W006), so every room key shares KEYS[3]'s slot.
 RECORD = """
-redis.call('ZADD', KEYS[1], 'GT', ARGV[1], ARGV[2])
-if KEYS[2] ~= KEYS[1] then redis.call('ZREM', KEYS[2], ARGV[2]) end
 local keep = tonumber(ARGV[4])
-if keep > 0 then
-  local excess = redis.call('ZCARD', KEYS[1]) - keep
+if keep > 0 and not redis.call('ZSCORE', KEYS[1], ARGV[2]) then
+  -- A newcomer to a capped set: room is made only from guests already out of
+  -- the window (older than ARGV[12]), at most ARGV[5] of them; while the set is
+  -- full of guests inside it, the newcomer is refused (returns 0), so a flood of
+  -- new addresses never pushes out the guests already counted.
+  local excess = redis.call('ZCARD', KEYS[1]) - keep + 1
   if excess > 0 then
-    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, math.min(excess, tonumber(ARGV[5])) - 1)
+    local stale = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. ARGV[12])
+    local n = math.min(excess, stale, tonumber(ARGV[5]))
+    if n > 0 then redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - 1) end
+    if n < excess then
+      -- A flood. On the site (no room), the peak it raised since the window's
+      -- start goes back to the one before (see count_and_raise_peak), and no
+      -- peak is taken for a window (flood_until in the peak hash KEYS[6]).
+      if ARGV[6] == '' then
+        local at = tonumber(redis.call('HGET', KEYS[6], 'at') or '0')
+        if at >= tonumber(ARGV[12]) then
+          local before = redis.call('HMGET', KEYS[6], 'before', 'before_at')
+          if before[1] then
+            redis.call('HSET', KEYS[6], 'count', before[1], 'at', before[2])
+          else
+            redis.call('HDEL', KEYS[6], 'count', 'at')
+          end
+        end
+        redis.call('HSET', KEYS[6], 'flood_until', tonumber(ARGV[1]) + tonumber(ARGV[7]))
+        if redis.call('TTL', KEYS[6]) < 0 then redis.call('EXPIRE', KEYS[6], ARGV[7]) end
+      end
+      return 0
+    end
   end
 end
+redis.call('ZADD', KEYS[1], 'GT', ARGV[1], ARGV[2])
+if KEYS[2] ~= KEYS[1] then redis.call('ZREM', KEYS[2], ARGV[2]) end
 if ARGV[6] ~= '' then
   redis.call('ZADD', KEYS[3], ARGV[1], ARGV[6])
   redis.call('EXPIRE', KEYS[3], ARGV[7])
@@ -87,21 +111,28 @@ end
 return {removed, 0}
 """
 
-# count_and_raise_peak() counts a namespace's three sets (KEYS[1..3]) inside
+# count_and_raise_peak(cap) counts a namespace's three sets (KEYS[1..3]) inside
 # the window (from ARGV[1]) and, when ARGV[3] (the peak's TTL) is not 0, raises
-# the peak (KEYS[4]) in the same atomic step, so two servers that read at once
+# the peak (KEYS[4]) in the same atomic step, unless the guests fill their cap
+# or RECORD saw a flood within the window (such counts say nothing about people), so two servers that read at once
 # can never lower it (no read-then-write race). The peak outlives any window but
 # still expires a year after the last count. pcall: a replica (READONLY) or a
 # full Redis (OOM) still answers with its counts.
 _COUNT_AND_RAISE_PEAK = """
-local function count_and_raise_peak()
+local function count_and_raise_peak(cap)
   local users = redis.call('ZCOUNT', KEYS[1], ARGV[1], '+inf')
   local hidden = redis.call('ZCOUNT', KEYS[2], ARGV[1], '+inf')
   local guests = redis.call('ZCOUNT', KEYS[3], ARGV[1], '+inf')
   if ARGV[3] == '0' then return {users, hidden, guests, false, false} end
   local total = users + hidden + guests
   local best = tonumber(redis.call('HGET', KEYS[4], 'count') or '0')
-  if total > best then
+  local flood_until = tonumber(redis.call('HGET', KEYS[4], 'flood_until') or '0')
+  if total > best and guests < cap and flood_until < tonumber(ARGV[2]) then
+    -- The peak from before this window is kept aside, for a flood to fall back on.
+    local last_at = redis.call('HGET', KEYS[4], 'at')
+    if last_at and tonumber(last_at) < tonumber(ARGV[1]) then
+      redis.pcall('HSET', KEYS[4], 'before', best, 'before_at', last_at)
+    end
     redis.pcall('HSET', KEYS[4], 'count', total, 'at', ARGV[2])
   end
   if total > 0 or best > 0 then redis.pcall('EXPIRE', KEYS[4], ARGV[3]) end
@@ -110,14 +141,14 @@ local function count_and_raise_peak()
 end
 """
 
-# {users, hidden, guests, peak count, peak time}; what prune samples.
-COUNT_AND_RAISE_PEAK = _COUNT_AND_RAISE_PEAK + "return count_and_raise_peak()\n"
+# {users, hidden, guests, peak count, peak time}; what prune samples. ARGV[4]: the guest cap.
+COUNT_AND_RAISE_PEAK = _COUNT_AND_RAISE_PEAK + "return count_and_raise_peak(tonumber(ARGV[4]))\n"
 
 # What the block shows, in one call (so one round trip, also on Redis Cluster,
 # whose pipelines cannot carry a script): the ARGV[4] newest listed members
 # with their scores (ARGV[4] = -1: all), and the hidden ones too when ARGV[5]
 # is '1' (for staff, merged by the caller), each list followed by its cards
-# from KEYS[5]; then the counts and peak of count_and_raise_peak().
+# from KEYS[5]; then the counts and peak of count_and_raise_peak(ARGV[6]).
 SUMMARY = (
     _COUNT_AND_RAISE_PEAK
     + """
@@ -136,7 +167,7 @@ local listed = newest(KEYS[1])
 local hidden = {}
 if ARGV[5] == '1' then hidden = newest(KEYS[2]) end
 local result = {listed, cards(listed), hidden, cards(hidden)}
-for _, value in ipairs(count_and_raise_peak()) do table.insert(result, value) end
+for _, value in ipairs(count_and_raise_peak(tonumber(ARGV[6]))) do table.insert(result, value) end
 return result
 """
 )
