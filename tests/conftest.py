@@ -88,6 +88,7 @@ AVAILABLE = {
 }
 NEEDS_BY_MODULE = {
     "test_load.py": ("REDIS_URL",),
+    "test_hostile_http.py": ("REDIS_URL",),
     "test_browser.py": ("REDIS_URL", "chromium", "playwright"),
     "test_faults.py": ("redis-server",),
     "test_sentinel.py": ("redis-server",),
