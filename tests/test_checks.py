@@ -164,7 +164,7 @@ def test_a_client_factory_wants_a_hash_tagged_prefix(settings: Any) -> None:
 )
 def test_trusted_proxies_that_are_not_networks(settings: Any, value: Any) -> None:
     settings.WHOS_ONLINE_TRUSTED_PROXIES = value
-    assert ids() == ["whos_online.E009"]
+    assert ids() == ["whos_online.E010"]
 
 
 def test_trusted_proxies_of_addresses_and_networks(settings: Any) -> None:
@@ -175,20 +175,20 @@ def test_trusted_proxies_of_addresses_and_networks(settings: Any) -> None:
 
 def test_proxy_header_is_one_of_two(settings: Any) -> None:
     settings.WHOS_ONLINE_PROXY_HEADER = "X-Real-IP"
-    assert ids() == ["whos_online.E010"]
+    assert ids() == ["whos_online.E011"]
 
 
 def test_proxy_count_and_trusted_proxies_together(settings: Any) -> None:
     settings.WHOS_ONLINE_PROXY_COUNT = 1
     settings.WHOS_ONLINE_TRUSTED_PROXIES = ["10.0.0.0/8"]
-    assert ids() == ["whos_online.E011"]
+    assert ids() == ["whos_online.E012"]
 
 
 @pytest.mark.parametrize("name", ["WHOS_ONLINE_EXCLUDE_PATHS", "WHOS_ONLINE_EXCLUDE_USER_AGENTS"])
 @pytest.mark.parametrize("value", ["/api/", ["/api/", "(unclosed"], [3]])
 def test_exclusions_that_are_not_lists_of_regexes(settings: Any, name: str, value: Any) -> None:
     setattr(settings, name, value)
-    assert ids() == ["whos_online.E012"]
+    assert ids() == ["whos_online.E013"]
 
 
 def test_exclusions_of_regexes(settings: Any) -> None:

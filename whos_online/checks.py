@@ -207,7 +207,7 @@ def check_proxies(**kwargs: Any) -> list[CheckMessage]:
                 "(CIDRs) or addresses. Until it is fixed no guest is counted.",
                 hint='E.g. ["10.0.0.0/8", "2001:db8:ff::/48"]: the addresses your reverse '
                 "proxies connect from.",
-                id="whos_online.E009",
+                id="whos_online.E010",
             )
         )
     if conf.proxy_header not in HEADERS:
@@ -215,7 +215,7 @@ def check_proxies(**kwargs: Any) -> list[CheckMessage]:
             Error(
                 f"WHOS_ONLINE_PROXY_HEADER is {conf.proxy_header!r}.",
                 hint=f"Use one of {', '.join(map(repr, HEADERS))}: the header your proxies write.",
-                id="whos_online.E010",
+                id="whos_online.E011",
             )
         )
     if trusted and conf.proxy_count:
@@ -224,7 +224,7 @@ def check_proxies(**kwargs: Any) -> list[CheckMessage]:
                 "Both WHOS_ONLINE_TRUSTED_PROXIES and WHOS_ONLINE_PROXY_COUNT are set; "
                 "the list wins and the count is ignored.",
                 hint="Keep one: the list of your proxies' networks is the safer.",
-                id="whos_online.E011",
+                id="whos_online.E012",
             )
         )
     return errors
@@ -250,7 +250,7 @@ def check_exclusions(**kwargs: Any) -> list[CheckMessage]:
                 Error(
                     f"{name} {problem}; until it is fixed nothing is excluded.",
                     hint=r'A list of regular expressions, e.g. [r"/healthz$", "/api/"].',
-                    id="whos_online.E012",
+                    id="whos_online.E013",
                 )
             )
     return errors

@@ -57,7 +57,7 @@ def address_of(remote_addr: object, x_forwarded_for: object, forwarded: object) 
     """``client_ip`` from the only three META values it reads (callers may cache by them)."""
     remote = str(remote_addr or "")
     trusted = conf.trusted_proxies
-    if trusted is None:  # an invalid setting (check E009): believe nobody
+    if trusted is None:  # an invalid setting (check E010): believe nobody
         return None
     proxies = conf.proxy_count
     if not trusted and not proxies:

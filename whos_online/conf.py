@@ -184,7 +184,7 @@ class Settings:
 
     @property
     def trusted_proxies(self) -> tuple[Network, ...] | None:
-        """The proxies' networks; None when the setting is not a list of CIDRs (check E009)."""
+        """The proxies' networks; None when the setting is not a list of CIDRs (check E010)."""
         value = _get("WHOS_ONLINE_TRUSTED_PROXIES")
         if isinstance(value, str) or not isinstance(value, (list, tuple)):
             return None
@@ -282,7 +282,7 @@ def _networks(values: tuple[str, ...]) -> tuple[Network, ...] | None:
 
 
 def _patterns(value: Any, flags: int = 0) -> re.Pattern[str] | None:
-    """One regex for a list of them; None for none, or for a broken list (check E012)."""
+    """One regex for a list of them; None for none, or for a broken list (check E013)."""
     if not value or isinstance(value, str) or not isinstance(value, (list, tuple)):
         return None
     return _compile(tuple(str(pattern) for pattern in value), flags)
