@@ -55,7 +55,7 @@ class Visit:
 
     def finish(self, response: HttpResponseBase) -> bool:
         """After the view: record if the view succeeded; True if it was recorded."""
-        recorded = 200 <= response.status_code < 400 and self.record()
+        recorded = _succeeded(response) and self.record()
         self.cancelled = True  # a block rendered later (in a streamed body) records nothing
         return recorded
 
@@ -68,9 +68,13 @@ async def load_user_async(request: HttpRequest) -> None:
 
 async def finish_async(visit: Visit, response: HttpResponseBase) -> bool:
     """``visit.finish()`` from async code: the record in a thread, if one is still due."""
-    if visit.recorded is None:
+    if visit.recorded is None and not visit.cancelled and _succeeded(response):
         return await sync_to_async(visit.finish)(response)
     return visit.finish(response)
+
+
+def _succeeded(response: HttpResponseBase) -> bool:
+    return 200 <= response.status_code < 400
 
 
 def record_before_reading(request: Any, room: str | None = None) -> None:
