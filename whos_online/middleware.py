@@ -99,7 +99,7 @@ def _due(request: HttpRequest) -> bool:
         return True
     session = cookies.get(throttle.session_cookie_name)
     if session:
-        issued = _issued(value, "session:" + session, throttle.source)
+        issued = _issued(value, "session", session, throttle.source)
     else:
         meta = request.META
         xff, forwarded = meta.get("HTTP_X_FORWARDED_FOR"), meta.get("HTTP_FORWARDED")
@@ -138,8 +138,8 @@ def _signer(identity: str) -> signing.Signer:
 
 
 @lru_cache(maxsize=4096)
-def _issued(value: str, identity: str, source: object) -> int | None:
-    """When ``value`` was issued for ``identity``, or None if it was not.
+def _issued(value: str, kind: str, who: str, source: object) -> int | None:
+    """When ``value`` was issued for the identity ``kind:who``, or None if it was not.
 
     Cached: each visitor sends the same cookies on every request, and the
     signature check costs more than the rest of the throttled path. The expiry
@@ -147,7 +147,7 @@ def _issued(value: str, identity: str, source: object) -> int | None:
     object) keeps an overridden SECRET_KEY from reusing an old answer.
     """
     try:
-        return signing.b62_decode(_signer(identity).unsign(value))
+        return signing.b62_decode(_signer(f"{kind}:{who}").unsign(value))
     except (signing.BadSignature, ValueError):
         return None
 
@@ -158,7 +158,7 @@ def _guest_issued(
 ) -> int | None:
     """``_issued`` for a guest without a session, cached by the headers its address comes from."""
     ip = address_of(remote, x_forwarded_for, forwarded)
-    return None if ip is None else _issued(value, "guest:" + network(ip), source)
+    return None if ip is None else _issued(value, "guest", network(ip), source)
 
 
 def _cookie_value(identity: str) -> str:
