@@ -27,8 +27,9 @@ def in_room(room: object | Callable[..., object]) -> Callable[[View], View]:
     """Record the visitor into ``room`` each time the view succeeds (one Redis round trip).
 
     ``room`` is a name, or a callable taking the view's arguments (request
-    first) and returning one: any value (see ``conf.room_name``; empty means no room). Unlike the site-wide record there is no cookie
-    throttle: being in a room means having just opened it. As on the site, a
+    first) and returning one: any value (see ``conf.room_name``; empty means
+    no room). Unlike the site-wide record there is no cookie throttle: being
+    in a room means having just opened it. As on the site, a
     ``{% whos_here %}`` of the room rendered by the view records first, and a
     view that fails (raises, or answers 4xx/5xx) records nothing.
     """
