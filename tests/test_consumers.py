@@ -207,7 +207,7 @@ def test_one_heartbeat_round_trip_per_batch_of_a_process_connections(
     connections = [presence.Connection(str(pk), f"c{pk}", "thread:1") for pk in range(50)]
     round_trips.clear()
     presence.heartbeat(connections)
-    assert round_trips.commands == [["EVAL"]] * 3  # 20 + 20 + 10
+    assert round_trips.commands == [["EVALSHA"]] * 3  # 20 + 20 + 10
     assert len(presence.connected()) == 50 and len(presence.connected("thread:1")) == 50
 
 

@@ -24,6 +24,7 @@ from django.template.loader import render_to_string
 
 from whos_online import failsafe, presence
 from whos_online.conf import conf
+from whos_online.templatetags.whos_online import members_html
 
 logger = logging.getLogger(__name__)
 
@@ -157,7 +158,13 @@ class Hub:
 
 def _render(view: View, online: presence.Summary) -> str:
     """The view's block, by the site's template (the page swaps it in)."""
-    context = {"online": online, "room": view.room, "window_minutes": conf.window_minutes}
+    css = "whos-online" if view.room is None else "whos-here"
+    context = {
+        "online": online,
+        "members_html": members_html(online, css),
+        "room": view.room,
+        "window_minutes": conf.window_minutes,
+    }
     template = "whos_online/whos_online.html" if view.room is None else "whos_online/room.html"
     return render_to_string(template, context)
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Hashable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone
 from typing import Any, Iterable, NamedTuple, TypeVar, cast
 
@@ -66,6 +66,9 @@ class Summary:
     # Members and guests seen in the past 24 hours, when asked for (``summary(day=True)``).
     day_users: int | None = None
     day_guests: int | None = None
+    # Renderings of this very summary (e.g. the block's member list per language),
+    # so a cached summary is rendered once; a changed copy (``replace``) starts empty.
+    rendered: dict[Any, str] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @property
     def total(self) -> int:

@@ -11,15 +11,21 @@ first in one call and pass the result::
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from html import escape
 from typing import Any
 from urllib.parse import quote
 
 from django import template
 from django.core.exceptions import ImproperlyConfigured
 from django.urls import NoReverseMatch, reverse
+from django.utils.safestring import SafeString
+from django.utils.text import slugify
+from django.utils.translation import get_language, gettext
 
 from whos_online import blockcache, failsafe, presence
 from whos_online.conf import conf, room_name
+from whos_online.members import Member
 from whos_online.visits import record_before_reading
 
 register = template.Library()
@@ -38,8 +44,10 @@ def whos_online(context: template.Context, live: int = 0) -> dict[str, Any]:
     of ``whos_online.urls``. Without JavaScript it is the same block, as of page load.
     """
     record_before_reading(context.get("request"))  # the viewer counts on this very page
+    online = blockcache.for_request(context.get("request"))
     block: dict[str, Any] = {
-        "online": blockcache.for_request(context.get("request")),
+        "online": online,
+        "members_html": members_html(online, "whos-online"),
         "window_minutes": conf.window_minutes,
         "request": context.get("request"),
     }
@@ -74,11 +82,59 @@ def whos_here(context: template.Context, room: Any, live: bool = False) -> dict[
     ws_url = conf.websocket_url
     return {
         "online": online,
+        "members_html": members_html(online, "whos-here"),
         "room": room,
         "window_minutes": conf.window_minutes,
         "request": context.get("request"),
         "ws_url": f"{ws_url}{quote(name, safe='')}/" if live and ws_url and name else None,
     }
+
+
+def members_html(online: presence.Summary | None, css: str) -> SafeString:
+    """The listed members as ``<li>`` items, for ``whos_online/members.html``.
+
+    Built here rather than by a template loop, which cost ~100 µs per member
+    (benchmarks/RESULTS.md); an overriding template may still loop over
+    ``online.members``. Every value is escaped (``html.escape``: Django's
+    ``escape`` is the same on text, with a lazy-string wrapper costing more).
+    A summary from the block cache is rendered once per language.
+    """
+    if online is None:
+        return SafeString("")
+    key = ("members_html", css, get_language())
+    done = online.rendered.get(key)
+    if done is None:
+        done = online.rendered[key] = _members_html(online.members, css)
+    return SafeString(done)
+
+
+def _members_html(members: list[Member], css: str) -> str:
+    hidden_mark = escape(gettext("(hidden)"))
+    items = []
+    for member in members:
+        classes = f"{css}-member {css}-{member.status}"
+        if member.hidden:
+            classes += f" {css}-hidden"
+        role = member.extra.get("role")
+        if role:
+            classes += f" {css}-role-{_slug(role)}"
+        name = f"<bdi>{escape(member.name)}</bdi>"
+        if member.url:
+            name = f'<a href="{escape(member.url)}">{name}</a>'
+        if member.avatar:
+            name = (
+                f'<img class="{css}-avatar" src="{escape(member.avatar)}" alt="" width="20" '
+                f'height="20" loading="lazy"> {name}'
+            )
+        if member.hidden:
+            name += f" {hidden_mark}"
+        items.append(f'<li class="{escape(classes)}">{name}</li>')
+    return "".join(items)
+
+
+@lru_cache(maxsize=256)
+def _slug(role: Any) -> str:
+    return str(slugify(role))
 
 
 @register.simple_tag(takes_context=True)
