@@ -5,6 +5,7 @@
     python3 dev.py demo [addrport]         migrate, seed and run the demo site
     python3 dev.py matrix [nox args...]    run nox: tests on every Python x Django, and mypy
     python3 dev.py bench [args...]         run the benchmark suite against REDIS_URL's server
+    python3 dev.py mutate [module...]      mutation testing (mutation/mutate.py), fakeredis only
 
 Each command creates ``.venv`` next to this file when it is missing and installs what
 it needs into it. A stamp file keyed on pyproject.toml's hash makes later runs skip
@@ -89,6 +90,9 @@ def main(argv: list[str]) -> int:
     if command == "bench":
         python = ensure_venv("bench", "-e", ".[test,load,bench]")
         return run(python, [str(Path("benchmarks", "run.py")), *args])
+    if command == "mutate":
+        python = ensure_venv("test", "-e", ".[test,load,browser]")
+        return run(python, [str(Path("mutation", "mutate.py")), *args])
     if command == "matrix":
         python = ensure_venv("matrix", "nox>=2024.10.9")
         path = os.pathsep.join([*pyenv_bin_dirs(), os.environ.get("PATH", "")])

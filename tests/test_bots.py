@@ -35,6 +35,7 @@ def only_staff_tools(request: HttpRequest) -> bool:
         {"User-Agent": CHROME, "Sec-Purpose": "prefetch;prerender"},
         {"User-Agent": CHROME, "Purpose": "prefetch"},
         {"User-Agent": CHROME, "X-Moz": "prefetch"},
+        {"User-Agent": CHROME, "X-Purpose": "preview"},
     ],
     ids=[
         "googlebot",
@@ -46,6 +47,7 @@ def only_staff_tools(request: HttpRequest) -> bool:
         "prerender",
         "purpose",
         "x-moz",
+        "safari-preview",
     ],
 )
 def test_not_a_guest_and_no_cookie(round_trips: RoundTrips, headers: dict[str, str]) -> None:
@@ -91,3 +93,12 @@ def test_the_filter_can_be_a_callable_or_off(redis_db: redis.Redis, settings: An
     settings.WHOS_ONLINE_IS_BOT = None
     BrowserClient().get("/", headers={"User-Agent": ""}, REMOTE_ADDR="203.0.113.2")
     assert presence.guest_count() == 1
+
+
+@pytest.mark.parametrize("padding, counted", [(505, False), (506, True)])
+def test_only_the_first_512_characters_of_a_user_agent_are_matched(
+    redis_db: redis.Redis, padding: int, counted: bool
+) -> None:
+    # "bingbot" ends at character 512, or at 513 where the cut leaves "bingbo"
+    BrowserClient().get("/", headers={"User-Agent": "x" * padding + "bingbot"})
+    assert presence.guest_count() == int(counted)

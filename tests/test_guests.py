@@ -197,3 +197,10 @@ def test_far_over_the_cap_each_write_trims_a_bounded_number(
             presence.record_guest(f"203.0.113.{i}")
         assert redis_db.zcard(key) == 10
         assert presence.guest_id("203.0.113.6").encode() in redis_db.zrange(key, 0, -1)
+
+
+def test_the_whole_64_is_one_guest_down_to_its_first_host_bit(redis_db: redis.Redis) -> None:
+    # the two differ only in bit 65, the first bit a /64 leaves to the device
+    BrowserClient().get("/", REMOTE_ADDR="2001:db8:1:2::1")
+    BrowserClient().get("/", REMOTE_ADDR="2001:db8:1:2:8000::1")
+    assert presence.guest_count() == 1
