@@ -35,22 +35,35 @@ KEY = f"whos_online_scale:{os.getpid()}"
 POPULATION = 1_000_000
 COOKIE_AGE = DEFAULTS["WHOS_ONLINE_COOKIE_AGE"]
 MAX_GUESTS = DEFAULTS["WHOS_ONLINE_MAX_GUESTS"]
+MAX_ROOMS = DEFAULTS["WHOS_ONLINE_MAX_ROOMS"]
 
 
 def records_per_second() -> float:
     """redis-benchmark's rate for the record script, each call a random one of the million."""
     url = urlparse(REDIS_URL)
     # As presence.record_guest for the site's guest, exact counting: KEYS: the guests,
-    # the set to drop from (itself: none), the rooms, the cards, the guests, the hour's
-    # and the day's HyperLogLogs; ARGV: score, member, TTL, cap, trim per write, room,
-    # room TTL, card, guest, approximate, the HyperLogLogs' TTLs.
-    keys = [KEY, KEY, f"{KEY}:rooms", f"{KEY}:cards", KEY, f"{KEY}:hour", f"{KEY}:day"]
+    # the set to drop from (itself: none), the rooms, the cards, the guests, the peak,
+    # the hour's and the day's HyperLogLogs; ARGV: score, member, TTL, cap, trim per
+    # write, room, room TTL, card, guest, approximate, rooms cap, prefix, window start,
+    # the HyperLogLogs' TTLs.
+    keys = [KEY, KEY, f"{KEY}:rooms", f"{KEY}:cards", KEY, f"{KEY}:peak"]
+    keys += [f"{KEY}:hour", f"{KEY}:day"]
     argv = ["__rand_int__", "__rand_int__", "600", str(MAX_GUESTS * 20), "100", "", "600"]
-    argv += ["", "", "", "90000", "2764800"]
+    argv += ["", "", "", str(MAX_ROOMS), KEY, "0", "90000", "2764800"]
     out = subprocess.run(
         ["redis-benchmark", "-h", url.hostname or "127.0.0.1", "-p", str(url.port or 6379)]
         + ["--dbnum", (url.path or "/0").lstrip("/") or "0", "-c", "16", "-P", "32", "-q"]
-        + ["-n", "300000", "-r", str(POPULATION), "EVALSHA", scripts.RECORD.sha, "7", *keys, *argv],
+        + [
+            "-n",
+            "300000",
+            "-r",
+            str(POPULATION),
+            "EVALSHA",
+            scripts.RECORD.sha,
+            str(len(keys)),
+            *keys,
+            *argv,
+        ],
         capture_output=True,
         text=True,
         check=True,

@@ -89,6 +89,7 @@ AVAILABLE = {
 }
 NEEDS_BY_MODULE = {
     "test_load.py": ("REDIS_URL",),
+    "test_hostile_http.py": ("REDIS_URL",),
     "test_browser.py": ("REDIS_URL", "chromium", "playwright"),
     "test_realtime_browser.py": ("REDIS_URL", "chromium", "playwright"),
     "test_realtime_load.py": ("redis-server",),

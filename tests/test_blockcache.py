@@ -190,3 +190,20 @@ def test_a_new_visitor_sees_themselves_in_an_older_cached_block(
     # A visitor recorded again, already counted when the cache was read, counts once.
     del alice.cookies["online"]
     assert "1 user online: 1 member, 0 guests" in alice.get("/block/").content.decode()
+
+
+def test_a_guest_refused_at_the_cap_is_not_merged_into_the_cached_block(
+    redis_db: redis.Redis, round_trips: RoundTrips, traveller: Any, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_GUESTS = 1
+    first = BrowserClient().get("/block/", REMOTE_ADDR="203.0.113.7").content.decode()
+    assert "1 user online: 0 members, 1 guest" in first  # the cache is filled
+    traveller.shift(0.5)
+    round_trips.clear()
+    refused = BrowserClient().get("/block/", REMOTE_ADDR="203.0.113.8")
+    assert reads(round_trips) == 0 and round_trips.records == 1
+    # Not counted (the guests fill their cap), so not on their own page either;
+    # yet the cookie is set: they wait for it to expire, as the flood does.
+    assert "1 user online: 0 members, 1 guest" in refused.content.decode()
+    assert "online" in refused.cookies
+    assert presence.guest_count() == 1

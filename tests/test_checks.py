@@ -174,3 +174,41 @@ def test_a_client_factory_wants_a_hash_tagged_prefix(settings: Any) -> None:
     assert ids() == ["whos_online.W006"]
     settings.WHOS_ONLINE_KEY_PREFIX = "{whos_online}"
     assert ids() == []
+
+
+@pytest.mark.parametrize(
+    "value", ["10.0.0.0/8", ["10.0.0.0/33"], ["10.0.0.0/8", "proxy.internal"], 10, [None]]
+)
+def test_trusted_proxies_that_are_not_networks(settings: Any, value: Any) -> None:
+    settings.WHOS_ONLINE_TRUSTED_PROXIES = value
+    assert ids() == ["whos_online.E010"]
+
+
+def test_trusted_proxies_of_addresses_and_networks(settings: Any) -> None:
+    settings.WHOS_ONLINE_TRUSTED_PROXIES = ["10.0.0.0/8", "192.0.2.1", "fd00::/8", "10.1.2.3/8"]
+    settings.WHOS_ONLINE_PROXY_HEADER = "Forwarded"
+    assert ids() == []
+
+
+def test_proxy_header_is_one_of_two(settings: Any) -> None:
+    settings.WHOS_ONLINE_PROXY_HEADER = "X-Real-IP"
+    assert ids() == ["whos_online.E011"]
+
+
+def test_proxy_count_and_trusted_proxies_together(settings: Any) -> None:
+    settings.WHOS_ONLINE_PROXY_COUNT = 1
+    settings.WHOS_ONLINE_TRUSTED_PROXIES = ["10.0.0.0/8"]
+    assert ids() == ["whos_online.E012"]
+
+
+@pytest.mark.parametrize("name", ["WHOS_ONLINE_EXCLUDE_PATHS", "WHOS_ONLINE_EXCLUDE_USER_AGENTS"])
+@pytest.mark.parametrize("value", ["/api/", ["/api/", "(unclosed"], [3]])
+def test_exclusions_that_are_not_lists_of_regexes(settings: Any, name: str, value: Any) -> None:
+    setattr(settings, name, value)
+    assert ids() == ["whos_online.E013"]
+
+
+def test_exclusions_of_regexes(settings: Any) -> None:
+    settings.WHOS_ONLINE_EXCLUDE_PATHS = ["/api/", r"/healthz$"]
+    settings.WHOS_ONLINE_EXCLUDE_USER_AGENTS = ("^our-monitor/",)
+    assert ids() == []

@@ -278,8 +278,10 @@ def uses_redis(module: types.ModuleType, test: Callable[..., Any]) -> bool:
     return bool(wanted & set(inspect.signature(test).parameters))
 
 
-# Tests of the core suite that cannot mean the same on a cluster (none at present).
-NOT_ON_CLUSTER: set[str] = set()
+# Tests of the core suite that cannot mean the same on a cluster: the 100,000
+# rooms are recorded through a pipeline of EVALs, which a cluster pipeline
+# cannot carry (the cap and the paged prune it measures are tested here too).
+NOT_ON_CLUSTER = {"test_rooms__one_address_opening_100000_rooms"}
 
 CORE_SUITE = [
     test_presence,  # record, list, counts, last seen, prune
@@ -444,8 +446,8 @@ def test_a_dead_master_fails_open_for_its_site_and_the_other_site_is_unaffected(
             out = StringIO()
             call_command("whos_online_prune", stdout=out)
             assert "Pruned 1 stale member(s) and 1 stale guest(s)" in out.getvalue()
-            html = block(bob)
-            assert members(html) == ["carol", "bob"] and "2 members, 1 guest" in html
+            html = block(bob)  # bob's cookie has expired: he is recorded again
+            assert members(html) == ["bob", "carol"] and "2 members, 1 guest" in html
             assert "Most ever online: 5 users" in html
         assert dials[dead_port] == first_request
         assert site_b.breaker.outage_since is None

@@ -81,6 +81,11 @@ def test_approximate_guests_are_not_capped(redis_db: redis.Redis, settings: Any)
     for i in range(20):
         visit(f"203.0.113.{i}")
     assert presence.guest_count() == 20
+    # Nobody was refused, so this is no flood: the peak is taken past the exact mode's cap.
+    html = visit("203.0.113.20", "/block/")
+    assert summary_line(html) == "21 users online: 0 members, 21 guests"
+    peak = presence.peak()
+    assert peak is not None and peak.count == 21
 
 
 def test_one_round_trip_per_record_and_per_block(

@@ -14,7 +14,7 @@ from django.test import AsyncClient, Client
 from django.utils.http import http_date
 
 from tests.conftest import NOW, BrowserAsyncClient, BrowserClient, names
-from whos_online import middleware, presence
+from whos_online import presence, visits
 
 pytestmark = pytest.mark.django_db
 
@@ -260,7 +260,7 @@ def test_async_client_records_and_then_throttles_without_a_thread_hop(
         hops.append(func)
         return sync_to_async(func)
 
-    monkeypatch.setattr(middleware, "sync_to_async", counting_sync_to_async)
+    monkeypatch.setattr(visits, "sync_to_async", counting_sync_to_async)
     client = BrowserAsyncClient()
     first = async_get(client, "/", REMOTE_ADDR="203.0.113.7")
     assert first.status_code == 200 and "online" in first.cookies

@@ -13,7 +13,8 @@ from asgiref.sync import async_to_sync
 from django.core.management import call_command
 
 from tests.conftest import NOW, BrowserAsyncClient, BrowserClient, names
-from whos_online import presence
+from tests.test_middleware import async_get
+from whos_online import presence, scripts
 
 pytestmark = pytest.mark.django_db
 
@@ -89,9 +90,118 @@ def test_room_keys_expire_and_prune_clears_stale_room_members(
         assert redis_db.zcard(f"{prefix}:room:thread:1:guests") == 0
 
 
-def test_room_names_are_bounded(redis_db: redis.Redis, people: Any) -> None:
-    (alice,) = people("alice")
-    with pytest.raises(ValueError, match="1 to 200 characters"):
-        presence.record_user(alice, room="x" * 201)
-    with pytest.raises(ValueError):
-        presence.summary(10, room="")
+def room_keys(redis_db: redis.Redis, settings: Any) -> list[bytes]:
+    return list(redis_db.scan_iter(match=f"{settings.WHOS_ONLINE_KEY_PREFIX}:room:*", count=1000))
+
+
+@pytest.mark.parametrize("path", ["/thread/" + "9" * 250 + "/", "/topic/" + "x" * 10_000 + "/"])
+def test_any_name_a_view_produces_is_a_room(
+    redis_db: redis.Redis, settings: Any, path: str
+) -> None:
+    client = BrowserClient()
+    response = client.get(path)
+    assert response.status_code == 200
+    assert "1 here now: 0 members, 1 guest" in response.content.decode()
+    assert "1 here now" in client.get(path).content.decode()  # the same room again
+    (key,) = room_keys(redis_db, settings)
+    assert len(key) < len(settings.WHOS_ONLINE_KEY_PREFIX) + 230  # a short, stable name
+    other = path[:-2] + "8/"
+    assert "1 here now" in BrowserClient().get(other, REMOTE_ADDR="203.0.113.9").content.decode()
+    assert len(room_keys(redis_db, settings)) == 2  # a different long name is another room
+
+
+def test_async_client_with_long_names(redis_db: redis.Redis) -> None:
+    response = async_get(BrowserAsyncClient(), "/topic/" + "y" * 10_000 + "/")
+    assert response.status_code == 200 and "1 here now" in response.content.decode()
+
+
+def test_a_room_name_that_is_no_text_or_empty(redis_db: redis.Redis, settings: Any) -> None:
+    assert "1 here now" in BrowserClient().get("/post/7/").content.decode()
+    assert presence.guest_count(room="7") == presence.guest_count(room=7) == 1
+    response = BrowserClient().get("/post/0/")  # the view's room is ""
+    assert response.status_code == 200 and "Nobody is here right now." in response.content.decode()
+    assert len(room_keys(redis_db, settings)) == 1
+
+
+def test_a_room_view_that_fails_creates_no_room(redis_db: redis.Redis, settings: Any) -> None:
+    assert BrowserClient().get("/post/404/").status_code == 404
+    assert room_keys(redis_db, settings) == []
+    assert redis_db.zcard(f"{settings.WHOS_ONLINE_KEY_PREFIX}:rooms") == 0
+
+
+def test_live_rooms_are_capped_and_the_oldest_dropped(redis_db: redis.Redis, settings: Any) -> None:
+    settings.WHOS_ONLINE_MAX_ROOMS = 3
+    with time_machine.travel(NOW, tick=False) as traveller:
+        for pk in range(1, 6):
+            BrowserClient().get(f"/thread/{pk}/")
+            traveller.shift(1)
+    rooms = redis_db.zrange(f"{settings.WHOS_ONLINE_KEY_PREFIX}:rooms", 0, -1)
+    assert rooms == [b"thread:3", b"thread:4", b"thread:5"]
+    assert sorted(room_keys(redis_db, settings)) == [
+        f"{settings.WHOS_ONLINE_KEY_PREFIX}:room:thread:{pk}:guests".encode() for pk in (3, 4, 5)
+    ]
+
+
+def test_prune_walks_live_rooms_in_bounded_batches(
+    redis_db: redis.Redis, settings: Any, round_trips: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    with time_machine.travel(NOW, tick=False) as traveller:
+        for room in range(250):
+            presence.record_guest("203.0.113.5", room=f"r{room}")
+            presence.record_guest("203.0.113.6", room=f"r{room}")
+        traveller.shift(300)
+        for room in range(250):
+            presence.record_guest("203.0.113.6", room=f"r{room}")  # 203.0.113.5 goes stale
+        traveller.shift(301)
+        round_trips.clear()
+        call_command("whos_online_prune", "--batch-size", "40", stdout=StringIO())
+    prune_calls = [p for p in round_trips.payloads if scripts.PRUNE_ROOMS.sha.encode() in p]
+    pages = [c for c in round_trips.commands if c == ["ZRANGE"]]
+    assert len(pages) == 3  # 100 rooms a page
+    # 250 stale members, at most 40 removed a call: 100 + 100 + 50 in 3 + 3 + 2 calls
+    assert len(prune_calls) == 8
+    assert all(p.count(b":room:") <= 300 for p in prune_calls)
+    assert all(presence.guest_count(room=f"r{room}") == 1 for room in (0, 124, 249))
+    key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:room:r7:guests"
+    assert redis_db.zrange(key, 0, -1) == [presence.guest_id("203.0.113.6").encode()]
+
+
+class Queued:
+    """A pipeline as RECORD's caller sees a client: the call is queued, its answer a stand-in."""
+
+    def __init__(self, pipe: Any) -> None:
+        self.pipe = pipe
+
+    def evalsha(self, *args: Any) -> list[Any]:
+        self.pipe.evalsha(*args)
+        return [None, 0]  # no score before, not refused
+
+
+@pytest.mark.parametrize("redis_db", ["real"], indirect=True)  # 100,000 Lua calls
+def test_one_address_opening_100000_rooms(
+    redis_db: redis.Redis, settings: Any, monkeypatch: pytest.MonkeyPatch, round_trips: Any
+) -> None:
+    # The rooms cap (WHOS_ONLINE_MAX_ROOMS, 10,000) bounds the keys; prune reads
+    # only the live rooms, a page at a time. benchmarks/rooms.py times the same.
+    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 5  # a shared, busy Redis: counts matter here, not time
+    # The decorator's own call (presence.record_guest), pipelined 1,000 at a time
+    # (the round_trips fixture loaded the scripts, so EVALSHA finds them).
+    pipe = redis_db.pipeline(transaction=False)
+    with monkeypatch.context() as patch:
+        patch.setattr(presence, "get_client", lambda: Queued(pipe))
+        for room in range(100_000):
+            presence.record_guest("203.0.113.5", room=f"thread:{room}")
+            if room % 1000 == 999:
+                pipe.execute()
+    keys = room_keys(redis_db, settings)
+    assert len(keys) == 10_000  # WHOS_ONLINE_MAX_ROOMS, the newest
+    assert redis_db.zcard(f"{settings.WHOS_ONLINE_KEY_PREFIX}:rooms") == 10_000
+    round_trips.clear()
+    call_command("whos_online_prune", stdout=StringIO())
+    # 100 pages of 100 live rooms (and the empty one after), each pruned in one
+    # call: nothing grows with the number of rooms.
+    assert sum(c == ["ZRANGE"] for c in round_trips.commands) == 101
+    assert sum(scripts.PRUNE_ROOMS.sha.encode() in p for p in round_trips.payloads) == 100
+    for start in range(0, len(keys), 100):  # not one 10,000-key DEL on a shared Redis
+        redis_db.unlink(*keys[start : start + 100])

@@ -4,10 +4,12 @@ import itertools
 from django.contrib import admin
 from django.contrib.auth import authenticate, login
 from django.contrib.auth.models import User
-from django.http import FileResponse, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.core.exceptions import PermissionDenied
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.template import engines
 from django.urls import include, path
 from django.views.decorators.cache import cache_control
+from django.views.decorators.http import require_POST
 
 from whos_online.rooms import in_room
 
@@ -54,6 +56,18 @@ def thread(request: HttpRequest, pk: int) -> HttpResponse:
     return HttpResponse(ROOM.render({"room": f"thread:{pk}"}, request))
 
 
+@in_room(lambda request, slug: f"topic:{slug}")
+def topic(request: HttpRequest, slug: str) -> HttpResponse:
+    return HttpResponse(ROOM.render({"room": f"topic:{slug}"}, request))
+
+
+@in_room(lambda request, pk: pk if pk > 0 else "")  # any value: an int, or empty (no room)
+def post(request: HttpRequest, pk: int) -> HttpResponse:
+    if pk > 100:
+        raise Http404("no such post")
+    return HttpResponse(ROOM.render({"room": pk if pk > 0 else ""}, request))
+
+
 @in_room("lobby")
 async def lobby(request: HttpRequest) -> HttpResponse:
     return HttpResponse(ROOM.render({"room": "lobby"}, request))
@@ -77,6 +91,42 @@ def download(request: HttpRequest) -> FileResponse:
     return FileResponse(io.BytesIO(PAYLOAD), filename="payload.bin")
 
 
+def missing(request: HttpRequest) -> HttpResponse:
+    raise Http404("no such thing")
+
+
+def forbidden(request: HttpRequest) -> HttpResponse:
+    raise PermissionDenied
+
+
+def broken(request: HttpRequest) -> HttpResponse:
+    raise RuntimeError("a bug in the view")
+
+
+def gone(request: HttpRequest) -> HttpResponse:
+    """A view that answers an error itself, with the block on the page."""
+    return HttpResponse(BLOCK.render({}, request), status=410)
+
+
+def streamed_not_found(request: HttpRequest) -> StreamingHttpResponse:
+    """A 404 whose body (with the block) is rendered while the server sends it."""
+    return StreamingHttpResponse((BLOCK.render({}, request) for _ in range(1)), status=404)
+
+
+@require_POST
+def post_only(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(BLOCK.render({}, request))
+
+
+def error_page(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """The site's error pages show the block, as a base template would."""
+    status = 403 if isinstance(exception, PermissionDenied) else 404
+    return HttpResponse(BLOCK.render({}, request), status=status)
+
+
+handler403 = error_page
+handler404 = error_page
+
 urlpatterns = [
     path("", plain),
     path("counter/", counter),
@@ -88,7 +138,15 @@ urlpatterns = [
     path("jinja/", jinja_page),
     path("thread/<int:pk>/", thread),
     path("lobby/", lobby),
+    path("topic/<str:slug>/", topic),
+    path("post/<int:pk>/", post),
     path("whos-online/", include("whos_online.urls")),
     path("admin/", admin.site.urls),
     path("login/", log_in),
+    path("missing/", missing),
+    path("forbidden/", forbidden),
+    path("broken/", broken),
+    path("gone/", gone),
+    path("post-only/", post_only),
+    path("streamed-not-found/", streamed_not_found),
 ]

@@ -9,12 +9,21 @@ python-requests, Wget) are on that list too.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from crawleruseragents import is_crawler
 from django.http import HttpRequest
 
-__all__ = ["PREFETCH_HEADERS", "is_bot", "known_crawler"]
+__all__ = ["HEALTH_CHECKERS", "PREFETCH_HEADERS", "is_bot", "known_crawler"]
+
+# Load balancers' and orchestrators' probes, which crawler-user-agents 1.67 does
+# not list (it has UptimeRobot, Pingdom, StatusCake, Datadog, Zabbix and the like).
+HEALTH_CHECKERS = re.compile(
+    r"kube-probe|ELB-HealthChecker|GoogleHC|Consul Health|Envoy/HC|health.?check|"
+    r"NewRelicPinger|Traffic Manager|^AlwaysOn|Prometheus/|HetrixTools|Freshping",
+    re.IGNORECASE,
+)
 
 # Headers browsers send on speculative loads that the visitor may never see.
 PREFETCH_HEADERS = {
@@ -26,7 +35,7 @@ PREFETCH_HEADERS = {
 
 
 def is_bot(request: HttpRequest) -> bool:
-    """True for HEAD requests, prefetches, an empty User-Agent and known crawlers."""
+    """True for HEAD requests, prefetches, an empty User-Agent, crawlers and health checks."""
     if request.method == "HEAD":
         return True
     meta = request.META
@@ -42,5 +51,5 @@ def is_bot(request: HttpRequest) -> bool:
 
 @lru_cache(maxsize=4096)
 def known_crawler(user_agent: str) -> bool:
-    """Whether the User-Agent matches the crawler list; cached, as crawlers reuse theirs."""
-    return bool(is_crawler(user_agent))
+    """Whether the User-Agent is a crawler or a health check; cached, as they reuse theirs."""
+    return bool(HEALTH_CHECKERS.search(user_agent) or is_crawler(user_agent))

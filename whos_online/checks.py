@@ -12,6 +12,7 @@ from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.db.models import EmailField
 from django.utils.module_loading import import_string
 
+from whos_online.client_ip import HEADERS
 from whos_online.conf import DEFAULTS, GUEST_COUNTING_MODES, conf
 from whos_online.counting import DAY
 
@@ -34,6 +35,7 @@ TYPES: dict[str, tuple[tuple[type, ...], float | None, float | None]] = {
     "WHOS_ONLINE_SLOW_CALL": ((int, float), 0.001, None),
     "WHOS_ONLINE_BLOCK_CACHE": ((int, float), 0, None),
     "WHOS_ONLINE_MAX_GUESTS": ((int,), 1, None),
+    "WHOS_ONLINE_MAX_ROOMS": ((int,), 1, None),
     "WHOS_ONLINE_IPV6_PREFIX": ((int,), 1, 128),
     "WHOS_ONLINE_STORE_RAW_IP": ((bool,), None, None),
     "WHOS_ONLINE_IDLE_AFTER": ((int, timedelta), 1, None),
@@ -225,6 +227,66 @@ def check_callables(**kwargs: Any) -> list[CheckMessage]:
                     f"{name} is {value!r}, which {problem}.",
                     hint="Set it to a callable (or its dotted path), or to None.",
                     id=error_id,
+                )
+            )
+    return errors
+
+
+@register(Tags.compatibility)
+def check_proxies(**kwargs: Any) -> list[CheckMessage]:
+    errors: list[CheckMessage] = []
+    trusted = getattr(settings, "WHOS_ONLINE_TRUSTED_PROXIES", ())
+    if conf.trusted_proxies is None:
+        errors.append(
+            Error(
+                f"WHOS_ONLINE_TRUSTED_PROXIES is {trusted!r}; it must be a list of networks "
+                "(CIDRs) or addresses. Until it is fixed no guest is counted.",
+                hint='E.g. ["10.0.0.0/8", "2001:db8:ff::/48"]: the addresses your reverse '
+                "proxies connect from.",
+                id="whos_online.E010",
+            )
+        )
+    if conf.proxy_header not in HEADERS:
+        errors.append(
+            Error(
+                f"WHOS_ONLINE_PROXY_HEADER is {conf.proxy_header!r}.",
+                hint=f"Use one of {', '.join(map(repr, HEADERS))}: the header your proxies write.",
+                id="whos_online.E011",
+            )
+        )
+    if trusted and conf.proxy_count:
+        errors.append(
+            Error(
+                "Both WHOS_ONLINE_TRUSTED_PROXIES and WHOS_ONLINE_PROXY_COUNT are set; "
+                "the list wins and the count is ignored.",
+                hint="Keep one: the list of your proxies' networks is the safer.",
+                id="whos_online.E012",
+            )
+        )
+    return errors
+
+
+@register(Tags.compatibility)
+def check_exclusions(**kwargs: Any) -> list[CheckMessage]:
+    errors: list[CheckMessage] = []
+    for name in ("WHOS_ONLINE_EXCLUDE_PATHS", "WHOS_ONLINE_EXCLUDE_USER_AGENTS"):
+        value = getattr(settings, name, ())
+        problem = None
+        if isinstance(value, str) or not isinstance(value, (list, tuple)):
+            problem = "is not a list"
+        else:
+            for pattern in value:
+                try:
+                    re.compile(pattern)
+                except (re.error, TypeError) as exc:
+                    problem = f"has {pattern!r}, which is no regular expression ({exc})"
+                    break
+        if problem:
+            errors.append(
+                Error(
+                    f"{name} {problem}; until it is fixed nothing is excluded.",
+                    hint=r'A list of regular expressions, e.g. [r"/healthz$", "/api/"].',
+                    id="whos_online.E013",
                 )
             )
     return errors

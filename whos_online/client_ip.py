@@ -1,13 +1,31 @@
-"""The client address a guest is known by, trusting proxies only as far as the site says."""
+"""The client address a guest is known by, trusting proxies only as far as the site says.
+
+A small parser of our own rather than python-ipware / django-ipware (4.1.1,
+evaluated against this module's tests): ipware reads its trusted-proxy list
+*positionally* (entry i must match the i-th hop from the right of the header,
+so ``["10.0.0.0/8", "fd00::/8"]`` demands exactly two proxy hops, and one
+CIDR covering a fleet of two hops picks a proxy as the client) and never checks
+``REMOTE_ADDR`` against it, so a client that reaches the app directly can write
+any address into ``X-Forwarded-For`` and have it believed. What a guest count
+needs is the usual rule (nginx's ``real_ip_recursive``, Express's "trust
+proxy"): walk from ``REMOTE_ADDR`` leftwards while the hop is a trusted proxy;
+the first one that is not is the client. ipware also falls back to other
+headers and prefers a "global" address over the configured position, which
+lets a client choose its own address.
+"""
 
 from __future__ import annotations
 
 import ipaddress
+from functools import lru_cache
 
 from django.http import HttpRequest
 
-from whos_online.conf import conf
+from whos_online.conf import Network, conf
 from whos_online.guests import Address
+
+# The two headers a site can choose to believe (WHOS_ONLINE_PROXY_HEADER).
+HEADERS = ("X-Forwarded-For", "Forwarded")
 
 
 def client_ip(request: HttpRequest) -> str | None:
@@ -19,23 +37,100 @@ def client_ip(request: HttpRequest) -> str | None:
 def client_address(request: HttpRequest) -> Address | None:
     """Return the visitor's address, parsed (once per request), or None if there is no usable one.
 
-    With ``WHOS_ONLINE_PROXY_COUNT = 0`` (the default) this is REMOTE_ADDR and
-    X-Forwarded-For is ignored: a client can write anything there. With N
-    proxies in front, each appends the address it saw, so the N-th entry from
-    the right was written by our outermost proxy; anything left of it is the
-    client's own claim.
+    - Default: ``REMOTE_ADDR``; forwarding headers are ignored, since a client
+      can write anything there.
+    - ``WHOS_ONLINE_TRUSTED_PROXIES`` (CIDRs): hops are taken from the right,
+      ``REMOTE_ADDR`` first, then the proxy header's entries; trusted proxies
+      are skipped and the first other address is the client (all trusted: the
+      left-most).
+    - ``WHOS_ONLINE_PROXY_COUNT = N``: the N-th entry from the right of the
+      header, which our outermost proxy wrote; left of it is the client's claim.
+
+    Entries may carry a port (``198.51.100.3:51234``, ``[2001:db8::3]:443``).
+    A hop that is not an address (junk, ``for=unknown``) where the answer is
+    read makes the answer None: reading past it would hand the choice to
+    whoever wrote the entries to its left.
     """
-    proxies = conf.proxy_count
-    candidate: str | None
-    if proxies > 0:
-        forwarded = str(request.META.get("HTTP_X_FORWARDED_FOR", ""))
-        hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
-        candidate = hops[-proxies] if len(hops) >= proxies else None
-    else:
-        candidate = str(request.META.get("REMOTE_ADDR") or "")
-    if not candidate:
+    meta = request.META
+    return address_of(
+        meta.get("REMOTE_ADDR"), meta.get("HTTP_X_FORWARDED_FOR"), meta.get("HTTP_FORWARDED")
+    )
+
+
+def address_of(remote_addr: object, x_forwarded_for: object, forwarded: object) -> Address | None:
+    """``client_address`` from the only three META values it reads (callers may cache by them)."""
+    remote = str(remote_addr or "")
+    trusted = conf.trusted_proxies
+    if trusted is None:  # an invalid setting (check E010): believe nobody
         return None
+    proxies = conf.proxy_count
+    if not trusted and not proxies:
+        return parse_hop(remote)
+    rfc7239 = conf.proxy_header == "Forwarded"
+    raw = str((forwarded if rfc7239 else x_forwarded_for) or "")
+    if trusted:
+        return _right_most_untrusted(remote, raw, trusted, rfc7239)
+    hops = raw.rsplit(",", proxies)
+    if len(hops) < proxies:
+        return None
+    return _hop(hops[-proxies], rfc7239)
+
+
+def _right_most_untrusted(
+    remote: str, raw: str, trusted: tuple[Network, ...], rfc7239: bool
+) -> Address | None:
+    address = parse_hop(remote)
+    if address is None:
+        return None
+    # Plain split on commas, not a quote-aware one: our proxy's entry is the
+    # right-most, and an unclosed quote the client writes on the left must not
+    # swallow it. Proxies quote only "[v6]:port", which holds no comma.
+    entries = raw.split(",") if raw.strip() else []
+    while _is_trusted(address, trusted) and entries:
+        hop = _hop(entries.pop(), rfc7239)
+        if hop is None:
+            return None
+        address = hop
+    return address
+
+
+def _is_trusted(address: Address, trusted: tuple[Network, ...]) -> bool:
+    return any(address.version == network.version and address in network for network in trusted)
+
+
+def _hop(entry: str, rfc7239: bool) -> Address | None:
+    """One entry of X-Forwarded-For, or of Forwarded (its ``for=`` parameter)."""
+    if not rfc7239:
+        return parse_hop(entry)
+    for pair in entry.split(";"):
+        name, _, value = pair.partition("=")
+        if name.strip().lower() == "for":
+            return parse_hop(value.strip().strip('"'))
+    return None
+
+
+@lru_cache(maxsize=4096)
+def parse_hop(text: str) -> Address | None:
+    """``203.0.113.7``, ``203.0.113.7:80``, ``2001:db8::7``, ``[2001:db8::7]:443`` -> address.
+
+    None for anything else. Cached: a proxy's own address and returning
+    visitors repeat.
+    """
+    text = text.strip()
+    if text.startswith("["):
+        host, bracket, port = text[1:].partition("]")
+        if not bracket or (port and not _is_port(port[1:]) or port[:1] not in ("", ":")):
+            return None
+        text = host
+    elif text.count(":") == 1:  # IPv4 with a port; bare IPv6 has two colons or more
+        text, _, port = text.partition(":")
+        if not _is_port(port):
+            return None
     try:
-        return ipaddress.ip_address(candidate)
+        return ipaddress.ip_address(text)
     except ValueError:
         return None
+
+
+def _is_port(text: str) -> bool:
+    return text.isascii() and text.isdigit() and len(text) <= 5 and int(text) <= 65535

@@ -7,9 +7,12 @@ more than the rest of the middleware (see benchmarks/RESULTS.md).
 
 from __future__ import annotations
 
+import hashlib
+import ipaddress
+import re
 from datetime import timedelta
 from functools import lru_cache
-from typing import Any, Callable, NamedTuple, cast
+from typing import Any, Callable, NamedTuple, Union, cast
 
 from django.conf import settings
 from django.http import HttpRequest
@@ -24,11 +27,16 @@ DEFAULTS: dict[str, Any] = {
     "WHOS_ONLINE_TRACK_GUESTS": True,
     "WHOS_ONLINE_LIST_LIMIT": 100,
     "WHOS_ONLINE_PROXY_COUNT": 0,
+    "WHOS_ONLINE_TRUSTED_PROXIES": (),
+    "WHOS_ONLINE_PROXY_HEADER": "X-Forwarded-For",
+    "WHOS_ONLINE_EXCLUDE_PATHS": (),
+    "WHOS_ONLINE_EXCLUDE_USER_AGENTS": (),
     "WHOS_ONLINE_BACKOFF": 30,
     "WHOS_ONLINE_SOCKET_TIMEOUT": 0.25,
     "WHOS_ONLINE_SLOW_CALL": 0.1,
     "WHOS_ONLINE_BLOCK_CACHE": 1.0,
     "WHOS_ONLINE_MAX_GUESTS": 100_000,
+    "WHOS_ONLINE_MAX_ROOMS": 10_000,
     "WHOS_ONLINE_IPV6_PREFIX": 64,
     "WHOS_ONLINE_STORE_RAW_IP": False,
     "WHOS_ONLINE_IS_BOT": "whos_online.bots.is_bot",
@@ -69,6 +77,24 @@ def _get(name: str) -> Any:
 MAX_ROOM_NAME = 200
 
 
+def room_name(room: object) -> str | None:
+    """The name a room is kept under, for any value a view can produce; None if empty.
+
+    Not text: its ``str()``. Longer than MAX_ROOM_NAME characters: its start
+    and a hash of the whole, so each long name keeps a stable short one of its
+    own (a 10,000-digit pk is a room, not an error).
+    """
+    name = room if isinstance(room, str) else str(room)
+    if len(name) > MAX_ROOM_NAME:
+        digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=12)
+        name = f"{name[: MAX_ROOM_NAME - 25]}~{digest.hexdigest()}"
+    # A lone surrogate cannot be sent to Redis: it becomes U+FFFD.
+    return name.encode("utf-8", "surrogatepass").decode("utf-8", "replace") or None
+
+
+Network = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]
+
+
 class Keys(NamedTuple):
     """The Redis keys of one namespace: the site's, or a room's."""
 
@@ -99,10 +125,11 @@ class Settings:
     def key_prefix(self) -> str:
         return str(_get("WHOS_ONLINE_KEY_PREFIX"))
 
-    def keys(self, room: str | None = None) -> Keys:
-        """The site's keys, or a room's: the same layout under ``<prefix>:room:<room>``."""
-        if room is not None and not 0 < len(room) <= MAX_ROOM_NAME:
-            raise ValueError(f"A room name has 1 to {MAX_ROOM_NAME} characters, not {len(room)}.")
+    def keys(self, room: object = None) -> Keys:
+        """The site's keys, or a room's: the same layout under ``<prefix>:room:<room>``.
+
+        The room's name as ``room_name`` makes it; ValueError if it is empty.
+        """
         prefix = self.key_prefix
         base = self._namespace(room)
         return Keys(
@@ -113,17 +140,23 @@ class Settings:
             f"{prefix}:cards",
         )
 
-    def socket_keys(self, room: str | None = None) -> SocketKeys:
+    def socket_keys(self, room: object = None) -> SocketKeys:
         """A namespace's WebSocket presence keys (kept out of Keys: scripts index those)."""
         base = self._namespace(room)
         return SocketKeys(f"{base}:live", f"{base}:left")
 
-    def connections_key(self, room: str | None, pk: str) -> str:
+    def connections_key(self, room: object, pk: str) -> str:
         """One member's open connections in a namespace: connection id -> last heartbeat."""
         return f"{self._namespace(room)}:conns:{pk}"
 
-    def _namespace(self, room: str | None) -> str:
-        return self.key_prefix if room is None else f"{self.key_prefix}:room:{room}"
+    def _namespace(self, room: object) -> str:
+        """The site's prefix, or a room's (named as ``room_name`` names it; ValueError if empty)."""
+        if room is None:
+            return self.key_prefix
+        name = room_name(room)
+        if name is None:
+            raise ValueError("A room needs a name.")
+        return f"{self.key_prefix}:room:{name}"
 
     @property
     def users_key(self) -> str:
@@ -184,6 +217,29 @@ class Settings:
         return int(_get("WHOS_ONLINE_PROXY_COUNT"))
 
     @property
+    def trusted_proxies(self) -> tuple[Network, ...] | None:
+        """The proxies' networks; None when the setting is not a list of CIDRs (check E010)."""
+        value = _get("WHOS_ONLINE_TRUSTED_PROXIES")
+        if isinstance(value, str) or not isinstance(value, (list, tuple)):
+            return None
+        return _networks(tuple(str(entry) for entry in value))
+
+    @property
+    def proxy_header(self) -> str:
+        """Which header the proxies write: "X-Forwarded-For" or "Forwarded" (RFC 7239)."""
+        return str(_get("WHOS_ONLINE_PROXY_HEADER"))
+
+    @property
+    def exclude_paths(self) -> re.Pattern[str] | None:
+        """Paths that are no visits: regexes matched from the path's start (a prefix works)."""
+        return _patterns(_get("WHOS_ONLINE_EXCLUDE_PATHS"))
+
+    @property
+    def exclude_user_agents(self) -> re.Pattern[str] | None:
+        """User-Agents that are no visitors: regexes searched case-insensitively."""
+        return _patterns(_get("WHOS_ONLINE_EXCLUDE_USER_AGENTS"), re.IGNORECASE)
+
+    @property
     def backoff(self) -> float:
         """The longest back-off after a Redis failure (the first is shorter)."""
         return float(_get("WHOS_ONLINE_BACKOFF"))
@@ -205,6 +261,10 @@ class Settings:
     @property
     def max_guests(self) -> int:
         return int(_get("WHOS_ONLINE_MAX_GUESTS"))
+
+    @property
+    def max_rooms(self) -> int:
+        return int(_get("WHOS_ONLINE_MAX_ROOMS"))
 
     @property
     def ipv6_prefix(self) -> int:
@@ -282,6 +342,29 @@ def _nobody(user: Any) -> bool:
 
 def _seconds(value: Any) -> float:
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
+
+
+@lru_cache(maxsize=64)
+def _networks(values: tuple[str, ...]) -> tuple[Network, ...] | None:
+    try:
+        return tuple(ipaddress.ip_network(value, strict=False) for value in values)
+    except ValueError:
+        return None
+
+
+def _patterns(value: Any, flags: int = 0) -> re.Pattern[str] | None:
+    """One regex for a list of them; None for none, or for a broken list (check E013)."""
+    if not value or isinstance(value, str) or not isinstance(value, (list, tuple)):
+        return None
+    return _compile(tuple(str(pattern) for pattern in value), flags)
+
+
+@lru_cache(maxsize=64)
+def _compile(patterns: tuple[str, ...], flags: int) -> re.Pattern[str] | None:
+    try:
+        return re.compile("|".join(f"(?:{pattern})" for pattern in patterns), flags)
+    except re.error:
+        return None
 
 
 @lru_cache(maxsize=None)

@@ -22,7 +22,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from whos_online import failsafe, presence
-from whos_online.conf import conf
+from whos_online.conf import conf, room_name
 from whos_online.hub import View, get_hub
 
 
@@ -40,7 +40,7 @@ class PresenceMixin:
     def presence_room(self) -> str | None:
         """The room this connection is in, or None for the site only."""
         room = self.scope.get("url_route", {}).get("kwargs", {}).get("room")
-        return str(room) if room else None
+        return room_name(room) if room else None  # named as in_room names it
 
     async def websocket_connect(self, message: dict[str, Any]) -> None:
         await super().websocket_connect(message)  # type: ignore[misc]

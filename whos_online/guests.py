@@ -29,15 +29,7 @@ def guest_id(ip: str | Address) -> str:
 
     Raises ValueError if ``ip`` is not an IP address.
     """
-    address = ipaddress.ip_address(ip) if isinstance(ip, str) else ip
-    network_bits: int = address.max_prefixlen
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped:
-            address, network_bits = address.ipv4_mapped, 32
-        else:
-            network_bits = conf.ipv6_prefix
-            host_bits = 128 - network_bits
-            address = ipaddress.IPv6Address(int(address) >> host_bits << host_bits)
+    address, network_bits = _network(ip, conf.ipv6_prefix)
     if conf.store_raw_ip:
         whole = network_bits == address.max_prefixlen
         return str(address) if whole else f"{address}/{network_bits}"
@@ -54,3 +46,25 @@ def _keyed(secret: str) -> hmac.HMAC:
     rest of the hash; the ids stay the ones ``salted_hmac`` gives.
     """
     return hmac.new(hashlib.sha256(SALT + secret.encode()).digest(), digestmod=hashlib.sha256)
+
+
+def network(ip: str | Address) -> str:
+    """The network a guest counts by, e.g. ``203.0.113.7/32`` or ``2001:db8:1:2::/64``.
+
+    What the "online" cookie of a guest without a session is bound to. Raises
+    ValueError if ``ip`` is not an IP address.
+    """
+    address, network_bits = _network(ip, conf.ipv6_prefix)
+    return f"{address}/{network_bits}"
+
+
+@lru_cache(maxsize=4096)
+def _network(ip: str | Address, ipv6_prefix: int) -> tuple[Address, int]:
+    """The address cut to its network, and the network's length; cached per address."""
+    address = ipaddress.ip_address(ip) if isinstance(ip, str) else ip
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped:
+            return address.ipv4_mapped, 32
+        host_bits = 128 - ipv6_prefix
+        return ipaddress.IPv6Address(int(address) >> host_bits << host_bits), ipv6_prefix
+    return address, address.max_prefixlen

@@ -2,28 +2,34 @@
 
 from __future__ import annotations
 
-import hashlib
 import time
 from functools import lru_cache
-from typing import Awaitable, Callable, cast
+from typing import Awaitable, Callable, NamedTuple, cast
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
+from django.core import signing
 from django.http import HttpRequest, HttpResponseBase
 from django.utils.cache import patch_cache_control
 from django.utils.http import http_date
 
+from whos_online.client_ip import address_of, client_ip
 from whos_online.conf import conf
-from whos_online.visits import record_visit
+from whos_online.guests import network
+from whos_online.visits import Visit, cancel, finish_async, is_visit
 
 
 class WhosOnlineMiddleware:
     """Record the user or guest behind a request, unless the "online" cookie says it is done.
 
-    The cookie holds a digest of the session cookie it was set alongside. Django
-    rotates the session key on login and flushes it on logout, so any change of
-    identity makes the cookie stale, while an unchanged identity is recognised
-    from the cookies alone: no session load, no user query, no Redis call.
+    The cookie holds the time it was issued, signed with SECRET_KEY together
+    with the identity it stands for: the session cookie it was set alongside
+    or, for a guest without a session, the guest's network. Django rotates the
+    session key on login and flushes it on logout, so any change of identity
+    makes the cookie stale, while an unchanged identity is recognised from the
+    cookies alone: no session load, no user query, no Redis call. A cookie that
+    is expired (replayed after ``WHOS_ONLINE_COOKIE_AGE``), another identity's,
+    tampered with or garbage is simply not valid: the visitor is recorded.
     """
 
     sync_capable = True
@@ -42,56 +48,128 @@ class WhosOnlineMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponseBase | Awaitable[HttpResponseBase]:
         if self.async_mode:
             return self.__acall__(request)
-        token = _due_token(request)
-        # Before the view, so a visitor counts on their own first page; the
-        # cookie only when recorded, so a failed write is retried.
-        recorded = token is not None and record_visit(request)
+        visit = Visit(request) if _due(request) and is_visit(request) else None
         response = cast(HttpResponseBase, self.get_response(request))
-        if token is not None and recorded:
-            _set_cookie(request, response, token)
+        # The cookie only when recorded, so a failed write is retried.
+        if visit is not None and visit.finish(response):
+            _set_cookie(request, response)
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
-        token = _due_token(request)
-        recorded = token is not None and await sync_to_async(record_visit)(request)
+        visit = Visit(request) if _due(request) and is_visit(request) else None
         response = await cast(Awaitable[HttpResponseBase], self.get_response(request))
-        if token is not None and recorded:
-            _set_cookie(request, response, token)
+        if visit is not None and await finish_async(visit, response):
+            _set_cookie(request, response)
         return response
 
+    def process_exception(self, request: HttpRequest, exception: Exception) -> None:
+        """The view raised: the error page Django renders instead is no visit."""
+        cancel(request)
 
-def _due_token(request: HttpRequest) -> str | None:
-    """The cookie value for this request's identity, or None if the cookie already holds it."""
-    session_cookie, online_cookie = _cookie_names()
+
+class _Throttle(NamedTuple):
+    """What the throttled path reads from settings, read once per settings object."""
+
+    source: object
+    cookie_name: str
+    cookie_age: int
+    session_cookie_name: str
+
+
+_throttle: _Throttle | None = None
+
+
+def _settings() -> _Throttle:
+    # One settings read per request instead of three: the throttled path is
+    # most requests, and each read of django.conf.settings costs about a microsecond.
+    global _throttle
+    source, current = conf.settings_source(), _throttle
+    if current is None or current.source is not source:
+        current = _throttle = _Throttle(
+            source, conf.cookie_name, conf.cookie_age, settings.SESSION_COOKIE_NAME
+        )
+    return current
+
+
+def _due(request: HttpRequest) -> bool:
+    """Whether the request comes without a valid "online" cookie for its identity."""
+    throttle = _settings()
     cookies = request.COOKIES
-    token = _token(cookies.get(session_cookie, ""))
-    return None if cookies.get(online_cookie) == token else token
+    value = cookies.get(throttle.cookie_name)
+    if value is None or len(value) > MAX_VALUE:
+        return True
+    session = cookies.get(throttle.session_cookie_name)
+    if session:
+        issued = _issued(value, "session", session, throttle.source)
+    else:
+        meta = request.META
+        xff, forwarded = meta.get("HTTP_X_FORWARDED_FOR"), meta.get("HTTP_FORWARDED")
+        # Long headers are not kept as cache keys (memory): worked out each time.
+        cached = len(xff or "") + len(forwarded or "") <= MAX_CACHED_HEADERS
+        check = _guest_issued if cached else _guest_issued.__wrapped__
+        issued = check(value, meta.get("REMOTE_ADDR"), xff, forwarded, throttle.source)
+    # Either way round: a server whose clock runs ahead may have issued it.
+    return issued is None or abs(time.time() - issued) >= throttle.cookie_age
 
 
-# (the settings object, the session cookie's name, the online cookie's name)
-_names: tuple[object, str, str] | None = None
+def _identity(request: HttpRequest) -> str | None:
+    """What a cookie for this request stands for: the session, or a guest's network.
 
-
-def _cookie_names() -> tuple[str, str]:
-    """The session and online cookies' names, read once per settings object.
-
-    Each read through Django's lazy settings costs about a microsecond, as much
-    as the rest of a request whose cookie is valid.
+    None for a guest without a session or a usable address: such a guest gets
+    no cookie, so a later request retries.
     """
-    global _names
-    source, names = conf.settings_source(), _names
-    if names is None or names[0] is not source:
-        names = _names = (source, settings.SESSION_COOKIE_NAME, conf.cookie_name)
-    return names[1], names[2]
+    session = request.COOKIES.get(settings.SESSION_COOKIE_NAME)
+    if session:
+        return "session:" + session
+    ip = client_ip(request)
+    return None if ip is None else "guest:" + network(ip)
+
+
+SALT = "whos_online.online"
+# Our values are about 50 characters; a longer one is forged and not worth a look.
+MAX_VALUE = 100
+# Forwarding headers longer than this are not cached by value (memory).
+MAX_CACHED_HEADERS = 512
+
+
+def _signer(identity: str) -> signing.Signer:
+    # The identity is in the key, not in the cookie: the value shows neither
+    # the session key nor the address. Fallback keys: SECRET_KEY_FALLBACKS.
+    return signing.Signer(salt=f"{SALT}|{identity}")
 
 
 @lru_cache(maxsize=4096)
-def _token(session: str) -> str:
-    """The digest of a session cookie; cached, as each visitor sends theirs on every request."""
-    return hashlib.blake2b(session.encode(), digest_size=12, person=b"whos_online").hexdigest()
+def _issued(value: str, kind: str, who: str, source: object) -> int | None:
+    """When ``value`` was issued for the identity ``kind:who``, or None if it was not.
+
+    Cached: each visitor sends the same cookies on every request, and the
+    signature check costs more than the rest of the throttled path. The expiry
+    is checked by the caller on every request. ``source`` (the settings
+    object) keeps an overridden SECRET_KEY from reusing an old answer.
+    """
+    try:
+        return signing.b62_decode(_signer(f"{kind}:{who}").unsign(value))
+    except (signing.BadSignature, ValueError):
+        return None
 
 
-def _set_cookie(request: HttpRequest, response: HttpResponseBase, token: str) -> None:
+@lru_cache(maxsize=4096)
+def _guest_issued(
+    value: str, remote: object, x_forwarded_for: object, forwarded: object, source: object
+) -> int | None:
+    """``_issued`` for a guest without a session, cached by the headers its address comes from."""
+    ip = address_of(remote, x_forwarded_for, forwarded)
+    return None if ip is None else _issued(value, "guest", network(ip), source)
+
+
+def _cookie_value(identity: str) -> str:
+    return _signer(identity).sign(signing.b62_encode(int(time.time())))
+
+
+def _set_cookie(request: HttpRequest, response: HttpResponseBase) -> None:
+    identity = _identity(request)
+    if identity is None:
+        return
     # A shared cache must not replay one visitor's cookie to the next.
     if response.has_header("Cache-Control"):
         patch_cache_control(response, private=True)
@@ -100,7 +178,7 @@ def _set_cookie(request: HttpRequest, response: HttpResponseBase, token: str) ->
     max_age = conf.cookie_age
     response.set_cookie(
         conf.cookie_name,
-        token,
+        _cookie_value(identity),
         max_age=max_age,
         expires=_expires(int(time.time()) + max_age),
         httponly=True,

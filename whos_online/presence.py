@@ -36,7 +36,7 @@ from datetime import date, datetime, timezone
 from typing import Any, Iterable, NamedTuple, TypeVar, cast
 
 from whos_online import counting, scripts
-from whos_online.conf import Keys, conf
+from whos_online.conf import Keys, conf, room_name
 from whos_online.connection import get_client
 from whos_online.guests import Address, guest_id
 from whos_online.members import Member, Status, card_json, read_member
@@ -94,11 +94,13 @@ class Summary:
 
 class Visit(NamedTuple):
     """A recorded visit: its time (the score), the visitor's score before it
-    (None if they were not in the set), and for a member how the block shows them."""
+    (None if they were not in the set), for a member how the block shows them,
+    and whether the guest cap refused a newcomer (a flood: nothing was written)."""
 
     at: float
     before: float | None
     member: Member | None = None
+    refused: bool = False
 
 
 def record_user(
@@ -124,7 +126,7 @@ def record_user(
     card = card_json(conf.member_card(user), where)
     drop = guest_id(guest_ip) if guest_ip else ""
     counters = counting.member_counters(now, site=room is None)
-    before = _record(
+    before, _ = _record(
         now,
         keys,
         key,
@@ -142,7 +144,9 @@ def record_user(
 def record_guest(ip: str | Address, room: str | None = None) -> Visit:
     """Mark the guest at address ``ip`` as seen now.
 
-    In approximate mode (``WHOS_ONLINE_GUEST_COUNTING``) the guest goes into
+    A newcomer while the guests fill ``WHOS_ONLINE_MAX_GUESTS`` inside the
+    window is refused (``Visit.refused``), so a flood never pushes out the
+    guests counted before it. In approximate mode (``WHOS_ONLINE_GUEST_COUNTING``) the guest goes into
     the window's HyperLogLog bucket instead of the sorted set, uncapped (and
     the score before is not known). Raises ValueError if ``ip`` is not an IP
     address.
@@ -150,20 +154,18 @@ def record_guest(ip: str | Address, room: str | None = None) -> Visit:
     now = time.time()
     keys = conf.keys(room)
     counters = counting.guest_counters(keys.guests, now, site=room is None)
-    return Visit(
+    before, refused = _record(
         now,
-        _record(
-            now,
-            keys,
-            keys.guests,
-            guest_id(ip),
-            ttl=conf.max_age,
-            keep=conf.max_guests,
-            room=room,
-            counters=counters,
-            listed=not counting.approximate(),
-        ),
+        keys,
+        keys.guests,
+        guest_id(ip),
+        ttl=conf.max_age,
+        keep=conf.max_guests,
+        room=room,
+        counters=counters,
+        listed=not counting.approximate(),
     )
+    return Visit(now, before, refused=refused)
 
 
 def forget_user(user: Any) -> bool:
@@ -376,6 +378,7 @@ def summary(
         past_ttl,
         hours_ttl,
         now - conf.heartbeat_timeout,
+        _guest_cap(),
     )
     idle_after = conf.idle_after
     members = [
@@ -431,6 +434,17 @@ def daily_visitors(days: int = 30) -> list[DayVisitors]:
 def peak() -> Peak | None:
     """The most ever online at once, or None before anyone was counted."""
     return _peak(*get_client().hmget(conf.keys().peak, "count", "at"))
+
+
+def reset_peak() -> Peak | None:
+    """Forget the peak (e.g. one a flood of addresses pinned); return what it was.
+
+    The next count (a rendered block, or prune) starts it again from the number online.
+    """
+    pipe = get_client().pipeline(transaction=False)
+    pipe.hmget(conf.keys().peak, "count", "at")
+    pipe.delete(conf.keys().peak)
+    return _peak(*pipe.execute()[0])
 
 
 def last_seen(user: Any, include_hidden: bool = False, viewer: Any = None) -> datetime | None:
@@ -516,17 +530,42 @@ def prune(batch_size: int = 1000) -> PruneResult:
     users = prune_key(keys.users, conf.retention, keys.cards)
     users += prune_key(keys.hidden, conf.retention, keys.cards)
     guests = prune_key(keys.guests, conf.max_age)
-    # Rooms: those with a visitor inside the window; the others' keys have expired.
-    rooms = client.zrange(conf.rooms_key, now - conf.max_age, "+inf", byscore=True)
-    for room in (_text(name) for name in rooms):
-        room_keys = conf.keys(room)
-        for key in (room_keys.users, room_keys.hidden, room_keys.guests):
-            prune_key(key, conf.max_age)
+    batches += _prune_rooms(client, now - conf.max_age, batch_size)
     prune_key(conf.rooms_key, conf.max_age)
     # Cron runs this every minute or so: it samples the counts for the admin's
     # chart, and the peak even if no page counts.
     _sample(client, now)
     return PruneResult(users=users, guests=guests, batches=batches)
+
+
+ROOMS_PER_BATCH = 100
+
+
+def _prune_rooms(client: Any, cutoff: float, batch_size: int) -> int:
+    """Prune the rooms with a visitor inside the window (the others' keys expired); batches.
+
+    The registry is read a page at a time (ZRANGE … LIMIT), from the window's
+    start upwards by score, and each page's sets are pruned by PRUNE_ROOMS
+    calls of at most ``batch_size`` removals: no call grows with the number of
+    rooms.
+    """
+    batches, start, skip = 0, cutoff, 0
+    while True:
+        page = client.zrange(
+            conf.rooms_key, start, "+inf", byscore=True, offset=skip, num=ROOMS_PER_BATCH,
+            withscores=True,
+        )  # fmt: skip
+        keys = [key for name, _ in page for key in conf.keys(_text(name))[:3]]
+        more = bool(keys)
+        while more:
+            _, more = scripts.PRUNE_ROOMS(client, len(keys), *keys, f"({cutoff}", batch_size)
+            batches += 1
+        if len(page) < ROOMS_PER_BATCH:
+            return batches
+        # The next page starts at this one's last score, past the rooms seen with it.
+        last = page[-1][1]
+        ties = sum(1 for _, score in page if score == last)
+        skip, start = (skip + ties if last == start else ties), last
 
 
 @dataclass(frozen=True)
@@ -552,6 +591,11 @@ def history(seconds: float = HISTORY_SECONDS) -> list[Sample]:
         moment = datetime.fromtimestamp(float(at), tz=timezone.utc)
         samples.append(Sample(moment, int(users), int(guests)))
     return samples
+
+
+def _guest_cap() -> int:
+    """The guest cap the peak respects: none in approximate mode, where guests are uncapped."""
+    return 0 if counting.approximate() else conf.max_guests
 
 
 def _window_buckets(keys: Keys, now: float) -> list[str]:
@@ -582,35 +626,41 @@ def _record(
     guest: str = "",
     counters: list[tuple[str, int]] | None = None,
     listed: bool = True,
-) -> float | None:
-    """One EVALSHA of scripts.RECORD (one round trip, also on Redis Cluster): ``member``'s score before.
+) -> tuple[float | None, bool]:
+    """One EVALSHA of scripts.RECORD (one round trip, also on Redis Cluster).
+
+    Returns ``member``'s score before, and whether the guest cap refused them.
 
     ``counters`` are the HyperLogLogs (key, TTL) ``member`` also goes into;
     without ``listed`` they are all it goes into.
     """
     counters = counters or []
-    before = scripts.RECORD(
+    before, refused = scripts.RECORD(
         get_client(),
-        5 + len(counters),
+        6 + len(counters),
         key,
         drop_from or key,
         conf.rooms_key,
         keys.cards,
         keys.guests,
+        keys.peak,
         *(counter for counter, _ in counters),
         now,
         member,
         math.ceil(ttl),
         keep or 0,
         TRIM_PER_WRITE,
-        room or "",
+        "" if room is None else room_name(room) or "",
         math.ceil(conf.max_age),
         card,
         guest,
         "" if listed else "1",
+        conf.max_rooms,
+        conf.key_prefix,
+        now - conf.max_age,
         *(ttl for _, ttl in counters),
     )
-    return None if before is None else float(before)
+    return (None if before is None else float(before)), bool(refused)
 
 
 PEAK_TTL = 366 * 24 * 3600
@@ -629,6 +679,7 @@ def _count_and_raise_peak(client: Any, now: float, keys: Keys) -> Any:
         cutoff,
         now,
         PEAK_TTL,
+        _guest_cap(),
     )
 
 

@@ -60,33 +60,73 @@ return n
 # Records ARGV[2] as seen at ARGV[1] in KEYS[1], all in one call: ZADD GT, so a
 # server whose clock lags never moves a score backwards; ZREM from KEYS[2] (a
 # member who moved between listed and hidden; KEYS[1] itself when there is no
-# such set); the guest cap ARGV[4] (0: none), trimming at most ARGV[5] of the
-# oldest so a write stays short even far over the cap; a room registers ARGV[6]
-# ('' if none) in KEYS[3]; a member's card ARGV[8] ('' for guests) goes into the
-# hash KEYS[4], and the guest ARGV[9] they were until logging in ('' if none)
-# leaves the guests KEYS[5], so nobody counts twice; and each key written gets
-# its TTL (ARGV[3], ARGV[7]), so an abandoned namespace disappears.
-# Counting (see counting.py): ARGV[2] also goes into the HyperLogLogs KEYS[6..],
-# each given its TTL ARGV[11..]; with ARGV[10] = '1' (approximate guest
-# counting) they are all it goes into: no sorted set KEYS[1], so no cap either.
+# such set); the guest cap ARGV[4] (0: none; see the script's first lines); a
+# room registers ARGV[6] ('' if none) in KEYS[3]; a member's card ARGV[8] (''
+# for guests) goes into the hash KEYS[4], and the guest ARGV[9] they were until
+# logging in ('' if none) leaves the guests KEYS[5], so nobody counts twice;
+# and each key written gets its TTL (ARGV[3], ARGV[7]), so an abandoned
+# namespace disappears. KEYS[6] is the site's peak (see the flood below).
+# Rooms are capped at ARGV[11]: registering one beyond it drops the least
+# recently visited (at most ARGV[5] per write) with their sets, named from the
+# prefix ARGV[12]. Those keys are not in KEYS (their names come from the
+# registry), which Redis allows for keys of the same hash slot: on Cluster the
+# prefix carries a hash tag (check W006), so every room key shares KEYS[3]'s slot.
+# Counting (see counting.py): ARGV[2] also goes into the HyperLogLogs KEYS[7..],
+# each given its TTL ARGV[14..] (KEYS[i], ARGV[i + 7]); with ARGV[10] = '1'
+# (approximate guest counting) they are all it goes into: no sorted set
+# KEYS[1], so neither a cap nor a refusal.
+# Returns {the member's score before this write (false if none or not kept),
+# 1 if the newcomer was refused (nothing written) else 0}.
 RECORD = Script("""
 local listed = ARGV[10] ~= '1'
 local before = false
-if listed then
-  before = redis.call('ZSCORE', KEYS[1], ARGV[2])
-  redis.call('ZADD', KEYS[1], 'GT', ARGV[1], ARGV[2])
-end
-if KEYS[2] ~= KEYS[1] then redis.call('ZREM', KEYS[2], ARGV[2]) end
+if listed then before = redis.call('ZSCORE', KEYS[1], ARGV[2]) end
 local keep = tonumber(ARGV[4])
-if listed and keep > 0 then
-  local excess = redis.call('ZCARD', KEYS[1]) - keep
+if listed and keep > 0 and not before then
+  -- A newcomer to a capped set: room is made only from guests already out of
+  -- the window (older than ARGV[13]), at most ARGV[5] of them; while the set is
+  -- full of guests inside it, the newcomer is refused, so a flood of new
+  -- addresses never pushes out the guests already counted.
+  local excess = redis.call('ZCARD', KEYS[1]) - keep + 1
   if excess > 0 then
-    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, math.min(excess, tonumber(ARGV[5])) - 1)
+    local stale = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. ARGV[13])
+    local n = math.min(excess, stale, tonumber(ARGV[5]))
+    if n > 0 then redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - 1) end
+    if n < excess then
+      -- A flood. On the site (no room), the peak it raised since the window's
+      -- start goes back to the one before (see count_and_raise_peak), and no
+      -- peak is taken for a window (flood_until in the peak hash KEYS[6]).
+      if ARGV[6] == '' then
+        local at = tonumber(redis.call('HGET', KEYS[6], 'at') or '0')
+        if at >= tonumber(ARGV[13]) then
+          local kept = redis.call('HMGET', KEYS[6], 'before', 'before_at')
+          if kept[1] then
+            redis.call('HSET', KEYS[6], 'count', kept[1], 'at', kept[2])
+          else
+            redis.call('HDEL', KEYS[6], 'count', 'at')
+          end
+        end
+        redis.call('HSET', KEYS[6], 'flood_until', tonumber(ARGV[1]) + tonumber(ARGV[7]))
+        if redis.call('TTL', KEYS[6]) < 0 then redis.call('EXPIRE', KEYS[6], ARGV[7]) end
+      end
+      return {false, 1}
+    end
   end
 end
+if listed then redis.call('ZADD', KEYS[1], 'GT', ARGV[1], ARGV[2]) end
+if KEYS[2] ~= KEYS[1] then redis.call('ZREM', KEYS[2], ARGV[2]) end
 if ARGV[6] ~= '' then
   redis.call('ZADD', KEYS[3], ARGV[1], ARGV[6])
   redis.call('EXPIRE', KEYS[3], ARGV[7])
+  local over = redis.call('ZCARD', KEYS[3]) - tonumber(ARGV[11])
+  if over > 0 then
+    local dropped = redis.call('ZPOPMIN', KEYS[3], math.min(over, tonumber(ARGV[5])))
+    for i = 1, #dropped, 2 do
+      local room = ARGV[12] .. ':room:' .. dropped[i]
+      redis.call('DEL', room .. ':users', room .. ':hidden', room .. ':guests',
+                 room .. ':live', room .. ':left')
+    end
+  end
 end
 if ARGV[8] ~= '' then
   redis.call('HSET', KEYS[4], ARGV[2], ARGV[8])
@@ -94,22 +134,41 @@ if ARGV[8] ~= '' then
 end
 if ARGV[9] ~= '' then redis.call('ZREM', KEYS[5], ARGV[9]) end
 if listed then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
-for i = 6, #KEYS do
+for i = 7, #KEYS do
   redis.call('PFADD', KEYS[i], ARGV[2])
-  redis.call('EXPIRE', KEYS[i], ARGV[i + 5])
+  redis.call('EXPIRE', KEYS[i], ARGV[i + 7])
 end
-return before
+return {before, 0}
 """)
 
-# count_and_raise_peak() counts a namespace's three sets (KEYS[1..3]) inside
-# the window (from ARGV[1]) and, when ARGV[3] (the peak's TTL) is not 0, raises
-# the peak (KEYS[4]) in the same atomic step, so two servers that read at once
-# can never lower it (no read-then-write race). The peak outlives any window but
-# still expires a year after the last count. pcall: a replica (READONLY) or a
-# full Redis (OOM) still answers with its counts. With approximate guest
-# counting, the function count_guests() passed in counts the guests instead.
+# Prunes rooms' sets (KEYS, three per room) of members scored below ARGV[1],
+# removing at most ARGV[2] in all, so one call stays short however many rooms
+# and members it is given. Returns {removed, 1 if it stopped at the limit}.
+PRUNE_ROOMS = Script("""
+local removed, budget = 0, tonumber(ARGV[2])
+for _, key in ipairs(KEYS) do
+  if budget == 0 then return {removed, 1} end
+  local n = math.min(redis.call('ZCOUNT', key, '-inf', ARGV[1]), budget)
+  if n > 0 then
+    redis.call('ZREMRANGEBYRANK', key, 0, n - 1)
+    removed, budget = removed + n, budget - n
+  end
+end
+return {removed, 0}
+""")
+
+# count_and_raise_peak(count_guests, cap) counts a namespace's three sets
+# (KEYS[1..3]) inside the window (from ARGV[1]) and, when ARGV[3] (the peak's
+# TTL) is not 0, raises the peak (KEYS[4]) in the same atomic step, so two
+# servers that read at once can never lower it (no read-then-write race);
+# unless the guests fill their cap ``cap`` (0: none, as in approximate mode) or
+# RECORD saw a flood within the window: such counts say nothing about people.
+# The peak outlives any window but still expires a year after the last count.
+# pcall: a replica (READONLY) or a full Redis (OOM) still answers with its
+# counts. With approximate guest counting, the function count_guests() passed
+# in counts the guests instead.
 _COUNT_AND_RAISE_PEAK = """
-local function count_and_raise_peak(count_guests)
+local function count_and_raise_peak(count_guests, cap)
   local users = redis.call('ZCOUNT', KEYS[1], ARGV[1], '+inf')
   local hidden = redis.call('ZCOUNT', KEYS[2], ARGV[1], '+inf')
   local guests
@@ -121,7 +180,13 @@ local function count_and_raise_peak(count_guests)
   if ARGV[3] == '0' then return {users, hidden, guests, false, false} end
   local total = users + hidden + guests
   local best = tonumber(redis.call('HGET', KEYS[4], 'count') or '0')
-  if total > best then
+  local flood_until = tonumber(redis.call('HGET', KEYS[4], 'flood_until') or '0')
+  if total > best and (cap == 0 or guests < cap) and flood_until < tonumber(ARGV[2]) then
+    -- The peak from before this window is kept aside, for a flood to fall back on.
+    local last_at = redis.call('HGET', KEYS[4], 'at')
+    if last_at and tonumber(last_at) < tonumber(ARGV[1]) then
+      redis.pcall('HSET', KEYS[4], 'before', best, 'before_at', last_at)
+    end
     redis.pcall('HSET', KEYS[4], 'count', total, 'at', ARGV[2])
   end
   if total > 0 or best > 0 then redis.pcall('EXPIRE', KEYS[4], ARGV[3]) end
@@ -132,11 +197,12 @@ end
 
 # {users, hidden, guests, peak count, peak time}; what prune samples. KEYS[5]
 # (the cards) is not read; KEYS[6..] are the window's guest buckets, if any.
+# ARGV[4]: the guest cap (0: none).
 COUNT_AND_RAISE_PEAK = Script(
     _COUNT_AND_RAISE_PEAK
     + """
 local function union() return redis.call('PFCOUNT', unpack(KEYS, 6)) end
-return count_and_raise_peak(#KEYS > 5 and union or nil)
+return count_and_raise_peak(#KEYS > 5 and union or nil, tonumber(ARGV[4]))
 """
 )
 
@@ -144,7 +210,8 @@ return count_and_raise_peak(#KEYS > 5 and union or nil)
 # whose pipelines cannot carry a script): the ARGV[4] newest listed members
 # with their scores (ARGV[4] = -1: all), and the hidden ones too when ARGV[5]
 # is '1' (for staff, merged by the caller), each list followed by its cards
-# from KEYS[5]; then the counts and peak of count_and_raise_peak(). With
+# from KEYS[5]; then the counts and peak of count_and_raise_peak() with the
+# guest cap ARGV[11] (0: none). With
 # approximate guest counting ARGV[6] is n > 0: KEYS[6..4 + n] are the window's
 # buckets, oldest first, KEYS[5 + n] where their union is kept ARGV[8] ms (see
 # union_count). Then, when ARGV[7] (the start of the past 24 hours) is not '',
@@ -208,7 +275,7 @@ local function union_count(first, last, ttl)
 end
 local buckets = tonumber(ARGV[6])
 local function window_guests() return union_count(6, 4 + buckets, ARGV[8]) end
-local counted = count_and_raise_peak(buckets > 0 and window_guests or nil)
+local counted = count_and_raise_peak(buckets > 0 and window_guests or nil, tonumber(ARGV[11]))
 for _, value in ipairs(counted) do table.insert(result, value) end
 if ARGV[7] == '' then
   table.insert(result, false)

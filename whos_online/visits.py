@@ -1,23 +1,113 @@
-"""Who is behind a request, and recording them: shared by the middleware and rooms."""
+"""Who is behind a request, and recording them: shared by the middleware and rooms.
+
+A visit is recorded only if the request is one (a GET, HEAD or POST the site
+does not exclude) and the view succeeded (a 2xx or 3xx response), so 404
+probes, CSRF failures and OPTIONS requests write nothing. Yet a visitor counts
+on their own first page: a block (``{% whos_online %}``, ``{% whos_here %}``)
+rendered while the view runs makes the due record just before it reads,
+unless the URL did not resolve or the view raised (the error pages Django
+renders then). Otherwise the record is made after the view.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.http import HttpRequest
+from django.core.exceptions import SynchronousOnlyOperation
+from django.http import HttpRequest, HttpResponseBase
 
 from whos_online import failsafe, presence
 from whos_online.client_ip import client_address
 from whos_online.conf import conf
+
+VISIT_METHODS = frozenset({"GET", "HEAD", "POST"})
+# Where a request keeps its due records: {room or None (the site): Visit}.
+ATTRIBUTE = "_whos_online_visits"
+
+
+def is_visit(request: HttpRequest) -> bool:
+    """A GET, HEAD or POST to a path and from a User-Agent the site does not exclude."""
+    if request.method not in VISIT_METHODS:
+        return False
+    paths = conf.exclude_paths
+    if paths is not None and paths.match(request.path_info):
+        return False
+    agents = conf.exclude_user_agents
+    return agents is None or not agents.search(str(request.META.get("HTTP_USER_AGENT", "")))
+
+
+class Visit:
+    """A record due for one request, on the site or in a room, made at most once."""
+
+    def __init__(self, request: HttpRequest, room: str | None = None) -> None:
+        self.request, self.room = request, room
+        self.recorded: bool | None = None  # None: not tried yet
+        self.cancelled = False
+        request.__dict__.setdefault(ATTRIBUTE, {})[room] = self
+
+    def record(self) -> bool:
+        """Record now unless done or cancelled; True if the record was made."""
+        if self.recorded is None and not self.cancelled:
+            self.recorded = record_visit(self.request, self.room)
+        return bool(self.recorded)
+
+    def finish(self, response: HttpResponseBase) -> bool:
+        """After the view: record if the view succeeded; True if it was recorded."""
+        recorded = _succeeded(response) and self.record()
+        self.cancelled = True  # a block rendered later (in a streamed body) records nothing
+        return recorded
+
+
+async def load_user_async(request: HttpRequest) -> None:
+    """Resolve ``request.user`` in a thread, so a block on the event loop needs no database."""
+    if settings.SESSION_COOKIE_NAME in request.COOKIES:
+        await sync_to_async(lambda: request.user.is_authenticated)()
+
+
+async def finish_async(visit: Visit, response: HttpResponseBase) -> bool:
+    """``visit.finish()`` from async code: the record in a thread, if one is still due."""
+    if visit.recorded is None and not visit.cancelled and _succeeded(response):
+        return await sync_to_async(visit.finish)(response)
+    return visit.finish(response)
+
+
+def _succeeded(response: HttpResponseBase) -> bool:
+    return 200 <= response.status_code < 400
+
+
+def record_before_reading(request: Any, room: str | None = None) -> None:
+    """Make the request's due record for ``room`` now, so the block about to read counts it.
+
+    Not on an error page: the URL did not resolve (resolver_match is None) or
+    the view raised (the visit was cancelled).
+    """
+    visit = getattr(request, ATTRIBUTE, {}).get(room)
+    if visit is None or getattr(request, "resolver_match", None) is None:
+        return
+    try:
+        visit.record()
+    except SynchronousOnlyOperation:
+        # On the event loop (an async view), finding a member or the site's
+        # card and hidden callbacks may need the database: the record then
+        # follows the view, in a thread.
+        pass
+
+
+def cancel(request: HttpRequest) -> None:
+    """The view raised: the error page Django renders now is no visit."""
+    for visit in getattr(request, ATTRIBUTE, {}).values():
+        visit.cancelled = True
 
 
 def record_visit(request: HttpRequest, room: str | None = None) -> bool:
     """Record the visitor, on the site or in ``room``; True if there is nothing to retry.
 
     False when Redis failed (the next request retries), for bots and prefetches
-    (a cookie set on a prefetch would hide the real visit after it) and for the
-    live block's polls (a tab left open is not a visit).
+    (a cookie set on a prefetch would hide the real visit after it), for a
+    guest without a usable address, and for the live block's polls (a tab left
+    open is not a visit).
     """
     # META, not request.headers: building the headers object costs more than the rest.
     if request.META.get("HTTP_X_WHOS_ONLINE") == "poll":
@@ -32,8 +122,8 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
     if is_bot is not None and is_bot(request):
         return False
     ip = client_address(request)  # parsed once: guest_id takes it as it is
-    if ip is None:
-        return True
+    if ip is None:  # no cookie either: a later request (a fixed proxy setting) retries
+        return False
     return _remember(request, room, failsafe.write(presence.record_guest, ip, room))
 
 
@@ -46,16 +136,21 @@ def record_member(user: Any, request: HttpRequest | None, room: str | None = Non
 
 def visit_of(request: HttpRequest | None, room: str | None = None) -> presence.Visit | None:
     """The visit this request recorded (on the site or in ``room``), if it recorded one."""
-    return getattr(request, VISITS, {}).get(room)
+    return getattr(request, RECORDED, {}).get(room)
 
 
-VISITS = "_whos_online_visits"
+# Where a request keeps the visits it recorded: {room or None (the site): presence.Visit}.
+RECORDED = "_whos_online_recorded"
 
 
 def _remember(request: HttpRequest | None, room: str | None, visit: presence.Visit | None) -> bool:
-    """Keep the visit on the request (the block merges it into an older cached read)."""
+    """Keep the visit on the request (the block merges it into an older cached read).
+
+    A guest refused at the cap (a flood) is not counted, so not kept; yet
+    nothing is to retry: they wait for the cookie to expire, as the flood does.
+    """
     if visit is None:
         return False
-    if request is not None:
-        request.__dict__.setdefault(VISITS, {})[room] = visit
+    if request is not None and not visit.refused:
+        request.__dict__.setdefault(RECORDED, {})[room] = visit
     return True

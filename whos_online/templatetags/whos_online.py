@@ -24,8 +24,9 @@ from django.utils.text import slugify
 from django.utils.translation import get_language, gettext
 
 from whos_online import blockcache, failsafe, presence
-from whos_online.conf import conf
+from whos_online.conf import conf, room_name
 from whos_online.members import Member
+from whos_online.visits import record_before_reading
 
 register = template.Library()
 
@@ -42,6 +43,7 @@ def whos_online(context: template.Context, live: int = 0) -> dict[str, Any]:
     else (and while the socket is down) every N seconds by polling the endpoint
     of ``whos_online.urls``. Without JavaScript it is the same block, as of page load.
     """
+    record_before_reading(context.get("request"))  # the viewer counts on this very page
     online = blockcache.for_request(context.get("request"))
     block: dict[str, Any] = {
         "online": online,
@@ -63,21 +65,28 @@ def whos_online(context: template.Context, live: int = 0) -> dict[str, Any]:
 
 
 @register.inclusion_tag("whos_online/room.html", takes_context=True)
-def whos_here(context: template.Context, room: str, live: bool = False) -> dict[str, Any]:
+def whos_here(context: template.Context, room: Any, live: bool = False) -> dict[str, Any]:
     """Who is in ``room`` (recorded by the ``in_room`` view decorator); None if Redis is down.
 
+    Any value names a room as ``in_room`` names it; an empty one is nobody's room.
     ``live=True`` subscribes to the room over the WebSocket (``WHOS_ONLINE_WEBSOCKET_URL``
     plus the room); a room has no polling endpoint, so without the setting it is static.
     """
+    request = context.get("request")
+    name = room_name(room)
+    if name is None:
+        online: presence.Summary | None = presence.Summary(members=[], user_count=0, guest_count=0)
+    else:
+        record_before_reading(request, name)
+        online = blockcache.for_request(request, name)
     ws_url = conf.websocket_url
-    online = blockcache.for_request(context.get("request"), room)
     return {
         "online": online,
         "members_html": members_html(online, "whos-here"),
         "room": room,
         "window_minutes": conf.window_minutes,
         "request": context.get("request"),
-        "ws_url": f"{ws_url}{quote(room, safe='')}/" if live and ws_url else None,
+        "ws_url": f"{ws_url}{quote(name, safe='')}/" if live and ws_url and name else None,
     }
 
 

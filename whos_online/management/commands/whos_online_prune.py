@@ -22,12 +22,19 @@ class Command(BaseCommand):
             help="Members removed per Redis call; each call blocks Redis for about "
             "1 µs per member (default: 1000).",
         )
+        parser.add_argument(
+            "--reset-peak",
+            action="store_true",
+            help='Forget "most ever online" first (e.g. a count a flood pinned); this run '
+            "starts it again from the number online now.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["batch_size"] < 1:
             raise CommandError("--batch-size must be at least 1.")
         # No fail-open here: when Redis fails, cron must notice.
         try:
+            old_peak = presence.reset_peak() if options["reset_peak"] else None
             result = presence.prune(options["batch_size"])
         except (RedisError, RedisClusterException) as exc:
             raise CommandError(f"Redis failed, pruning stopped: {exc}") from exc
@@ -36,3 +43,8 @@ class Command(BaseCommand):
                 f"Pruned {result.users} stale member(s) and {result.guests} stale guest(s) "
                 f"in {result.batches} batch(es)."
             )
+            if options["reset_peak"]:
+                was = (
+                    f"{old_peak.count} on {old_peak.at:%Y-%m-%d %H:%M} UTC" if old_peak else "none"
+                )
+                self.stdout.write(f"Reset the peak (it was {was}).")
