@@ -102,26 +102,26 @@ class Demo:
         return self.log.read_text(errors="replace")[-chars:] if self.log.exists() else ""
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
-    """The demo site on runserver at a loopback port, until the module's tests are done."""
-    require("REDIS_URL")
-    directory = tmp_path_factory.mktemp("browser_demo")
-    prefix = f"whos_online_browser:{uuid.uuid4().hex}"
-    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
-    env.update(
-        REDIS_URL=REDIS_URL,
-        DEMO_DATABASE=str(directory / "demo.sqlite3"),
-        DEMO_KEY_PREFIX=prefix,
-        PYTHONUNBUFFERED="1",
-    )
+@contextmanager
+def running_demo(
+    directory: Path, prefix: str, setup: str, **env: str
+) -> Iterator[tuple[Demo, subprocess.Popen[bytes]]]:
+    """The demo on runserver at a loopback port, set up by ``setup`` (a shell script),
+    with ``env`` added to its environment; its Redis keys are deleted afterwards."""
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"} | {
+        "REDIS_URL": REDIS_URL,
+        "DEMO_DATABASE": str(directory / "demo.sqlite3"),
+        "DEMO_KEY_PREFIX": prefix,
+        "PYTHONUNBUFFERED": "1",
+        **env,
+    }
     store = redis.Redis.from_url(REDIS_URL)
     try:
-        setup = subprocess.run(
-            [sys.executable, str(MANAGE), "shell", "-c", SETUP],
+        done = subprocess.run(
+            [sys.executable, str(MANAGE), "shell", "-c", setup],
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False,
         )  # fmt: skip
-        assert setup.returncode == 0, setup.stdout + setup.stderr
+        assert done.returncode == 0, done.stdout + done.stderr
         port = free_port()
         site = Demo(f"http://127.0.0.1:{port}", directory / "runserver.log")
         with open(site.log, "wb") as log:
@@ -131,19 +131,29 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
             )  # fmt: skip
             try:
                 wait_until_serving(server, site)
-                yield site
+                yield site, server
             finally:
-                server.terminate()
-                try:
-                    server.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    server.kill()
-                    server.wait(timeout=10)
+                if server.poll() is None:
+                    server.terminate()
+                    try:
+                        server.wait(timeout=10)
+                    except subprocess.TimeoutExpired:
+                        server.kill()
+                        server.wait(timeout=10)
     finally:
         own = list(store.scan_iter(match=f"{prefix}:*"))
         if own:
             store.delete(*own)
         store.close()
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
+    """The demo site on runserver at a loopback port, until the module's tests are done."""
+    require("REDIS_URL")
+    directory = tmp_path_factory.mktemp("browser_demo")
+    with running_demo(directory, f"whos_online_browser:{uuid.uuid4().hex}", SETUP) as (site, _):
+        yield site
 
 
 def wait_until_serving(server: subprocess.Popen[bytes], site: Demo) -> None:

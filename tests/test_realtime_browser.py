@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -21,19 +20,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
-import redis
 
 from tests.conftest import REDIS_URL, django_redis_cache, require
 from tests.test_browser import (
-    MANAGE,
     NAMES,
     ROOT,
     Demo,
     browser,  # noqa: F401 (the fixture, used by name below)
-    free_port,
     log_in,
+    running_demo,
     server_log_on_failure,
-    wait_until_serving,
 )
 from whos_online import presence
 
@@ -63,51 +59,20 @@ def server(tmp_path: Any, settings: Any) -> Iterator[Server]:
     """The demo on Daphne; this process reads its Redis namespace through ``presence``."""
     require("REDIS_URL")
     prefix = f"whos_online_realtime:{uuid.uuid4().hex}"
-    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
-    env.update(
-        REDIS_URL=REDIS_URL,
-        DEMO_DATABASE=str(tmp_path / "demo.sqlite3"),
-        DEMO_KEY_PREFIX=prefix,
-        DEMO_HEARTBEAT=str(HEARTBEAT),
-        DEMO_HEARTBEAT_TIMEOUT=str(TIMEOUT),
-        DEMO_SOCKET_TIMEOUT="2",  # the machine may be busy: no outage for a slow reply
-        PYTHONPATH=str(ROOT),  # this checkout's whos_online, not an installed one
-        PYTHONUNBUFFERED="1",
-    )
     settings.CACHES = {"default": django_redis_cache(REDIS_URL)}
     settings.WHOS_ONLINE_KEY_PREFIX = prefix
     settings.WHOS_ONLINE_HEARTBEAT_TIMEOUT = TIMEOUT
     settings.WHOS_ONLINE_SOCKET_TIMEOUT = 2
-    store = redis.Redis.from_url(REDIS_URL)
-    try:
-        setup = subprocess.run(
-            [sys.executable, str(MANAGE), "shell", "-c", SETUP],
-            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False,
-        )  # fmt: skip
-        assert setup.returncode == 0, setup.stdout + setup.stderr
-        port = free_port()
-        site = Demo(f"http://127.0.0.1:{port}", tmp_path / "daphne.log")
-        with open(site.log, "wb") as log:
-            process = subprocess.Popen(
-                [sys.executable, str(MANAGE), "runserver", f"127.0.0.1:{port}", "--noreload"],
-                cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            )  # fmt: skip
-            try:
-                wait_until_serving(process, site)
-                yield Server(site, process)
-            finally:
-                if process.poll() is None:
-                    process.terminate()
-                    try:
-                        process.wait(timeout=10)
-                    except subprocess.TimeoutExpired:
-                        process.kill()
-                        process.wait(timeout=10)
-    finally:
-        own = list(store.scan_iter(match=f"{prefix}:*"))
-        if own:
-            store.delete(*own)
-        store.close()
+    with running_demo(
+        tmp_path,
+        prefix,
+        SETUP,
+        DEMO_HEARTBEAT=str(HEARTBEAT),
+        DEMO_HEARTBEAT_TIMEOUT=str(TIMEOUT),
+        DEMO_SOCKET_TIMEOUT="2",  # the machine may be busy: no outage for a slow reply
+        PYTHONPATH=str(ROOT),  # this checkout's whos_online, not an installed one
+    ) as (site, process):
+        yield Server(site, process)
 
 
 def deadline_wait(check: Callable[[], bool], seconds: float) -> float:
