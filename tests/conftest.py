@@ -86,6 +86,7 @@ AVAILABLE = {
     "redis-cli": bool(REDIS_CLI),
     "chromium": shutil.which("chromium") is not None,
     "playwright": importlib.util.find_spec("playwright") is not None,
+    "gettext": all(shutil.which(tool) for tool in ("xgettext", "msgmerge", "msgfmt")),
 }
 NEEDS_BY_MODULE = {
     "test_load.py": ("REDIS_URL",),
@@ -97,6 +98,7 @@ NEEDS_BY_MODULE = {
     "test_resilience.py": ("redis-server",),
     "test_sentinel.py": ("redis-server",),
     "test_cluster.py": ("redis-server", "redis-cli"),
+    "test_catalogs.py": ("gettext",),
 }
 HOW_TO_GET = {
     "REDIS_URL": "set REDIS_URL, e.g. redis://127.0.0.1:6379/15",
@@ -104,6 +106,7 @@ HOW_TO_GET = {
     "redis-cli": "apt-get install redis-tools",
     "chromium": "apt-get install chromium",
     "playwright": "pip install -e '.[browser]'",
+    "gettext": "apt-get install gettext",
 }
 
 
