@@ -1,0 +1,351 @@
+"""The block, the room block and the admin page in every language that ships a catalog.
+
+Each page is read as a visitor in that language gets it (LocaleMiddleware and
+Accept-Language), with real data in Redis; the plural tests render the tag
+under ``translation.override`` for the counts where Polish, Russian, Ukrainian
+and Arabic change form.
+"""
+
+from __future__ import annotations
+
+import re
+from io import StringIO
+from typing import Any
+
+import pytest
+import redis
+import time_machine
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.template import engines
+from django.utils import formats, timezone, translation
+
+from tests.conftest import NOW, BrowserClient
+from whos_online import presence
+
+pytestmark = pytest.mark.django_db
+
+PAGE = "/admin/whos_online/onlinenow/"
+
+# Per language (Accept-Language code): the block and the room as an anonymous
+# visitor reads them, and the admin page's summary, its chart's label and
+# legend, and the table's heading and hidden member's row as staff read them.
+# {date} and {time} are the peak's, in the language's own format.
+PAGES: dict[str, dict[str, str]] = {
+    "fr": {
+        "block": "7 utilisateurs en ligne: 4 membres (1 masqué), 3 invités Alice Membre n° {pk}"
+        " et 1 autre Record : 7 utilisateurs en ligne le {date}."
+        " D’après les utilisateurs actifs au cours des 10 dernières minutes.",
+        "room": "3 ici en ce moment: 2 membres, 1 invité Alice Bob",
+        "admin": "7 utilisateurs en ligne: 5 membres (1 masqué), 2 invités."
+        " Record : 7 utilisateurs en ligne le {date} à {time}.",
+        "chart": "Membres et invités en ligne, 2 mesures",
+        "legend": "membres invités le moment de plus forte affluence",
+        "table": "Membre Statut Dernière activité",
+        "hidden": "Shy (masqué) en ligne",
+        "title": "En ligne maintenant",
+    },
+    "de": {
+        "block": "7 Benutzer online: 4 Mitglieder (1 verborgen), 3 Gäste Alice Mitglied Nr. {pk}"
+        " und 1 weiterer Rekord: 7 Benutzer gleichzeitig online am {date}."
+        " Berücksichtigt sind Benutzer, die in den letzten 10 Minuten aktiv waren.",
+        "room": "3 gerade hier: 2 Mitglieder, 1 Gast Alice Bob",
+        "admin": "7 Benutzer online: 5 Mitglieder (1 verborgen), 2 Gäste."
+        " Rekord: 7 Benutzer gleichzeitig online am {date} um {time} Uhr.",
+        "chart": "Mitglieder und Gäste online, 2 Messpunkte",
+        "legend": "Mitglieder Gäste der Höchststand",
+        "table": "Mitglied Status Zuletzt gesehen",
+        "hidden": "Shy (verborgen) online",
+        "title": "Jetzt online",
+    },
+    "es": {
+        "block": "7 usuarios en línea: 4 miembros (1 oculto), 3 invitados Alice Miembro n.º {pk}"
+        " y 1 más Récord: 7 usuarios en línea el {date}."
+        " Según los usuarios activos en los últimos 10 minutos.",
+        "room": "3 aquí ahora: 2 miembros, 1 invitado Alice Bob",
+        "admin": "7 usuarios en línea: 5 miembros (1 oculto), 2 invitados."
+        " Récord: 7 usuarios en línea el {date} a las {time}.",
+        "chart": "Miembros e invitados en línea, 2 muestras",
+        "legend": "miembros invitados el momento de mayor actividad",
+        "table": "Miembro Estado Última actividad",
+        "hidden": "Shy (oculto) en línea",
+        "title": "En línea ahora",
+    },
+    "it": {
+        "block": "7 utenti online: 4 membri (1 nascosto), 3 ospiti Alice Membro n. {pk}"
+        " e 1 altro Record: 7 utenti online il {date}."
+        " In base agli utenti attivi negli ultimi 10 minuti.",
+        "room": "3 presenti ora: 2 membri, 1 ospite Alice Bob",
+        "admin": "7 utenti online: 5 membri (1 nascosto), 2 ospiti."
+        " Record: 7 utenti online il {date} alle {time}.",
+        "chart": "Membri e ospiti online, 2 rilevazioni",
+        "legend": "membri ospiti il momento di picco",
+        "table": "Membro Stato Ultima attività",
+        "hidden": "Shy (nascosto) online",
+        "title": "Online adesso",
+    },
+    "pt-br": {
+        "block": "7 usuários online: 4 membros (1 oculto), 3 visitantes Alice Membro nº {pk}"
+        " e mais 1 Recorde: 7 usuários online em {date}."
+        " Com base nos usuários ativos nos últimos 10 minutos.",
+        "room": "3 aqui agora: 2 membros, 1 visitante Alice Bob",
+        "admin": "7 usuários online: 5 membros (1 oculto), 2 visitantes."
+        " Recorde: 7 usuários online em {date} às {time}.",
+        "chart": "Membros e visitantes online, 2 amostras",
+        "legend": "membros visitantes o momento de pico",
+        "table": "Membro Status Visto por último",
+        "hidden": "Shy (oculto) online",
+        "title": "Online agora",
+    },
+    "nl": {
+        "block": "7 gebruikers online: 4 leden (1 verborgen), 3 gasten Alice Lid nr. {pk}"
+        " en nog 1 Record: 7 gebruikers online op {date}."
+        " Op basis van gebruikers die de afgelopen 10 minuten actief waren.",
+        "room": "3 nu hier: 2 leden, 1 gast Alice Bob",
+        "admin": "7 gebruikers online: 5 leden (1 verborgen), 2 gasten."
+        " Record: 7 gebruikers online op {date} om {time}.",
+        "chart": "Leden en gasten online, 2 metingen",
+        "legend": "leden gasten het drukste moment",
+        "table": "Lid Status Laatst gezien",
+        "hidden": "Shy (verborgen) online",
+        "title": "Nu online",
+    },
+    "pl": {
+        "block": "7 osób online: 4 członków (1 ukryty), 3 gości Alice Członek nr {pk}"
+        " i jeszcze 1 Rekord: 7 osób online {date}."
+        " Na podstawie osób aktywnych w ciągu ostatnich 10 minut.",
+        "room": "3 osoby są tu teraz: 2 członków, 1 gość Alice Bob",
+        "admin": "7 osób online: 5 członków (1 ukryty), 2 gości."
+        " Rekord: 7 osób online {date} o {time}.",
+        "chart": "Członkowie i goście online, 2 próbki",
+        "legend": "członkowie goście moment największego ruchu",
+        "table": "Członek Status Ostatnio widziany",
+        "hidden": "Shy (ukryty) online",
+        "title": "Teraz online",
+    },
+    "ru": {
+        "block": "7 пользователей онлайн: 4 участника (1 скрытый), 3 гостя Alice Участник № {pk}"
+        " и ещё 1 Рекорд посещаемости: 7 пользователей онлайн {date}"
+        " Учитываются пользователи, активные за последние 10 минут.",
+        "room": "3 человека сейчас здесь: 2 участника, 1 гость Alice Bob",
+        "admin": "7 пользователей онлайн: 5 участников (1 скрытый), 2 гостя."
+        " Рекорд посещаемости: 7 пользователей онлайн {date} в {time}.",
+        "chart": "Участники и гости онлайн, 2 замера",
+        "legend": "участники гости момент наибольшей посещаемости",
+        "table": "Участник Статус Последняя активность",
+        "hidden": "Shy (скрыт) онлайн",
+        "title": "Сейчас онлайн",
+    },
+    "uk": {
+        "block": "7 користувачів онлайн: 4 учасники (1 прихований), 3 гості Alice Учасник № {pk}"
+        " і ще 1 Рекорд відвідуваності: 7 користувачів онлайн {date}"
+        " Враховано користувачів, активних за останні 10 хвилин.",
+        "room": "3 людини зараз тут: 2 учасники, 1 гість Alice Bob",
+        "admin": "7 користувачів онлайн: 5 учасників (1 прихований), 2 гості."
+        " Рекорд відвідуваності: 7 користувачів онлайн {date} о {time}.",
+        "chart": "Учасники й гості онлайн, 2 виміри",
+        "legend": "учасники гості момент найбільшої відвідуваності",
+        "table": "Учасник Статус Остання активність",
+        "hidden": "Shy (прихований) онлайн",
+        "title": "Зараз онлайн",
+    },
+    "tr": {
+        "block": "7 kullanıcı çevrimiçi: 4 üye (1 gizli), 3 misafir Alice Üye #{pk}"
+        " ve 1 kişi daha En yüksek çevrimiçi sayısı: 7 kullanıcı, {date}."
+        " Son 10 dakika içinde etkin olan kullanıcılara göre.",
+        "room": "Şu an burada 3 kişi: 2 üye, 1 misafir Alice Bob",
+        "admin": "7 kullanıcı çevrimiçi: 5 üye (1 gizli), 2 misafir."
+        " En yüksek çevrimiçi sayısı: 7 kullanıcı, {date} saat {time}.",
+        "chart": "Çevrimiçi üyeler ve misafirler, 2 ölçüm",
+        "legend": "üyeler misafirler en yoğun an",
+        "table": "Üye Durum Son görülme",
+        "hidden": "Shy (gizli) çevrimiçi",
+        "title": "Şu an çevrimiçi",
+    },
+    "ar": {
+        "block": "7 مستخدمين متصلين: 4 أعضاء (واحد مخفي), 3 ضيوف Alice العضو رقم {pk}"
+        " وواحد آخر أكبر عدد من المتصلين: 7 مستخدمين في {date}."
+        " بناءً على المستخدمين النشطين في آخر 10 دقائق.",
+        "room": "3 أشخاص هنا الآن: عضوان, ضيف واحد Alice Bob",
+        "admin": "7 مستخدمين متصلين: 5 أعضاء (واحد مخفي), ضيفان."
+        " أكبر عدد من المتصلين: 7 مستخدمين في {date} الساعة {time}.",
+        "chart": "الأعضاء والضيوف المتصلون، عينتان",
+        "legend": "الأعضاء الضيوف لحظة الذروة",
+        "table": "العضو الحالة آخر ظهور",
+        "hidden": "Shy (مخفي) متصل",
+        "title": "المتصلون الآن",
+    },
+    "ja": {
+        "block": "オンライン7人: メンバー4人 (うち非表示1人), ゲスト3人 Alice メンバー #{pk}"
+        " ほか1人 過去最多：{date}に7人がオンライン。"
+        " 過去10分間にアクティブだったユーザーに基づいています。",
+        "room": "ここに3人: メンバー2人, ゲスト1人 Alice Bob",
+        "admin": "オンライン7人: メンバー5人 (うち非表示1人), ゲスト2人."
+        " 過去最多：{date} {time}に7人がオンライン。",
+        "chart": "オンラインのメンバーとゲスト（記録2件）",
+        "legend": "メンバー ゲスト 最も混雑した時刻",
+        "table": "メンバー 状態 最終アクセス",
+        "hidden": "Shy (非表示) オンライン",
+        "title": "現在オンライン",
+    },
+    "ko": {
+        "block": "접속 중 7명: 회원 4명 (숨김 1명), 손님 3명 Alice 회원 #{pk}"
+        " 외 1명 최다 동시 접속: {date}, 7명. 최근 10분 동안 활동한 사용자 기준입니다.",
+        "room": "지금 여기 3명: 회원 2명, 손님 1명 Alice Bob",
+        "admin": "접속 중 7명: 회원 5명 (숨김 1명), 손님 2명. 최다 동시 접속: {date} {time}, 7명.",
+        "chart": "접속 중인 회원과 손님, 측정값 2개",
+        "legend": "회원 손님 가장 붐빈 시각",
+        "table": "회원 상태 마지막 접속",
+        "hidden": "Shy (숨김) 접속 중",
+        "title": "현재 접속 중",
+    },
+    "zh-hans": {
+        "block": "7 人在线: 4 位会员 (1 位隐身), 3 位访客 Alice 会员 #{pk}"
+        " 还有 1 人 最高在线纪录：7 人，于 {date}。 根据过去 10 分钟内活跃的用户统计。",
+        "room": "此处现有 3 人: 2 位会员, 1 位访客 Alice Bob",
+        "admin": "7 人在线: 5 位会员 (1 位隐身), 2 位访客. 最高在线纪录：7 人，于 {date} {time}。",
+        "chart": "在线会员与访客，共 2 个采样",
+        "legend": "会员 访客 最繁忙时刻",
+        "table": "会员 状态 最后活动",
+        "hidden": "Shy (隐身) 在线",
+        "title": "当前在线",
+    },
+}
+
+
+def text(html: str) -> str:
+    """What a reader sees: tags dropped, whitespace (and the legend's &nbsp;s) collapsed."""
+    return " ".join(re.sub(r"<[^>]+>|&nbsp;", " ", html).split())
+
+
+@pytest.fixture
+def localized(settings: Any) -> None:
+    """LocaleMiddleware where Django says: after sessions, so Accept-Language picks."""
+    sessions = "django.contrib.sessions.middleware.SessionMiddleware"
+    at = settings.MIDDLEWARE.index(sessions) + 1
+    settings.MIDDLEWARE = [
+        *settings.MIDDLEWARE[:at],
+        "django.middleware.locale.LocaleMiddleware",
+        *settings.MIDDLEWARE[at:],
+    ]
+
+
+@pytest.mark.parametrize("language", PAGES)
+def test_pages_in_each_language(
+    language: str, redis_db: redis.Redis, settings: Any, people: Any, localized: None
+) -> None:
+    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
+    settings.WHOS_ONLINE_LIST_LIMIT = 2
+    (bob,) = people("bob", first_name="Bob")
+    (shy,) = people("shy", first_name="Shy", email="hidden")
+    # Known only by an email address: shown as "Member #pk".
+    (anonymous,) = people("someone@example.com")
+    (alice,) = people("alice", first_name="Alice")
+    expected = PAGES[language]
+    headers = {"Accept-Language": language}
+    with time_machine.travel(NOW, tick=False) as traveller:
+        for user in (bob, shy, anonymous, alice):
+            presence.record_user(user)
+        for user in (alice, bob):
+            presence.record_user(user, room="thread:1")
+        presence.record_guest("203.0.113.1")
+        presence.record_guest("203.0.113.2")
+        call_command("whos_online_prune", stdout=StringIO())
+        traveller.shift(60)
+        call_command("whos_online_prune", stdout=StringIO())
+        visitor = BrowserClient()
+        block = text(visitor.get("/block/", headers=headers).content.decode())
+        room = text(visitor.get("/thread/1/", headers=headers).content.decode())
+        staff = BrowserClient()
+        staff.force_login(User.objects.create_user("boss", is_staff=True))
+        admin = staff.get(PAGE, headers=headers).content.decode()
+    peak = presence.peak()
+    assert peak is not None
+    with translation.override(language):
+        at = timezone.localtime(peak.at)
+        when = {"date": formats.date_format(at, "DATE_FORMAT"), "time": f"{at:%H:%M}"}
+    assert block == expected["block"].format(pk=anonymous.pk, **when)
+    assert room == expected["room"]
+    summary = re.search(r'id="content-main"[^>]*>(.*?)</p>', admin, re.S)
+    assert summary is not None
+    assert text(summary.group(1)) == expected["admin"].format(**when)
+    assert f'aria-label="{expected["chart"]}"' in admin
+    page = text(admin)
+    for part in ("legend", "table", "hidden"):
+        assert expected[part] in page
+    assert f"<title>{expected['title']} |" in admin
+
+
+@pytest.mark.parametrize("language", PAGES)
+def test_unavailable_in_each_language(language: str, dead_redis: None, db: None) -> None:
+    english = ["Who's online is unavailable right now.", "Who is here is unavailable right now."]
+    with translation.override(language):
+        page = engines["django"].from_string(
+            "{% load whos_online %}{% whos_online %}{% whos_here 'lobby' %}"
+        )
+        shown = re.findall(r'unavailable">(.*?)</p>', page.render({}))
+        assert shown == [translation.gettext(line) for line in english]
+    assert not set(shown) & set(english)
+
+
+# The summary line with n members and n guests online (so 2n users), and the
+# window line for an n-minute window (10 for n = 0): each count picks the
+# language's plural form by its own rule.
+PLURALS = [
+    ("pl", 1, "2 osoby online: 1 członek, 1 gość", "ostatniej minuty."),
+    ("pl", 2, "4 osoby online: 2 członków, 2 gości", "ostatnich 2 minut."),
+    ("pl", 5, "10 osób online: 5 członków, 5 gości", "ostatnich 5 minut."),
+    ("pl", 11, "22 osoby online: 11 członków, 11 gości", "ostatnich 11 minut."),
+    ("pl", 22, "44 osoby online: 22 członków, 22 gości", "ostatnich 22 minut."),
+    ("ru", 1, "2 пользователя онлайн: 1 участник, 1 гость", "последние 1 минуту."),
+    ("ru", 2, "4 пользователя онлайн: 2 участника, 2 гостя", "последние 2 минуты."),
+    ("ru", 5, "10 пользователей онлайн: 5 участников, 5 гостей", "последние 5 минут."),
+    ("ru", 11, "22 пользователя онлайн: 11 участников, 11 гостей", "последние 11 минут."),
+    ("ru", 21, "42 пользователя онлайн: 21 участник, 21 гость", "последние 21 минуту."),
+    ("ru", 22, "44 пользователя онлайн: 22 участника, 22 гостя", "последние 22 минуты."),
+    ("uk", 1, "2 користувачі онлайн: 1 учасник, 1 гість", "останні 1 хвилину."),
+    ("uk", 2, "4 користувачі онлайн: 2 учасники, 2 гості", "останні 2 хвилини."),
+    ("uk", 5, "10 користувачів онлайн: 5 учасників, 5 гостей", "останні 5 хвилин."),
+    ("uk", 11, "22 користувачі онлайн: 11 учасників, 11 гостей", "останні 11 хвилин."),
+    ("uk", 21, "42 користувачі онлайн: 21 учасник, 21 гість", "останні 21 хвилину."),
+    ("uk", 22, "44 користувачі онлайн: 22 учасники, 22 гості", "останні 22 хвилини."),
+    ("ar", 0, "0 مستخدم متصل: 0 عضو, 0 ضيف", "في آخر 10 دقائق."),
+    ("ar", 1, "مستخدمان متصلان: عضو واحد, ضيف واحد", "في الدقيقة الأخيرة."),
+    ("ar", 2, "4 مستخدمين متصلين: عضوان, ضيفان", "في آخر دقيقتين."),
+    ("ar", 3, "6 مستخدمين متصلين: 3 أعضاء, 3 ضيوف", "في آخر 3 دقائق."),
+    ("ar", 11, "22 مستخدمًا متصلًا: 11 عضوًا, 11 ضيفًا", "في آخر 11 دقيقة."),
+    ("ar", 100, "200 مستخدم متصل: 100 عضو, 100 ضيف", "في آخر 100 دقيقة."),
+    ("fr", 0, "0 utilisateur en ligne: 0 membre, 0 invité", "des 10 dernières minutes."),
+    ("fr", 1, "2 utilisateurs en ligne: 1 membre, 1 invité", "de la dernière minute."),
+    ("ja", 1, "オンライン2人: メンバー1人, ゲスト1人", "過去1分間に"),
+    ("ja", 5, "オンライン10人: メンバー5人, ゲスト5人", "過去5分間に"),
+]
+
+
+@pytest.mark.parametrize(
+    ("language", "n", "summary", "window"),
+    PLURALS,
+    ids=[f"{language}-{n}" for language, n, *_ in PLURALS],
+)
+def test_plural_forms(
+    language: str,
+    n: int,
+    summary: str,
+    window: str,
+    redis_db: redis.Redis,
+    settings: Any,
+    people: Any,
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 60 * (n or 10)
+    with time_machine.travel(NOW, tick=False):
+        for user in people(*(f"member{i}" for i in range(n))):
+            presence.record_user(user)
+        for i in range(n):
+            presence.record_guest(f"203.0.113.{i}")
+        with translation.override(language):
+            html = engines["django"].from_string("{% load whos_online %}{% whos_online %}")
+            block = html.render({})
+    line = re.search(r'class="whos-online-summary">(.*?)</p>', block, re.S)
+    assert line is not None
+    assert text(line.group(1)) == summary
+    assert window in text(block)
