@@ -6,6 +6,7 @@
     python3 dev.py matrix [nox args...]    run nox: tests on every Python x Django, and mypy
     python3 dev.py bench [args...]         run the benchmark suite against REDIS_URL's server
     python3 dev.py mutate [module...]      mutation testing (mutation/mutate.py), fakeredis only
+    python3 dev.py messages [-l LANG]      update the catalogs from the code, then compile them
 
 Each command creates ``.venv`` next to this file when it is missing and installs what
 it needs into it. A stamp file keyed on pyproject.toml's hash makes later runs skip
@@ -93,6 +94,15 @@ def main(argv: list[str]) -> int:
     if command == "mutate":
         python = ensure_venv("test", "-e", ".[test,load,browser]")
         return run(python, [str(Path("mutation", "mutate.py")), *args])
+    if command == "messages":
+        python = ensure_venv("demo", "-e", ".[demo]")
+        # From inside the app, with no settings module: makemessages needs none there.
+        env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
+        for task in (["makemessages", *(args or ["--all"])], ["compilemessages"]):
+            command_line = [str(python), "-m", "django", *task]
+            if subprocess.run(command_line, cwd=ROOT / "whos_online", env=env).returncode:
+                return 1
+        return 0
     if command == "matrix":
         python = ensure_venv("matrix", "nox>=2024.10.9")
         path = os.pathsep.join([*pyenv_bin_dirs(), os.environ.get("PATH", "")])
