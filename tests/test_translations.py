@@ -9,6 +9,7 @@ and Arabic change form.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from io import StringIO
 from typing import Any
 
@@ -33,11 +34,11 @@ PAGE = "/admin/whos_online/onlinenow/"
 # {date} and {time} are the peak's, in the language's own format.
 PAGES: dict[str, dict[str, str]] = {
     "fr": {
-        "block": "7 utilisateurs en ligne: 4 membres (1 masqué), 3 invités Alice Membre n° {pk}"
+        "block": "7 utilisateurs en ligne : 4 membres (dont 1 masqué), 3 invités Alice Membre n° {pk}"
         " et 1 autre Record : 7 utilisateurs en ligne le {date}."
         " D’après les utilisateurs actifs au cours des 10 dernières minutes.",
-        "room": "3 ici en ce moment: 2 membres, 1 invité Alice Bob",
-        "admin": "7 utilisateurs en ligne: 5 membres (1 masqué), 2 invités."
+        "room": "3 ici en ce moment : 2 membres, 1 invité Alice Bob",
+        "admin": "7 utilisateurs en ligne : 5 membres (dont 1 masqué), 2 invités."
         " Record : 7 utilisateurs en ligne le {date} à {time}.",
         "chart": "Membres et invités en ligne, 2 mesures",
         "legend": "membres invités le moment de plus forte affluence",
@@ -46,11 +47,11 @@ PAGES: dict[str, dict[str, str]] = {
         "title": "En ligne maintenant",
     },
     "de": {
-        "block": "7 Benutzer online: 4 Mitglieder (1 verborgen), 3 Gäste Alice Mitglied Nr. {pk}"
+        "block": "7 Benutzer online: 4 Mitglieder (davon 1 verborgen), 3 Gäste Alice Mitglied Nr. {pk}"
         " und 1 weiterer Rekord: 7 Benutzer gleichzeitig online am {date}."
         " Berücksichtigt sind Benutzer, die in den letzten 10 Minuten aktiv waren.",
         "room": "3 gerade hier: 2 Mitglieder, 1 Gast Alice Bob",
-        "admin": "7 Benutzer online: 5 Mitglieder (1 verborgen), 2 Gäste."
+        "admin": "7 Benutzer online: 5 Mitglieder (davon 1 verborgen), 2 Gäste."
         " Rekord: 7 Benutzer gleichzeitig online am {date} um {time} Uhr.",
         "chart": "Mitglieder und Gäste online, 2 Messpunkte",
         "legend": "Mitglieder Gäste der Höchststand",
@@ -72,11 +73,11 @@ PAGES: dict[str, dict[str, str]] = {
         "title": "En línea ahora",
     },
     "it": {
-        "block": "7 utenti online: 4 membri (1 nascosto), 3 ospiti Alice Membro n. {pk}"
+        "block": "7 utenti online: 4 membri (di cui 1 nascosto), 3 ospiti Alice Membro n. {pk}"
         " e 1 altro Record: 7 utenti online il {date}."
         " In base agli utenti attivi negli ultimi 10 minuti.",
         "room": "3 presenti ora: 2 membri, 1 ospite Alice Bob",
-        "admin": "7 utenti online: 5 membri (1 nascosto), 2 ospiti."
+        "admin": "7 utenti online: 5 membri (di cui 1 nascosto), 2 ospiti."
         " Record: 7 utenti online il {date} alle {time}.",
         "chart": "Membri e ospiti online, 2 rilevazioni",
         "legend": "membri ospiti il momento di picco",
@@ -98,11 +99,11 @@ PAGES: dict[str, dict[str, str]] = {
         "title": "Online agora",
     },
     "nl": {
-        "block": "7 gebruikers online: 4 leden (1 verborgen), 3 gasten Alice Lid nr. {pk}"
+        "block": "7 gebruikers online: 4 leden (waarvan 1 verborgen), 3 gasten Alice Lid nr. {pk}"
         " en nog 1 Record: 7 gebruikers online op {date}."
         " Op basis van gebruikers die de afgelopen 10 minuten actief waren.",
         "room": "3 nu hier: 2 leden, 1 gast Alice Bob",
-        "admin": "7 gebruikers online: 5 leden (1 verborgen), 2 gasten."
+        "admin": "7 gebruikers online: 5 leden (waarvan 1 verborgen), 2 gasten."
         " Record: 7 gebruikers online op {date} om {time}.",
         "chart": "Leden en gasten online, 2 metingen",
         "legend": "leden gasten het drukste moment",
@@ -111,11 +112,11 @@ PAGES: dict[str, dict[str, str]] = {
         "title": "Nu online",
     },
     "pl": {
-        "block": "7 osób online: 4 członków (1 ukryty), 3 gości Alice Członek nr {pk}"
+        "block": "7 osób online: 4 członków (w tym 1 ukryty), 3 gości Alice Członek nr {pk}"
         " i jeszcze 1 Rekord: 7 osób online {date}."
         " Na podstawie osób aktywnych w ciągu ostatnich 10 minut.",
         "room": "3 osoby są tu teraz: 2 członków, 1 gość Alice Bob",
-        "admin": "7 osób online: 5 członków (1 ukryty), 2 gości."
+        "admin": "7 osób online: 5 członków (w tym 1 ukryty), 2 gości."
         " Rekord: 7 osób online {date} o {time}.",
         "chart": "Członkowie i goście online, 2 próbki",
         "legend": "członkowie goście moment największego ruchu",
@@ -124,11 +125,11 @@ PAGES: dict[str, dict[str, str]] = {
         "title": "Teraz online",
     },
     "ru": {
-        "block": "7 пользователей онлайн: 4 участника (1 скрытый), 3 гостя Alice Участник № {pk}"
+        "block": "7 пользователей онлайн: 4 участника (из них 1 скрытый), 3 гостя Alice Участник № {pk}"
         " и ещё 1 Рекорд посещаемости: 7 пользователей онлайн {date}"
         " Учитываются пользователи, активные за последние 10 минут.",
         "room": "3 человека сейчас здесь: 2 участника, 1 гость Alice Bob",
-        "admin": "7 пользователей онлайн: 5 участников (1 скрытый), 2 гостя."
+        "admin": "7 пользователей онлайн: 5 участников (из них 1 скрытый), 2 гостя."
         " Рекорд посещаемости: 7 пользователей онлайн {date} в {time}.",
         "chart": "Участники и гости онлайн, 2 замера",
         "legend": "участники гости момент наибольшей посещаемости",
@@ -137,11 +138,11 @@ PAGES: dict[str, dict[str, str]] = {
         "title": "Сейчас онлайн",
     },
     "uk": {
-        "block": "7 користувачів онлайн: 4 учасники (1 прихований), 3 гості Alice Учасник № {pk}"
+        "block": "7 користувачів онлайн: 4 учасники (з них 1 прихований), 3 гості Alice Учасник № {pk}"
         " і ще 1 Рекорд відвідуваності: 7 користувачів онлайн {date}"
         " Враховано користувачів, активних за останні 10 хвилин.",
         "room": "3 людини зараз тут: 2 учасники, 1 гість Alice Bob",
-        "admin": "7 користувачів онлайн: 5 учасників (1 прихований), 2 гості."
+        "admin": "7 користувачів онлайн: 5 учасників (з них 1 прихований), 2 гості."
         " Рекорд відвідуваності: 7 користувачів онлайн {date} о {time}.",
         "chart": "Учасники й гості онлайн, 2 виміри",
         "legend": "учасники гості момент найбільшої відвідуваності",
@@ -163,11 +164,11 @@ PAGES: dict[str, dict[str, str]] = {
         "title": "Şu an çevrimiçi",
     },
     "ar": {
-        "block": "7 مستخدمين متصلين: 4 أعضاء (واحد مخفي), 3 ضيوف Alice العضو رقم {pk}"
+        "block": "7 مستخدمين متصلين: 4 أعضاء (منهم واحد مخفي)، 3 ضيوف Alice العضو رقم {pk}"
         " وواحد آخر أكبر عدد من المتصلين: 7 مستخدمين في {date}."
         " بناءً على المستخدمين النشطين في آخر 10 دقائق.",
-        "room": "3 أشخاص هنا الآن: عضوان, ضيف واحد Alice Bob",
-        "admin": "7 مستخدمين متصلين: 5 أعضاء (واحد مخفي), ضيفان."
+        "room": "3 أشخاص هنا الآن: عضوان، ضيف واحد Alice Bob",
+        "admin": "7 مستخدمين متصلين: 5 أعضاء (منهم واحد مخفي)، ضيفان."
         " أكبر عدد من المتصلين: 7 مستخدمين في {date} الساعة {time}.",
         "chart": "الأعضاء والضيوف المتصلون، عينتان",
         "legend": "الأعضاء الضيوف لحظة الذروة",
@@ -176,11 +177,11 @@ PAGES: dict[str, dict[str, str]] = {
         "title": "المتصلون الآن",
     },
     "ja": {
-        "block": "オンライン7人: メンバー4人 (うち非表示1人), ゲスト3人 Alice メンバー #{pk}"
+        "block": "オンライン7人：メンバー4人（うち非表示1人）、ゲスト3人 Alice メンバー #{pk}"
         " ほか1人 過去最多：{date}に7人がオンライン。"
         " 過去10分間にアクティブだったユーザーに基づいています。",
-        "room": "ここに3人: メンバー2人, ゲスト1人 Alice Bob",
-        "admin": "オンライン7人: メンバー5人 (うち非表示1人), ゲスト2人."
+        "room": "ここに3人：メンバー2人、ゲスト1人 Alice Bob",
+        "admin": "オンライン7人：メンバー5人（うち非表示1人）、ゲスト2人."
         " 過去最多：{date} {time}に7人がオンライン。",
         "chart": "オンラインのメンバーとゲスト（記録2件）",
         "legend": "メンバー ゲスト 最も混雑した時刻",
@@ -189,10 +190,10 @@ PAGES: dict[str, dict[str, str]] = {
         "title": "現在オンライン",
     },
     "ko": {
-        "block": "접속 중 7명: 회원 4명 (숨김 1명), 손님 3명 Alice 회원 #{pk}"
+        "block": "접속 중 7명: 회원 4명(숨김 1명), 손님 3명 Alice 회원 #{pk}"
         " 외 1명 최다 동시 접속: {date}, 7명. 최근 10분 동안 활동한 사용자 기준입니다.",
         "room": "지금 여기 3명: 회원 2명, 손님 1명 Alice Bob",
-        "admin": "접속 중 7명: 회원 5명 (숨김 1명), 손님 2명. 최다 동시 접속: {date} {time}, 7명.",
+        "admin": "접속 중 7명: 회원 5명(숨김 1명), 손님 2명. 최다 동시 접속: {date} {time}, 7명.",
         "chart": "접속 중인 회원과 손님, 측정값 2개",
         "legend": "회원 손님 가장 붐빈 시각",
         "table": "회원 상태 마지막 접속",
@@ -200,10 +201,10 @@ PAGES: dict[str, dict[str, str]] = {
         "title": "현재 접속 중",
     },
     "zh-hans": {
-        "block": "7 人在线: 4 位会员 (1 位隐身), 3 位访客 Alice 会员 #{pk}"
+        "block": "7 人在线：4 位会员（其中 1 位隐身），3 位访客 Alice 会员 #{pk}"
         " 还有 1 人 最高在线纪录：7 人，于 {date}。 根据过去 10 分钟内活跃的用户统计。",
-        "room": "此处现有 3 人: 2 位会员, 1 位访客 Alice Bob",
-        "admin": "7 人在线: 5 位会员 (1 位隐身), 2 位访客. 最高在线纪录：7 人，于 {date} {time}。",
+        "room": "此处现有 3 人：2 位会员，1 位访客 Alice Bob",
+        "admin": "7 人在线：5 位会员（其中 1 位隐身），2 位访客. 最高在线纪录：7 人，于 {date} {time}。",
         "chart": "在线会员与访客，共 2 个采样",
         "legend": "会员 访客 最繁忙时刻",
         "table": "会员 状态 最后活动",
@@ -219,7 +220,7 @@ def text(html: str) -> str:
 
 
 @pytest.fixture
-def localized(settings: Any) -> None:
+def localized(settings: Any) -> Iterator[None]:
     """LocaleMiddleware where Django says: after sessions, so Accept-Language picks."""
     sessions = "django.contrib.sessions.middleware.SessionMiddleware"
     at = settings.MIDDLEWARE.index(sessions) + 1
@@ -228,6 +229,9 @@ def localized(settings: Any) -> None:
         "django.middleware.locale.LocaleMiddleware",
         *settings.MIDDLEWARE[at:],
     ]
+    yield
+    # The middleware leaves the request's language active in this thread.
+    translation.deactivate()
 
 
 @pytest.mark.parametrize("language", PAGES)
@@ -309,16 +313,16 @@ PLURALS = [
     ("uk", 11, "22 користувачі онлайн: 11 учасників, 11 гостей", "останні 11 хвилин."),
     ("uk", 21, "42 користувачі онлайн: 21 учасник, 21 гість", "останні 21 хвилину."),
     ("uk", 22, "44 користувачі онлайн: 22 учасники, 22 гості", "останні 22 хвилини."),
-    ("ar", 0, "0 مستخدم متصل: 0 عضو, 0 ضيف", "في آخر 10 دقائق."),
-    ("ar", 1, "مستخدمان متصلان: عضو واحد, ضيف واحد", "في الدقيقة الأخيرة."),
-    ("ar", 2, "4 مستخدمين متصلين: عضوان, ضيفان", "في آخر دقيقتين."),
-    ("ar", 3, "6 مستخدمين متصلين: 3 أعضاء, 3 ضيوف", "في آخر 3 دقائق."),
-    ("ar", 11, "22 مستخدمًا متصلًا: 11 عضوًا, 11 ضيفًا", "في آخر 11 دقيقة."),
-    ("ar", 100, "200 مستخدم متصل: 100 عضو, 100 ضيف", "في آخر 100 دقيقة."),
-    ("fr", 0, "0 utilisateur en ligne: 0 membre, 0 invité", "des 10 dernières minutes."),
-    ("fr", 1, "2 utilisateurs en ligne: 1 membre, 1 invité", "de la dernière minute."),
-    ("ja", 1, "オンライン2人: メンバー1人, ゲスト1人", "過去1分間に"),
-    ("ja", 5, "オンライン10人: メンバー5人, ゲスト5人", "過去5分間に"),
+    ("ar", 0, "0 مستخدم متصل: 0 عضو، 0 ضيف", "في آخر 10 دقائق."),
+    ("ar", 1, "مستخدمان متصلان: عضو واحد، ضيف واحد", "في الدقيقة الأخيرة."),
+    ("ar", 2, "4 مستخدمين متصلين: عضوان، ضيفان", "في آخر دقيقتين."),
+    ("ar", 3, "6 مستخدمين متصلين: 3 أعضاء، 3 ضيوف", "في آخر 3 دقائق."),
+    ("ar", 11, "22 مستخدمًا متصلًا: 11 عضوًا، 11 ضيفًا", "في آخر 11 دقيقة."),
+    ("ar", 100, "200 مستخدم متصل: 100 عضو، 100 ضيف", "في آخر 100 دقيقة."),
+    ("fr", 0, "0 utilisateur en ligne : 0 membre, 0 invité", "des 10 dernières minutes."),
+    ("fr", 1, "2 utilisateurs en ligne : 1 membre, 1 invité", "de la dernière minute."),
+    ("ja", 1, "オンライン2人：メンバー1人、ゲスト1人", "過去1分間に"),
+    ("ja", 5, "オンライン10人：メンバー5人、ゲスト5人", "過去5分間に"),
 ]
 
 
