@@ -36,6 +36,7 @@ PAGES: dict[str, dict[str, str]] = {
     "fr": {
         "block": "7 utilisateurs en ligne : 4 membres (dont 1 masqué), 3 invités Alice Membre n° {pk}"
         " et 1 autre Record : 7 utilisateurs en ligne le {date}."
+        " Au total, 7 utilisateurs ont été en ligne au cours des dernières 24 heures."
         " D’après les utilisateurs actifs au cours des 10 dernières minutes.",
         "room": "3 ici en ce moment : 2 membres, 1 invité Alice Bob",
         "admin": "7 utilisateurs en ligne : 5 membres (dont 1 masqué), 2 invités."
@@ -45,10 +46,13 @@ PAGES: dict[str, dict[str, str]] = {
         "table": "Membre Statut Dernière activité",
         "hidden": "Shy (masqué) en ligne",
         "title": "En ligne maintenant",
+        "day": "Actifs au cours des dernières 24 heures : 8 (membres : 5, invités : 3).",
+        "visitors": "Visiteurs uniques par jour, 30 derniers jours Jour Membres Invités Total",
     },
     "de": {
         "block": "7 Benutzer online: 4 Mitglieder (davon 1 verborgen), 3 Gäste Alice Mitglied Nr. {pk}"
         " und 1 weiterer Rekord: 7 Benutzer gleichzeitig online am {date}."
+        " Insgesamt waren in den letzten 24 Stunden 7 Benutzer online."
         " Berücksichtigt sind Benutzer, die in den letzten 10 Minuten aktiv waren.",
         "room": "3 gerade hier: 2 Mitglieder, 1 Gast Alice Bob",
         "admin": "7 Benutzer online: 5 Mitglieder (davon 1 verborgen), 2 Gäste."
@@ -58,10 +62,13 @@ PAGES: dict[str, dict[str, str]] = {
         "table": "Mitglied Status Zuletzt gesehen",
         "hidden": "Shy (verborgen) online",
         "title": "Jetzt online",
+        "day": "Aktiv in den letzten 24 Stunden: 8 (Mitglieder: 5, Gäste: 3).",
+        "visitors": "Eindeutige Besucher pro Tag, letzte 30 Tage Tag Mitglieder Gäste Gesamt",
     },
     "es": {
         "block": "7 usuarios en línea: 4 miembros (1 oculto), 3 invitados Alice Miembro n.º {pk}"
         " y 1 más Récord: 7 usuarios en línea el {date}."
+        " En total, 7 usuarios estuvieron en línea en las últimas 24 horas."
         " Según los usuarios activos en los últimos 10 minutos.",
         "room": "3 aquí ahora: 2 miembros, 1 invitado Alice Bob",
         "admin": "7 usuarios en línea: 5 miembros (1 oculto), 2 invitados."
@@ -71,10 +78,13 @@ PAGES: dict[str, dict[str, str]] = {
         "table": "Miembro Estado Última actividad",
         "hidden": "Shy (oculto) en línea",
         "title": "En línea ahora",
+        "day": "Activos en las últimas 24 horas: 8 (miembros: 5, invitados: 3).",
+        "visitors": "Visitantes únicos por día, últimos 30 días Día Miembros Invitados Total",
     },
     "it": {
         "block": "7 utenti online: 4 membri (di cui 1 nascosto), 3 ospiti Alice Membro n. {pk}"
         " e 1 altro Record: 7 utenti online il {date}."
+        " In totale ci sono stati 7 utenti online nelle ultime 24 ore."
         " In base agli utenti attivi negli ultimi 10 minuti.",
         "room": "3 presenti ora: 2 membri, 1 ospite Alice Bob",
         "admin": "7 utenti online: 5 membri (di cui 1 nascosto), 2 ospiti."
@@ -84,10 +94,13 @@ PAGES: dict[str, dict[str, str]] = {
         "table": "Membro Stato Ultima attività",
         "hidden": "Shy (nascosto) online",
         "title": "Online adesso",
+        "day": "Attivi nelle ultime 24 ore: 8 (membri: 5, ospiti: 3).",
+        "visitors": "Visitatori unici al giorno, ultimi 30 giorni Giorno Membri Ospiti Totale",
     },
     "pt-br": {
         "block": "7 usuários online: 4 membros (1 oculto), 3 visitantes Alice Membro nº {pk}"
         " e mais 1 Recorde: 7 usuários online em {date}."
+        " No total, 7 usuários estiveram online nas últimas 24 horas."
         " Com base nos usuários ativos nos últimos 10 minutos.",
         "room": "3 aqui agora: 2 membros, 1 visitante Alice Bob",
         "admin": "7 usuários online: 5 membros (1 oculto), 2 visitantes."
@@ -97,10 +110,13 @@ PAGES: dict[str, dict[str, str]] = {
         "table": "Membro Status Visto por último",
         "hidden": "Shy (oculto) online",
         "title": "Online agora",
+        "day": "Ativos nas últimas 24 horas: 8 (membros: 5, visitantes: 3).",
+        "visitors": "Visitantes únicos por dia, últimos 30 dias Dia Membros Visitantes Total",
     },
     "nl": {
         "block": "7 gebruikers online: 4 leden (waarvan 1 verborgen), 3 gasten Alice Lid nr. {pk}"
         " en nog 1 Record: 7 gebruikers online op {date}."
+        " In totaal waren er in de afgelopen 24 uur 7 gebruikers online."
         " Op basis van gebruikers die de afgelopen 10 minuten actief waren.",
         "room": "3 nu hier: 2 leden, 1 gast Alice Bob",
         "admin": "7 gebruikers online: 5 leden (waarvan 1 verborgen), 2 gasten."
@@ -110,10 +126,13 @@ PAGES: dict[str, dict[str, str]] = {
         "table": "Lid Status Laatst gezien",
         "hidden": "Shy (verborgen) online",
         "title": "Nu online",
+        "day": "Actief in de afgelopen 24 uur: 8 (leden: 5, gasten: 3).",
+        "visitors": "Unieke bezoekers per dag, afgelopen 30 dagen Dag Leden Gasten Totaal",
     },
     "pl": {
         "block": "7 osób online: 4 członków (w tym 1 ukryty), 3 gości Alice Członek nr {pk}"
         " i jeszcze 1 Rekord: 7 osób online {date}."
+        " Łącznie w ciągu ostatnich 24 godzin online było 7 osób."
         " Na podstawie osób aktywnych w ciągu ostatnich 10 minut.",
         "room": "3 osoby są tu teraz: 2 członków, 1 gość Alice Bob",
         "admin": "7 osób online: 5 członków (w tym 1 ukryty), 2 gości."
@@ -123,10 +142,13 @@ PAGES: dict[str, dict[str, str]] = {
         "table": "Członek Status Ostatnio widziany",
         "hidden": "Shy (ukryty) online",
         "title": "Teraz online",
+        "day": "Aktywni w ciągu ostatnich 24 godzin: 8 (członkowie: 5, goście: 3).",
+        "visitors": "Unikalni odwiedzający dziennie, ostatnie 30 dni Dzień Członkowie Goście Razem",
     },
     "ru": {
         "block": "7 пользователей онлайн: 4 участника (из них 1 скрытый), 3 гостя Alice Участник № {pk}"
         " и ещё 1 Рекорд посещаемости: 7 пользователей онлайн {date}"
+        " Всего за последние 24 часа онлайн было 7 пользователей."
         " Учитываются пользователи, активные за последние 10 минут.",
         "room": "3 человека сейчас здесь: 2 участника, 1 гость Alice Bob",
         "admin": "7 пользователей онлайн: 5 участников (из них 1 скрытый), 2 гостя."
@@ -136,10 +158,13 @@ PAGES: dict[str, dict[str, str]] = {
         "table": "Участник Статус Последняя активность",
         "hidden": "Shy (скрыт) онлайн",
         "title": "Сейчас онлайн",
+        "day": "Активны за последние 24 часа: 8 (участники: 5, гости: 3).",
+        "visitors": "Уникальные посетители по дням, последние 30 дней День Участники Гости Всего",
     },
     "uk": {
         "block": "7 користувачів онлайн: 4 учасники (з них 1 прихований), 3 гості Alice Учасник № {pk}"
         " і ще 1 Рекорд відвідуваності: 7 користувачів онлайн {date}"
+        " Усього за останні 24 години онлайн було 7 користувачів."
         " Враховано користувачів, активних за останні 10 хвилин.",
         "room": "3 людини зараз тут: 2 учасники, 1 гість Alice Bob",
         "admin": "7 користувачів онлайн: 5 учасників (з них 1 прихований), 2 гості."
@@ -149,10 +174,13 @@ PAGES: dict[str, dict[str, str]] = {
         "table": "Учасник Статус Остання активність",
         "hidden": "Shy (прихований) онлайн",
         "title": "Зараз онлайн",
+        "day": "Активні за останні 24 години: 8 (учасники: 5, гості: 3).",
+        "visitors": "Унікальні відвідувачі за день, останні 30 днів День Учасники Гості Усього",
     },
     "tr": {
         "block": "7 kullanıcı çevrimiçi: 4 üye (1 gizli), 3 misafir Alice Üye #{pk}"
         " ve 1 kişi daha En yüksek çevrimiçi sayısı: 7 kullanıcı, {date}."
+        " Son 24 saatte toplam 7 kullanıcı çevrimiçiydi."
         " Son 10 dakika içinde etkin olan kullanıcılara göre.",
         "room": "Şu an burada 3 kişi: 2 üye, 1 misafir Alice Bob",
         "admin": "7 kullanıcı çevrimiçi: 5 üye (1 gizli), 2 misafir."
@@ -162,10 +190,13 @@ PAGES: dict[str, dict[str, str]] = {
         "table": "Üye Durum Son görülme",
         "hidden": "Shy (gizli) çevrimiçi",
         "title": "Şu an çevrimiçi",
+        "day": "Son 24 saatte etkin: 8 (üyeler: 5, misafirler: 3).",
+        "visitors": "Günlük tekil ziyaretçiler, son 30 gün Gün Üyeler Misafirler Toplam",
     },
     "ar": {
         "block": "7 مستخدمين متصلين: 4 أعضاء (منهم واحد مخفي)، 3 ضيوف Alice العضو رقم {pk}"
         " وواحد آخر أكبر عدد من المتصلين: 7 مستخدمين في {date}."
+        " إجمالًا، اتصل 7 مستخدمين خلال آخر 24 ساعة."
         " بناءً على المستخدمين النشطين في آخر 10 دقائق.",
         "room": "3 أشخاص هنا الآن: عضوان، ضيف واحد Alice Bob",
         "admin": "7 مستخدمين متصلين: 5 أعضاء (منهم واحد مخفي)، ضيفان."
@@ -175,10 +206,13 @@ PAGES: dict[str, dict[str, str]] = {
         "table": "العضو الحالة آخر ظهور",
         "hidden": "Shy (مخفي) متصل",
         "title": "المتصلون الآن",
+        "day": "النشطون في آخر 24 ساعة: 8 (الأعضاء: 5، الضيوف: 3).",
+        "visitors": "الزوار الفريدون يوميًا، آخر 30 يومًا اليوم الأعضاء الضيوف المجموع",
     },
     "ja": {
         "block": "オンライン7人：メンバー4人（うち非表示1人）、ゲスト3人 Alice メンバー #{pk}"
         " ほか1人 過去最多：{date}に7人がオンライン。"
+        " 過去24時間にオンラインだったユーザーは合計7人です。"
         " 過去10分間にアクティブだったユーザーに基づいています。",
         "room": "ここに3人：メンバー2人、ゲスト1人 Alice Bob",
         "admin": "オンライン7人：メンバー5人（うち非表示1人）、ゲスト2人."
@@ -188,10 +222,14 @@ PAGES: dict[str, dict[str, str]] = {
         "table": "メンバー 状態 最終アクセス",
         "hidden": "Shy (非表示) オンライン",
         "title": "現在オンライン",
+        "day": "過去24時間のアクティブ数：8（メンバー：5、ゲスト：3）。",
+        "visitors": "1日あたりのユニーク訪問者数（過去30日間） 日付 メンバー ゲスト 合計",
     },
     "ko": {
         "block": "접속 중 7명: 회원 4명(숨김 1명), 손님 3명 Alice 회원 #{pk}"
-        " 외 1명 최다 동시 접속: {date}, 7명. 최근 10분 동안 활동한 사용자 기준입니다.",
+        " 외 1명 최다 동시 접속: {date}, 7명."
+        " 최근 24시간 동안 접속한 사용자는 모두 7명입니다."
+        " 최근 10분 동안 활동한 사용자 기준입니다.",
         "room": "지금 여기 3명: 회원 2명, 손님 1명 Alice Bob",
         "admin": "접속 중 7명: 회원 5명(숨김 1명), 손님 2명. 최다 동시 접속: {date} {time}, 7명.",
         "chart": "접속 중인 회원과 손님, 측정값 2개",
@@ -199,10 +237,14 @@ PAGES: dict[str, dict[str, str]] = {
         "table": "회원 상태 마지막 접속",
         "hidden": "Shy (숨김) 접속 중",
         "title": "현재 접속 중",
+        "day": "최근 24시간 활동: 8(회원 5, 손님 3).",
+        "visitors": "일별 순 방문자 수, 최근 30일 날짜 회원 손님 합계",
     },
     "zh-hans": {
         "block": "7 人在线：4 位会员（其中 1 位隐身），3 位访客 Alice 会员 #{pk}"
-        " 还有 1 人 最高在线纪录：7 人，于 {date}。 根据过去 10 分钟内活跃的用户统计。",
+        " 还有 1 人 最高在线纪录：7 人，于 {date}。"
+        " 过去 24 小时内共有 7 位用户在线。"
+        " 根据过去 10 分钟内活跃的用户统计。",
         "room": "此处现有 3 人：2 位会员，1 位访客 Alice Bob",
         "admin": "7 人在线：5 位会员（其中 1 位隐身），2 位访客. 最高在线纪录：7 人，于 {date} {time}。",
         "chart": "在线会员与访客，共 2 个采样",
@@ -210,6 +252,8 @@ PAGES: dict[str, dict[str, str]] = {
         "table": "会员 状态 最后活动",
         "hidden": "Shy (隐身) 在线",
         "title": "当前在线",
+        "day": "最近 24 小时活跃：8（会员 5，访客 3）。",
+        "visitors": "每日独立访客，最近 30 天 日期 会员 访客 总计",
     },
 }
 
@@ -240,6 +284,7 @@ def test_pages_in_each_language(
 ) -> None:
     settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
     settings.WHOS_ONLINE_LIST_LIMIT = 2
+    settings.WHOS_ONLINE_SHOW_DAY_TOTAL = True
     (bob,) = people("bob", first_name="Bob")
     (shy,) = people("shy", first_name="Shy", email="hidden")
     # Known only by an email address: shown as "Member #pk".
@@ -275,7 +320,7 @@ def test_pages_in_each_language(
     assert text(summary.group(1)) == expected["admin"].format(**when)
     assert f'aria-label="{expected["chart"]}"' in admin
     page = text(admin)
-    for part in ("legend", "table", "hidden"):
+    for part in ("legend", "table", "hidden", "day", "visitors"):
         assert expected[part] in page
     assert f"<title>{expected['title']} |" in admin
 
