@@ -370,9 +370,13 @@ def test_the_site_rides_out_the_fault(site: Site, redis_behind_proxy: Redis, fau
         new = [h for h in broken.hits if h.new]
         assert sum(h.recorded for h in new) >= TRACKED * len(new)
     assert recovered.resumed_after() <= RESUMES_WITHIN, log
-    # One ERROR line and one WARNING per worker per outage, and nothing else.
-    one_outage = {"ERROR": 1, "WARNING": 1}
-    assert all(counts == one_outage for counts in lines.values()), log
+    # One ERROR line and one WARNING per worker per outage, and nothing else: the
+    # fault's outage, and at most one more where a worker starved of CPU on a busy
+    # machine counted slow calls (as TRACKED allows for +50 ms).
+    assert all(
+        set(counts) == {"ERROR", "WARNING"} and counts["ERROR"] == counts["WARNING"] in (1, 2)
+        for counts in lines.values()
+    ), log
     if fault.outage:
         assert len(lines) == 2, log
     else:  # none expected; a starved worker may have one (see TRACKED)
