@@ -42,7 +42,7 @@ PACKAGE = ROOT / "whos_online"
 HERE = Path(__file__).resolve().parent
 EQUIVALENT = HERE / "EQUIVALENT.md"
 RESULTS = HERE / "results.md"
-WORKERS = 2  # the machine's cores are shared
+WORKERS = int(os.environ.get("MUTATE_WORKERS", "2"))  # the machine's cores are shared
 
 # Module -> the tests that exercise it most directly (run first: -x stops at the first kill).
 TESTS = {
