@@ -68,7 +68,7 @@ class Summary:
     day_guests: int | None = None
     # Renderings of this very summary (e.g. the block's member list per language),
     # so a cached summary is rendered once; a changed copy (``replace``) starts empty.
-    rendered: dict[Any, str] = field(default_factory=dict, init=False, compare=False, repr=False)
+    rendered: dict[Any, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @property
     def total(self) -> int:
