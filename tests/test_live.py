@@ -54,6 +54,16 @@ def test_only_the_browser_keeps_it_and_revalidates_by_etag(redis_db: redis.Redis
     assert [m["name"] for m in json.loads(changed.content)["members"]] == ["bob", "alice"]
 
 
+def test_a_guest_poll_loads_no_session(
+    redis_db: redis.Redis, django_assert_num_queries: Any
+) -> None:
+    member("alice").get("/")
+    with django_assert_num_queries(0):
+        response = BrowserClient().get("/whos-online/", headers=POLL)
+    assert "Vary" not in response  # the session was never read, so nothing varies by cookie
+    assert [m["name"] for m in json.loads(response.content)["members"]] == ["alice"]
+
+
 def test_list_limit_and_hidden_members_are_respected(redis_db: redis.Redis, settings: Any) -> None:
     settings.WHOS_ONLINE_LIST_LIMIT = 1
     settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"

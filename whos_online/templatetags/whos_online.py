@@ -25,7 +25,7 @@ from django.template.context import make_context
 from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import SafeString
 from django.utils.text import slugify
-from django.utils.timezone import get_current_timezone_name
+from django.utils.timezone import get_current_timezone
 from django.utils.translation import get_language, gettext
 
 from whos_online import blockcache, failsafe, presence
@@ -131,7 +131,7 @@ def render_block(
     if online is None or not _own_templates(engine):
         return _render(engine, name, block, context)
     flags = (context.autoescape, context.use_l10n, context.use_tz) if context else None
-    key: tuple[Any, ...] = (name, engine, get_language(), get_current_timezone_name(), flags)
+    key: tuple[Any, ...] = (name, engine, get_language(), get_current_timezone(), flags)
     key += tuple(block.get(vary) for vary in ("window_minutes", "live", "live_url", "ws_url"))
     done = online.rendered.get(key)
     if done is None:
