@@ -226,13 +226,22 @@ local function newest(key)
   return redis.call('ZRANGE', key, '+inf', ARGV[1], 'BYSCORE', 'REV', 'LIMIT', 0, ARGV[4],
                     'WITHSCORES')
 end
-local function cards(pairs)
-  local found = {}
+-- command (HMGET or ZMSCORE) on key for the members of pairs (member, score, ...):
+-- one call per 1,000 members (unpack's limit is a few thousand), not one per member.
+local function each(command, key, pairs)
+  local found, names = {}, {}
   for i = 1, #pairs, 2 do
-    found[#found + 1] = redis.call('HGET', KEYS[5], pairs[i])
+    names[#names + 1] = pairs[i]
+    if #names == 1000 or i + 1 >= #pairs then
+      for _, value in ipairs(redis.call(command, key, unpack(names))) do
+        found[#found + 1] = value
+      end
+      names = {}
+    end
   end
   return found
 end
+local function cards(pairs) return each('HMGET', KEYS[5], pairs) end
 -- WebSocket presence merged in (the last two KEYS, live and left; ARGV[10] =
 -- now minus the heartbeat timeout), per listed member: 'online' while one of their
 -- connections is alive; 'idle' once the newest sign of them was a connection
@@ -240,9 +249,15 @@ end
 -- for the window; false where the HTTP rule applies.
 local function sockets(pairs)
   local found = {}
+  if redis.call('EXISTS', KEYS[#KEYS - 1], KEYS[#KEYS]) == 0 then
+    -- No WebSocket presence here (a site without Channels): no scores to read and format.
+    for i = 1, #pairs, 2 do found[#found + 1] = false end
+    return found
+  end
+  local beats, lefts = each('ZMSCORE', KEYS[#KEYS - 1], pairs), each('ZMSCORE', KEYS[#KEYS], pairs)
   for i = 1, #pairs, 2 do
-    local beat = tonumber(redis.call('ZSCORE', KEYS[#KEYS - 1], pairs[i]) or '0')
-    local left = tonumber(redis.call('ZSCORE', KEYS[#KEYS], pairs[i]) or '0')
+    local beat = tonumber(beats[(i + 1) / 2] or '0')
+    local left = tonumber(lefts[(i + 1) / 2] or '0')
     if beat >= tonumber(ARGV[10]) then
       found[#found + 1] = 'online'
     elseif math.max(beat, left) >= tonumber(pairs[i + 1]) then
