@@ -662,6 +662,7 @@ def _record(
         conf.max_rooms,
         conf.key_prefix,
         now - conf.max_age,
+        counting.counted_since(now) if counters else 0,
         *(ttl for _, ttl in counters),
     )
     return (None if before is None else float(before)), bool(refused)

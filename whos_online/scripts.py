@@ -72,8 +72,10 @@ return n
 # registry), which Redis allows for keys of the same hash slot: on Cluster the
 # prefix carries a hash tag (check W006), so every room key shares KEYS[3]'s slot.
 # Counting (see counting.py): ARGV[2] also goes into the HyperLogLogs KEYS[7..],
-# each given its TTL ARGV[14..] (KEYS[i], ARGV[i + 7]); with ARGV[10] = '1'
-# (approximate guest counting) they are all it goes into: no sorted set
+# each given its TTL ARGV[15..] (KEYS[i], ARGV[i + 8]), unless its score before
+# is at or after ARGV[14]: since then every one of those counters holds it
+# already (most records are of visitors seen a minute before). With ARGV[10] =
+# '1' (approximate guest counting) they are all it goes into: no sorted set
 # KEYS[1], so neither a cap nor a refusal.
 # Returns {the member's score before this write (false if none or not kept),
 # 1 if the newcomer was refused (nothing written) else 0}.
@@ -134,9 +136,11 @@ if ARGV[8] ~= '' then
 end
 if ARGV[9] ~= '' then redis.call('ZREM', KEYS[5], ARGV[9]) end
 if listed then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
-for i = 7, #KEYS do
-  redis.call('PFADD', KEYS[i], ARGV[2])
-  redis.call('EXPIRE', KEYS[i], ARGV[i + 7])
+if not (before and tonumber(before) >= tonumber(ARGV[14])) then
+  for i = 7, #KEYS do
+    redis.call('PFADD', KEYS[i], ARGV[2])
+    redis.call('EXPIRE', KEYS[i], ARGV[i + 8])
+  end
 end
 return {before, 0}
 """)
