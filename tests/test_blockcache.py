@@ -264,3 +264,20 @@ def test_an_override_that_reads_the_request_is_rendered_for_each(
         request = RequestFactory().get("/")
         request.user = User.objects.get(username=name)
         assert block.render({}, request) == f"{name} sees 2"
+
+
+def test_an_override_added_while_debugging_shows_at_once(
+    redis_db: redis.Redis, traveller: Any, settings: Any, tmp_path: Any
+) -> None:
+    django_engine, *others = settings.TEMPLATES
+    loaders = ["django.template.loaders.filesystem.Loader"]  # not cached: files are read anew
+    loaders.append("django.template.loaders.app_directories.Loader")
+    options = {**django_engine.get("OPTIONS", {}), "debug": True, "loaders": loaders}
+    django_engine = {**django_engine, "APP_DIRS": False, "DIRS": [str(tmp_path)]}
+    settings.TEMPLATES = [{**django_engine, "OPTIONS": options}, *others]
+    block = engines["django"].from_string("{% load whos_online %}{% whos_online %}")
+    member("alice")
+    assert "<bdi>alice</bdi>" in block.render()
+    (tmp_path / "whos_online").mkdir()
+    (tmp_path / "whos_online" / "whos_online.html").write_text("{{ online.user_count }} here")
+    assert block.render() == "1 here"

@@ -152,11 +152,17 @@ _own: WeakKeyDictionary[Engine, bool] = WeakKeyDictionary()
 
 
 def _own_templates(engine: Engine) -> bool:
-    """Whether ``engine`` finds whos_online's own block templates, not a site's overrides."""
+    """Whether ``engine`` finds whos_online's own block templates, not a site's overrides.
+
+    Looked up once per engine, but each time under DEBUG, where an override
+    may be added while the development server runs.
+    """
     known = _own.get(engine)
     if known is None:
         origins = [Path(engine.get_template(name).origin.name) for name in TEMPLATES]
-        known = _own[engine] = all(origin.is_relative_to(OWN_TEMPLATES) for origin in origins)
+        known = all(origin.is_relative_to(OWN_TEMPLATES) for origin in origins)
+        if not engine.debug:
+            _own[engine] = known
     return known
 
 
