@@ -26,6 +26,7 @@ from tests.test_faults import members
 from tests.test_hidden import staff_client
 from whos_online import blockcache, presence, scripts
 from whos_online.presence import Summary
+from whos_online.templatetags.whos_online import members_html
 
 pytestmark = pytest.mark.django_db
 
@@ -281,3 +282,14 @@ def test_an_override_added_while_debugging_shows_at_once(
     (tmp_path / "whos_online").mkdir()
     (tmp_path / "whos_online" / "whos_online.html").write_text("{{ online.user_count }} here")
     assert block.render() == "1 here"
+
+
+def test_a_rendered_summary_still_equals_a_fresh_read_and_reprs_without_html(
+    redis_db: redis.Redis, people: Any
+) -> None:
+    (alice,) = people("alice")
+    presence.record_user(alice)
+    online = presence.summary()
+    assert "<bdi>alice</bdi>" in members_html(online, "whos-online")  # kept with the summary
+    assert online == presence.summary()
+    assert "<bdi>" not in repr(online)
