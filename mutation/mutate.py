@@ -62,7 +62,16 @@ TESTS = {
     "members.py": ["test_members.py", "test_hidden.py"],
     "middleware.py": ["test_middleware.py", "test_http_caching.py"],
     "models.py": ["test_admin.py"],
-    "presence.py": ["test_presence.py", "test_status.py", "test_hidden.py", "test_peak.py"],
+    "presence.py": [
+        "test_presence.py",
+        "test_status.py",
+        "test_hidden.py",
+        "test_peak.py",
+        "test_counting.py",
+        "test_consumers.py",
+        "test_flood.py",
+        "test_guests.py",
+    ],
     "rooms.py": ["test_rooms.py"],
     "scripts.py": ["test_presence.py", "test_peak.py", "test_guests.py", "test_rooms.py"],
     "signals.py": ["test_middleware.py"],
@@ -71,7 +80,7 @@ TESTS = {
     "urls.py": ["test_live.py"],
     "views.py": ["test_live.py"],
     "visits.py": ["test_middleware.py", "test_bots.py"],
-    "management/commands/whos_online_prune.py": ["test_command.py"],
+    "management/commands/whos_online_prune.py": ["test_command.py", "test_flood.py"],
 }
 # Pins behaviour across modules, so it runs for every mutant.
 ALWAYS = ["test_pinned.py"]

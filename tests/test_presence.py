@@ -76,6 +76,43 @@ def test_forget_user_takes_the_member_and_the_card(
     assert presence.forget_user(alice.pk) is False
 
 
+def test_forget_guest_takes_the_guest_off_the_count(redis_db: redis.Redis) -> None:
+    presence.record_guest("203.0.113.7")
+    presence.record_guest("203.0.113.8")
+    assert presence.forget_guest("203.0.113.7") is True
+    assert presence.guest_count() == 1
+    assert presence.forget_guest("203.0.113.7") is False
+
+
+@pytest.mark.parametrize(
+    "call, commands",
+    [
+        (lambda: presence.forget_user(1), ["ZREM", "ZREM", "HDEL"]),
+        (lambda: presence.user_count(), ["ZCOUNT", "ZCOUNT"]),
+        (lambda: presence.reset_peak(), ["HMGET", "DEL"]),
+    ],
+    ids=["forget_user", "user_count", "reset_peak"],
+)
+def test_each_call_is_one_plain_pipeline(
+    redis_db: redis.Redis, round_trips: Any, call: Any, commands: list[str]
+) -> None:
+    # No MULTI/EXEC: one round trip, and nothing a Redis Cluster client refuses.
+    round_trips.clear()
+    call()
+    assert round_trips.commands == [commands]
+
+
+def test_prune_samples_the_counts_in_one_plain_pipeline(
+    redis_db: redis.Redis, round_trips: Any
+) -> None:
+    round_trips.clear()
+    presence.prune()
+    assert round_trips.commands[-2:] == [
+        ["EVALSHA"],  # count, and raise the peak
+        ["ZADD", "ZREMRANGEBYSCORE", "ZREMRANGEBYRANK", "EXPIRE"],
+    ]
+
+
 def test_prune_removes_only_stale_members_and_their_cards(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
@@ -110,6 +147,18 @@ def test_prune_removes_in_batches_oldest_first(redis_db: redis.Redis, settings: 
     # users: 10 + 10 + 5 (a short batch ends the key); hidden, guests, rooms: one empty batch each
     assert (result.users, result.guests, result.batches) == (25, 0, 6)
     assert sorted(redis_db.zrange(users_key, 0, -1)) == [b"fresh0", b"fresh1", b"fresh2"]
+
+
+@pytest.mark.parametrize("stale, batches", [(999, 4), (1000, 5)])
+def test_prune_removes_a_thousand_per_batch_by_default(
+    redis_db: redis.Redis, settings: Any, stale: int, batches: int
+) -> None:
+    key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:guests"
+    with time_machine.travel(NOW, tick=False):
+        redis_db.zadd(key, {f"guest{i}": NOW.timestamp() - 3600 for i in range(stale)})
+        # users, hidden, the rooms' registry: one empty batch each; exactly
+        # 1,000 stale guests fill a batch, so an empty one follows
+        assert presence.prune() == presence.PruneResult(users=0, guests=stale, batches=batches)
 
 
 def test_prune_rejects_a_batch_size_below_one(redis_db: redis.Redis) -> None:
@@ -174,3 +223,36 @@ def test_no_raw_ip_is_stored(redis_db: redis.Redis, settings: Any) -> None:
 def test_record_guest_rejects_what_is_not_an_address(redis_db: redis.Redis) -> None:
     with pytest.raises(ValueError):
         presence.record_guest("not-an-ip")
+
+
+@pytest.mark.parametrize("sockets, trips", [(200, 1), (201, 2)])
+def test_a_heartbeat_carries_200_connections_per_round_trip(
+    redis_db: redis.Redis, round_trips: Any, sockets: int, trips: int
+) -> None:
+    connections = [presence.Connection(str(pk), f"c{pk}") for pk in range(sockets)]
+    round_trips.clear()
+    presence.heartbeat(connections)
+    assert round_trips.commands == [["EVALSHA"]] * trips
+    assert len(presence.connected()) == sockets
+
+
+def test_a_heartbeat_moves_a_listed_members_last_seen(redis_db: redis.Redis, people: Any) -> None:
+    (alice,) = people("alice")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_user(alice)
+        traveller.shift(30)
+        presence.heartbeat([presence.Connection(str(alice.pk), "tab")])
+    assert presence.last_seen(alice) == NOW + timedelta(seconds=30)
+
+
+@pytest.mark.parametrize("room", [None, "thread:1"])
+def test_connect_records_the_member_and_returns_when(
+    redis_db: redis.Redis, people: Any, room: str | None
+) -> None:
+    (alice,) = people("alice")
+    with time_machine.travel(NOW, tick=False):
+        at = presence.connect(alice, presence.Connection(str(alice.pk), "tab", room))
+        assert at == NOW.timestamp()
+        assert names(presence.online_users()) == ["alice"]
+        assert names(presence.online_users(room=room)) == ["alice"]
+        assert presence.connected(room) == [str(alice.pk)]
