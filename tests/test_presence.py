@@ -256,3 +256,70 @@ def test_connect_records_the_member_and_returns_when(
         assert names(presence.online_users()) == ["alice"]
         assert names(presence.online_users(room=room)) == ["alice"]
         assert presence.connected(room) == [str(alice.pk)]
+
+
+def test_a_member_leaves_when_their_last_connection_closes(
+    redis_db: redis.Redis, people: Any
+) -> None:
+    (alice,) = people("alice")
+    pk = str(alice.pk)
+    tabs = [presence.Connection(pk, tab, "thread:1") for tab in ("one", "two")]
+    with time_machine.travel(NOW, tick=False) as traveller:
+        for tab in tabs:
+            presence.connect(alice, tab)
+        traveller.shift(5)
+        presence.disconnect(tabs[0])
+        assert presence.connected() == presence.connected("thread:1") == [pk]
+        assert presence.status(alice) == "online"
+        presence.disconnect(tabs[1])
+        assert presence.connected() == presence.connected("thread:1") == []
+        assert presence.status(alice) == "idle"  # a closed tab is not "online" for the window
+
+
+def test_prune_counts_stale_hidden_members_with_the_others(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    prefix = settings.WHOS_ONLINE_KEY_PREFIX
+    with time_machine.travel(NOW, tick=False):
+        stale = NOW.timestamp() - 3600
+        redis_db.zadd(f"{prefix}:users", {"1": stale, "2": stale})
+        redis_db.zadd(f"{prefix}:hidden", {"3": stale})
+        assert presence.prune().users == 3
+
+
+def test_rooms_keep_no_peak(redis_db: redis.Redis, settings: Any, people: Any) -> None:
+    (alice,) = people("alice")
+    presence.record_user(alice, room="thread:1")
+    assert presence.summary(room="thread:1").peak is None
+    assert redis_db.keys(f"{settings.WHOS_ONLINE_KEY_PREFIX}:room:*:peak") == []
+    presence.record_user(alice)
+    site = presence.summary().peak
+    assert site is not None and site.count == 1
+
+
+@pytest.mark.parametrize("days, listed", [(2, 2), (30, 30), (40, 30)])
+def test_daily_visitors_lists_at_most_30_days(
+    redis_db: redis.Redis, days: int, listed: int
+) -> None:
+    assert len(presence.daily_visitors(days)) == listed
+
+
+def test_record_user_returns_the_visit_and_the_members_card(
+    redis_db: redis.Redis, people: Any
+) -> None:
+    (alice,) = people("alice")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        first = presence.record_user(alice)
+        traveller.shift(10)
+        again = presence.record_user(alice)
+    assert (first.at, first.before, first.refused) == (NOW.timestamp(), None, False)
+    assert (again.before, again.refused) == (NOW.timestamp(), False)
+    assert again.member is not None
+    assert (again.member.name, again.member.status) == ("alice", "online")
+
+
+def test_a_summary_made_without_counts_of_hidden_members_has_none() -> None:
+    # What {% whos_here %} gives a room without a name.
+    empty = presence.Summary(members=[], user_count=0, guest_count=0)
+    assert empty.hidden_count == 0 and not empty.hidden_listed
+    assert (empty.peak, empty.day_total, empty.total, empty.more) == (None, None, 0, 0)
