@@ -323,3 +323,40 @@ def test_a_summary_made_without_counts_of_hidden_members_has_none() -> None:
     empty = presence.Summary(members=[], user_count=0, guest_count=0)
     assert empty.hidden_count == 0 and not empty.hidden_listed
     assert (empty.peak, empty.day_total, empty.total, empty.more) == (None, None, 0, 0)
+
+
+def test_history_keeps_the_samples_of_the_last_24_hours(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:history"
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.prune()
+        traveller.shift(1)
+        presence.prune()
+        traveller.shift(24 * 3600)  # the first sample is a day and a second old
+        presence.prune()
+        assert [s.at for s in presence.history()] == [
+            NOW + timedelta(seconds=1),
+            NOW + timedelta(seconds=24 * 3600 + 1),
+        ]
+        assert redis_db.zcard(key) == 2  # the older one is gone from Redis too
+        assert 24 * 3600 - 1 <= redis_db.ttl(key) <= 24 * 3600
+
+
+def test_the_peak_is_kept_366_days(redis_db: redis.Redis, settings: Any) -> None:
+    presence.record_guest("203.0.113.7")
+    presence.summary()
+    ttl = redis_db.ttl(f"{settings.WHOS_ONLINE_KEY_PREFIX}:peak")
+    assert 366 * 86400 - 1 <= ttl <= 366 * 86400
+
+
+def test_a_write_drops_at_most_100_stale_guests_over_the_cap(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:guests"
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_MAX_GUESTS = 10
+    with time_machine.travel(NOW, tick=False):
+        redis_db.zadd(key, {f"old{i}": NOW.timestamp() - 700 for i in range(300)})
+        assert presence.record_guest("203.0.113.1").refused
+        assert redis_db.zcard(key) == 200
