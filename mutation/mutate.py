@@ -47,7 +47,7 @@ WORKERS = int(os.environ.get("MUTATE_WORKERS", "2"))  # the machine's cores are 
 # Module -> the tests that exercise it most directly (run first: -x stops at the first kill).
 TESTS = {
     "admin.py": ["test_admin.py"],
-    "apps.py": ["test_checks.py"],
+    "apps.py": ["test_app.py", "test_checks.py"],
     "blockcache.py": ["test_blockcache.py", "test_templatetag.py"],
     "bots.py": ["test_bots.py", "test_checks.py"],
     "chart.py": ["test_admin.py"],
@@ -61,7 +61,7 @@ TESTS = {
     "jinja2.py": ["test_jinja2.py"],
     "members.py": ["test_members.py", "test_hidden.py"],
     "middleware.py": ["test_middleware.py", "test_http_caching.py"],
-    "models.py": ["test_admin.py"],
+    "models.py": ["test_app.py", "test_admin.py"],
     "presence.py": [
         "test_presence.py",
         "test_status.py",

@@ -155,8 +155,10 @@ def test_a_connection_keeps_its_member_online_until_the_heartbeat_timeout(
         assert presence.status(alice) == "online"
         traveller.shift(90)  # past IDLE_AFTER, but the last heartbeat is not timed out yet
         assert presence.status(alice) == "online"
+        assert [m.status for m in presence.online_users()] == ["online"]  # the block agrees
         traveller.shift(1)  # its process died: the socket was the last sign of alice
         assert presence.status(alice) == "idle"
+        assert [m.status for m in presence.online_users()] == ["idle"]
 
 
 def test_a_tab_closed_at_once_leaves_its_member_idle(redis_db: redis.Redis, people: Any) -> None:
