@@ -360,3 +360,14 @@ def test_a_write_drops_at_most_100_stale_guests_over_the_cap(
         redis_db.zadd(key, {f"old{i}": NOW.timestamp() - 700 for i in range(300)})
         assert presence.record_guest("203.0.113.1").refused
         assert redis_db.zcard(key) == 200
+
+
+@pytest.mark.parametrize("rooms, batches", [(100, 5), (101, 6)])
+def test_prune_reads_the_live_rooms_100_a_page(
+    redis_db: redis.Redis, settings: Any, rooms: int, batches: int
+) -> None:
+    registry = f"{settings.WHOS_ONLINE_KEY_PREFIX}:rooms"
+    with time_machine.travel(NOW, tick=False):
+        redis_db.zadd(registry, {f"r{i}": NOW.timestamp() - i for i in range(rooms)})
+        # users, hidden, guests, the registry: a batch each; then one per page of rooms
+        assert presence.prune().batches == batches
