@@ -371,3 +371,13 @@ def test_prune_reads_the_live_rooms_100_a_page(
         redis_db.zadd(registry, {f"r{i}": NOW.timestamp() - i for i in range(rooms)})
         # users, hidden, guests, the registry: a batch each; then one per page of rooms
         assert presence.prune().batches == batches
+
+
+def test_history_holds_2880_samples_at_most(redis_db: redis.Redis, settings: Any) -> None:
+    key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:history"
+    with time_machine.travel(NOW, tick=False):
+        now = NOW.timestamp()
+        redis_db.zadd(key, {f"{now - 20 * i:.3f}:0:0": now - 20 * i for i in range(1, 2881)})
+        presence.prune()
+        assert redis_db.zcard(key) == 2880  # the oldest made room for this one
+        assert presence.history()[-1].at == NOW
