@@ -185,3 +185,13 @@ def test_where_a_member_was_is_for_staff_alone(redis_db: redis.Redis, people: An
     presence.record_user(alice, where="/private/messages/")
     assert [m.where for m in presence.online_users()] == [None]
     assert [m.where for m in presence.online_users(include_hidden=True)] == ["/private/messages/"]
+
+
+def test_a_hidden_members_open_socket_does_not_show_them(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
+    (shy,) = people("shy", email="hidden")
+    presence.connect(shy, presence.Connection(str(shy.pk), "tab", hidden=True))
+    assert presence.status(shy) == "offline"
+    assert presence.status(shy, include_hidden=True) == "online"
