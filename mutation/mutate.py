@@ -48,7 +48,7 @@ WORKERS = int(os.environ.get("MUTATE_WORKERS", "2"))  # the machine's cores are 
 # Module -> the tests that exercise it most directly (run first: -x stops at the first kill).
 TESTS = {
     "admin.py": ["test_admin.py"],
-    "apps.py": ["test_checks.py"],
+    "apps.py": ["test_app.py", "test_checks.py"],
     "blockcache.py": ["test_blockcache.py", "test_templatetag.py"],
     "bots.py": ["test_bots.py", "test_checks.py"],
     "chart.py": ["test_admin.py"],
@@ -62,8 +62,17 @@ TESTS = {
     "jinja2.py": ["test_jinja2.py"],
     "members.py": ["test_members.py", "test_hidden.py", "test_long_lists.py"],
     "middleware.py": ["test_middleware.py", "test_http_caching.py"],
-    "models.py": ["test_admin.py"],
-    "presence.py": ["test_presence.py", "test_status.py", "test_hidden.py", "test_peak.py"],
+    "models.py": ["test_app.py", "test_admin.py"],
+    "presence.py": [
+        "test_presence.py",
+        "test_status.py",
+        "test_hidden.py",
+        "test_peak.py",
+        "test_counting.py",
+        "test_consumers.py",
+        "test_flood.py",
+        "test_guests.py",
+    ],
     "rooms.py": ["test_rooms.py"],
     "scripts.py": [
         "test_presence.py",
@@ -79,7 +88,7 @@ TESTS = {
     "urls.py": ["test_live.py"],
     "views.py": ["test_live.py"],
     "visits.py": ["test_middleware.py", "test_bots.py"],
-    "management/commands/whos_online_prune.py": ["test_command.py"],
+    "management/commands/whos_online_prune.py": ["test_command.py", "test_flood.py"],
 }
 # Pins behaviour across modules, so it runs for every mutant.
 ALWAYS = ["test_pinned.py"]

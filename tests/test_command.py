@@ -65,3 +65,28 @@ def test_batch_size_option_sets_how_many_go_per_call(
 def test_batch_size_below_one_is_a_command_error(redis_db: redis.Redis) -> None:
     with pytest.raises(CommandError, match="--batch-size must be at least 1"):
         call_command("whos_online_prune", "--batch-size", "0")
+
+
+@pytest.mark.parametrize("stale, batches", [(999, 4), (1000, 5)])
+def test_the_default_batch_is_a_thousand(
+    redis_db: redis.Redis, settings: Any, stale: int, batches: int
+) -> None:
+    # users, hidden, the rooms' registry: one empty batch each; guests: one
+    # batch, or a full one and an empty one when exactly 1,000 are stale
+    key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:guests"
+    with time_machine.travel(NOW, tick=False):
+        redis_db.zadd(key, {f"guest{i}": NOW.timestamp() - 3600 for i in range(stale)})
+        out = StringIO()
+        call_command("whos_online_prune", stdout=out)
+    assert out.getvalue().strip() == (
+        f"Pruned 0 stale member(s) and {stale} stale guest(s) in {batches} batch(es)."
+    )
+
+
+def test_help_says_what_it_does_and_each_option(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        call_command("whos_online_prune", "--help")
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Remove members older than WHOS_ONLINE_MAX_AGE from the who's-online sets." in text
+    assert "Members removed per Redis call;" in text and "(default: 1000)" in text
+    assert 'Forget "most ever online" first' in text

@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 import redis
+import time_machine
 from django.contrib.auth.models import AnonymousUser, User
 from django.template import engines
 
-from tests.conftest import BrowserClient, names
+from tests.conftest import NOW, BrowserClient, names
 from whos_online import presence
 
 pytestmark = pytest.mark.django_db
@@ -162,3 +163,35 @@ def test_the_peak_counts_hidden_members(site: dict[str, BrowserClient]) -> None:
     BrowserClient().get("/block/")
     peak = presence.peak()
     assert peak is not None and peak.count == 3
+
+
+def test_staff_see_everyone_newest_first_within_the_limit(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
+    (alice,) = people("alice")
+    (shy,) = people("shy", email="hidden")
+    (bob,) = people("bob")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        for user in (alice, shy, bob):
+            presence.record_user(user)
+            traveller.shift(10)
+        assert names(presence.online_users(include_hidden=True)) == ["bob", "shy", "alice"]
+        assert names(presence.online_users(limit=2, include_hidden=True)) == ["bob", "shy"]
+
+
+def test_where_a_member_was_is_for_staff_alone(redis_db: redis.Redis, people: Any) -> None:
+    (alice,) = people("alice")
+    presence.record_user(alice, where="/private/messages/")
+    assert [m.where for m in presence.online_users()] == [None]
+    assert [m.where for m in presence.online_users(include_hidden=True)] == ["/private/messages/"]
+
+
+def test_a_hidden_members_open_socket_does_not_show_them(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
+    (shy,) = people("shy", email="hidden")
+    presence.connect(shy, presence.Connection(str(shy.pk), "tab", hidden=True))
+    assert presence.status(shy) == "offline"
+    assert presence.status(shy, include_hidden=True) == "online"

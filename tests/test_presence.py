@@ -76,6 +76,43 @@ def test_forget_user_takes_the_member_and_the_card(
     assert presence.forget_user(alice.pk) is False
 
 
+def test_forget_guest_takes_the_guest_off_the_count(redis_db: redis.Redis) -> None:
+    presence.record_guest("203.0.113.7")
+    presence.record_guest("203.0.113.8")
+    assert presence.forget_guest("203.0.113.7") is True
+    assert presence.guest_count() == 1
+    assert presence.forget_guest("203.0.113.7") is False
+
+
+@pytest.mark.parametrize(
+    "call, commands",
+    [
+        (lambda: presence.forget_user(1), ["ZREM", "ZREM", "HDEL"]),
+        (lambda: presence.user_count(), ["ZCOUNT", "ZCOUNT"]),
+        (lambda: presence.reset_peak(), ["HMGET", "DEL"]),
+    ],
+    ids=["forget_user", "user_count", "reset_peak"],
+)
+def test_each_call_is_one_plain_pipeline(
+    redis_db: redis.Redis, round_trips: Any, call: Any, commands: list[str]
+) -> None:
+    # No MULTI/EXEC: one round trip, and nothing a Redis Cluster client refuses.
+    round_trips.clear()
+    call()
+    assert round_trips.commands == [commands]
+
+
+def test_prune_samples_the_counts_in_one_plain_pipeline(
+    redis_db: redis.Redis, round_trips: Any
+) -> None:
+    round_trips.clear()
+    presence.prune()
+    assert round_trips.commands[-2:] == [
+        ["EVALSHA"],  # count, and raise the peak
+        ["ZADD", "ZREMRANGEBYSCORE", "ZREMRANGEBYRANK", "EXPIRE"],
+    ]
+
+
 def test_prune_removes_only_stale_members_and_their_cards(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
@@ -110,6 +147,18 @@ def test_prune_removes_in_batches_oldest_first(redis_db: redis.Redis, settings: 
     # users: 10 + 10 + 5 (a short batch ends the key); hidden, guests, rooms: one empty batch each
     assert (result.users, result.guests, result.batches) == (25, 0, 6)
     assert sorted(redis_db.zrange(users_key, 0, -1)) == [b"fresh0", b"fresh1", b"fresh2"]
+
+
+@pytest.mark.parametrize("stale, batches", [(999, 4), (1000, 5)])
+def test_prune_removes_a_thousand_per_batch_by_default(
+    redis_db: redis.Redis, settings: Any, stale: int, batches: int
+) -> None:
+    key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:guests"
+    with time_machine.travel(NOW, tick=False):
+        redis_db.zadd(key, {f"guest{i}": NOW.timestamp() - 3600 for i in range(stale)})
+        # users, hidden, the rooms' registry: one empty batch each; exactly
+        # 1,000 stale guests fill a batch, so an empty one follows
+        assert presence.prune() == presence.PruneResult(users=0, guests=stale, batches=batches)
 
 
 def test_prune_rejects_a_batch_size_below_one(redis_db: redis.Redis) -> None:
@@ -174,3 +223,161 @@ def test_no_raw_ip_is_stored(redis_db: redis.Redis, settings: Any) -> None:
 def test_record_guest_rejects_what_is_not_an_address(redis_db: redis.Redis) -> None:
     with pytest.raises(ValueError):
         presence.record_guest("not-an-ip")
+
+
+@pytest.mark.parametrize("sockets, trips", [(200, 1), (201, 2)])
+def test_a_heartbeat_carries_200_connections_per_round_trip(
+    redis_db: redis.Redis, round_trips: Any, sockets: int, trips: int
+) -> None:
+    connections = [presence.Connection(str(pk), f"c{pk}") for pk in range(sockets)]
+    round_trips.clear()
+    presence.heartbeat(connections)
+    assert round_trips.commands == [["EVALSHA"]] * trips
+    assert len(presence.connected()) == sockets
+
+
+def test_a_heartbeat_moves_a_listed_members_last_seen(redis_db: redis.Redis, people: Any) -> None:
+    (alice,) = people("alice")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_user(alice)
+        traveller.shift(30)
+        presence.heartbeat([presence.Connection(str(alice.pk), "tab")])
+    assert presence.last_seen(alice) == NOW + timedelta(seconds=30)
+
+
+@pytest.mark.parametrize("room", [None, "thread:1"])
+def test_connect_records_the_member_and_returns_when(
+    redis_db: redis.Redis, people: Any, room: str | None
+) -> None:
+    (alice,) = people("alice")
+    with time_machine.travel(NOW, tick=False):
+        at = presence.connect(alice, presence.Connection(str(alice.pk), "tab", room))
+        assert at == NOW.timestamp()
+        assert names(presence.online_users()) == ["alice"]
+        assert names(presence.online_users(room=room)) == ["alice"]
+        assert presence.connected(room) == [str(alice.pk)]
+
+
+def test_a_member_leaves_when_their_last_connection_closes(
+    redis_db: redis.Redis, people: Any
+) -> None:
+    (alice,) = people("alice")
+    pk = str(alice.pk)
+    tabs = [presence.Connection(pk, tab, "thread:1") for tab in ("one", "two")]
+    with time_machine.travel(NOW, tick=False) as traveller:
+        for tab in tabs:
+            presence.connect(alice, tab)
+        traveller.shift(5)
+        presence.disconnect(tabs[0])
+        assert presence.connected() == presence.connected("thread:1") == [pk]
+        assert presence.status(alice) == "online"
+        presence.disconnect(tabs[1])
+        assert presence.connected() == presence.connected("thread:1") == []
+        assert presence.status(alice) == "idle"  # a closed tab is not "online" for the window
+
+
+def test_prune_counts_stale_hidden_members_with_the_others(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    prefix = settings.WHOS_ONLINE_KEY_PREFIX
+    with time_machine.travel(NOW, tick=False):
+        stale = NOW.timestamp() - 3600
+        redis_db.zadd(f"{prefix}:users", {"1": stale, "2": stale})
+        redis_db.zadd(f"{prefix}:hidden", {"3": stale})
+        assert presence.prune().users == 3
+
+
+def test_rooms_keep_no_peak(redis_db: redis.Redis, settings: Any, people: Any) -> None:
+    (alice,) = people("alice")
+    presence.record_user(alice, room="thread:1")
+    assert presence.summary(room="thread:1").peak is None
+    assert redis_db.keys(f"{settings.WHOS_ONLINE_KEY_PREFIX}:room:*:peak") == []
+    presence.record_user(alice)
+    site = presence.summary().peak
+    assert site is not None and site.count == 1
+
+
+@pytest.mark.parametrize("days, listed", [(2, 2), (30, 30), (40, 30)])
+def test_daily_visitors_lists_at_most_30_days(
+    redis_db: redis.Redis, days: int, listed: int
+) -> None:
+    assert len(presence.daily_visitors(days)) == listed
+
+
+def test_record_user_returns_the_visit_and_the_members_card(
+    redis_db: redis.Redis, people: Any
+) -> None:
+    (alice,) = people("alice")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        first = presence.record_user(alice)
+        traveller.shift(10)
+        again = presence.record_user(alice)
+    assert (first.at, first.before, first.refused) == (NOW.timestamp(), None, False)
+    assert (again.before, again.refused) == (NOW.timestamp(), False)
+    assert again.member is not None
+    assert (again.member.name, again.member.status) == ("alice", "online")
+
+
+def test_a_summary_made_without_counts_of_hidden_members_has_none() -> None:
+    # What {% whos_here %} gives a room without a name.
+    empty = presence.Summary(members=[], user_count=0, guest_count=0)
+    assert empty.hidden_count == 0 and not empty.hidden_listed
+    assert (empty.peak, empty.day_total, empty.total, empty.more) == (None, None, 0, 0)
+
+
+def test_history_keeps_the_samples_of_the_last_24_hours(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:history"
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.prune()
+        traveller.shift(1)
+        presence.prune()
+        traveller.shift(24 * 3600)  # the first sample is a day and a second old
+        presence.prune()
+        assert [s.at for s in presence.history()] == [
+            NOW + timedelta(seconds=1),
+            NOW + timedelta(seconds=24 * 3600 + 1),
+        ]
+        assert redis_db.zcard(key) == 2  # the older one is gone from Redis too
+        assert 24 * 3600 - 1 <= redis_db.ttl(key) <= 24 * 3600
+
+
+def test_the_peak_is_kept_366_days(redis_db: redis.Redis, settings: Any) -> None:
+    presence.record_guest("203.0.113.7")
+    presence.summary()
+    ttl = redis_db.ttl(f"{settings.WHOS_ONLINE_KEY_PREFIX}:peak")
+    assert 366 * 86400 - 1 <= ttl <= 366 * 86400
+
+
+def test_a_write_drops_at_most_100_stale_guests_over_the_cap(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:guests"
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_MAX_GUESTS = 10
+    with time_machine.travel(NOW, tick=False):
+        redis_db.zadd(key, {f"old{i}": NOW.timestamp() - 700 for i in range(300)})
+        assert presence.record_guest("203.0.113.1").refused
+        assert redis_db.zcard(key) == 200
+
+
+@pytest.mark.parametrize("rooms, batches", [(100, 5), (101, 6)])
+def test_prune_reads_the_live_rooms_100_a_page(
+    redis_db: redis.Redis, settings: Any, rooms: int, batches: int
+) -> None:
+    registry = f"{settings.WHOS_ONLINE_KEY_PREFIX}:rooms"
+    with time_machine.travel(NOW, tick=False):
+        redis_db.zadd(registry, {f"r{i}": NOW.timestamp() - i for i in range(rooms)})
+        # users, hidden, guests, the registry: a batch each; then one per page of rooms
+        assert presence.prune().batches == batches
+
+
+def test_history_holds_2880_samples_at_most(redis_db: redis.Redis, settings: Any) -> None:
+    key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:history"
+    with time_machine.travel(NOW, tick=False):
+        now = NOW.timestamp()
+        redis_db.zadd(key, {f"{now - 20 * i:.3f}:0:0": now - 20 * i for i in range(1, 2881)})
+        presence.prune()
+        assert redis_db.zcard(key) == 2880  # the oldest made room for this one
+        assert presence.history()[-1].at == NOW

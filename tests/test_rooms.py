@@ -205,3 +205,21 @@ def test_one_address_opening_100000_rooms(
     assert sum(scripts.PRUNE_ROOMS.sha.encode() in p for p in round_trips.payloads) == 100
     for start in range(0, len(keys), 100):  # not one 10,000-key DEL on a shared Redis
         redis_db.unlink(*keys[start : start + 100])
+
+
+def test_an_async_room_view_without_the_block_records_after_it_answers(
+    redis_db: redis.Redis,
+) -> None:
+    from django.http import HttpResponse
+    from django.test import AsyncRequestFactory
+
+    from tests.conftest import BROWSER
+    from whos_online.rooms import in_room
+
+    @in_room("kitchen")
+    async def kitchen(request: Any) -> HttpResponse:
+        return HttpResponse("no block here")
+
+    request = AsyncRequestFactory().get("/kitchen/", headers={"User-Agent": BROWSER})
+    assert async_to_sync(kitchen)(request).content == b"no block here"
+    assert presence.guest_count(room="kitchen") == 1

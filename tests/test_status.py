@@ -34,7 +34,9 @@ def test_online_then_idle_then_offline(redis_db: redis.Redis, settings: Any, peo
         assert presence.status(alice) == "online"
         traveller.shift(1)
         assert presence.status(alice) == "idle"
-        traveller.shift(300)
+        traveller.shift(299)
+        assert presence.status(alice) == "idle"  # the window's last second
+        traveller.shift(1)
         assert presence.status(alice) == "offline"
     assert presence.status(NOBODY) == "offline"
 
@@ -139,3 +141,30 @@ def test_dots_read_offline_when_redis_is_down(dead_redis: None) -> None:
         pk=NOBODY,
     )
     assert html == "offline offline"
+
+
+def test_a_connection_keeps_its_member_online_until_the_heartbeat_timeout(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_IDLE_AFTER = 60
+    settings.WHOS_ONLINE_HEARTBEAT_TIMEOUT = 90
+    (alice,) = people("alice")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.connect(alice, presence.Connection(str(alice.pk), "tab"))
+        assert presence.status(alice) == "online"
+        traveller.shift(90)  # past IDLE_AFTER, but the last heartbeat is not timed out yet
+        assert presence.status(alice) == "online"
+        assert [m.status for m in presence.online_users()] == ["online"]  # the block agrees
+        traveller.shift(1)  # its process died: the socket was the last sign of alice
+        assert presence.status(alice) == "idle"
+        assert [m.status for m in presence.online_users()] == ["idle"]
+
+
+def test_a_tab_closed_at_once_leaves_its_member_idle(redis_db: redis.Redis, people: Any) -> None:
+    (alice,) = people("alice")
+    tab = presence.Connection(str(alice.pk), "tab")
+    with time_machine.travel(NOW, tick=False):
+        presence.connect(alice, tab)
+        presence.disconnect(tab)  # in the very second of the visit
+        assert presence.status(alice) == "idle"

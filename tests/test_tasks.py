@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import django
+import pytest
 import redis
 import time_machine
 from celery import current_app
@@ -37,6 +38,22 @@ def test_celery_task_prunes_and_is_registered_by_name(
     assert (
         tasks.celery_prune.name == "whos_online.prune" and "whos_online.prune" in current_app.tasks
     )
+
+
+@pytest.mark.parametrize("stale, batches", [(999, 4), (1000, 5)])
+def test_a_task_prunes_a_thousand_per_batch_by_default(
+    redis_db: redis.Redis, settings: Any, stale: int, batches: int
+) -> None:
+    key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:guests"
+    with time_machine.travel(NOW, tick=False):
+        redis_db.zadd(key, {f"guest{i}": NOW.timestamp() - 3600 for i in range(stale)})
+        result = tasks.celery_prune.apply()
+    assert result.get() == {"users": 0, "guests": stale, "batches": batches}
+
+
+def test_the_celery_task_keeps_no_result() -> None:
+    # Beat runs it every minute or so: nothing piles up in the result backend.
+    assert tasks.celery_prune.ignore_result is True
 
 
 def test_celery_task_fails_loudly_when_redis_is_down(dead_redis: None) -> None:
