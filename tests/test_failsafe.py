@@ -156,6 +156,7 @@ class FakeRedis:
         self.takes = 0.0
         self.traveller = traveller
         self.entered = threading.Event()
+        self.arrived = threading.Semaphore(0)  # released by each call that hangs
         self.released = threading.Event()
         self.lock = threading.Lock()
 
@@ -164,6 +165,7 @@ class FakeRedis:
             self.calls += 1
         if self.hang:
             self.entered.set()
+            self.arrived.release()
             assert self.released.wait(10), "never released"
         if self.takes:
             self.traveller.shift(self.takes)
@@ -534,11 +536,10 @@ def test_only_a_call_in_flight_past_the_budget_makes_the_others_skip(
     settings.WHOS_ONLINE_SLOW_CALL = 0.5
     fake.hang = True
     [first], _ = in_threads(1, lambda: failsafe.call(fake))
-    assert fake.entered.wait(10)
+    assert fake.arrived.acquire(timeout=10)
     traveller.shift(0.25)
     [second], _ = in_threads(1, lambda: failsafe.call(fake))
-    while fake.calls < 2:
-        time.sleep(0.001)  # the second thread reaching Redis, not a wait on the clock
+    assert fake.arrived.acquire(timeout=10)
     fake.hang = False
     traveller.shift(0.25)  # the first has waited exactly the budget: not stuck yet
     assert failsafe.call(fake) == "ok"
