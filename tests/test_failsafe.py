@@ -616,3 +616,10 @@ def test_a_write_probe_that_raises_something_else_hands_the_permit_on(
         failsafe.write(fake)
     fake.error = None
     assert failsafe.write(fake) == "ok"
+
+
+def test_a_new_process_trusts_redis_from_its_first_call(
+    fake: FakeRedis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(failsafe, "breaker", failsafe.Breaker())  # as made at import
+    assert failsafe.call(fake) == "ok" and failsafe.write(fake) == "ok"
