@@ -12,7 +12,7 @@ from redis.sentinel import Sentinel, SentinelConnectionPool
 
 from tests.conftest import django_redis_cache
 from whos_online import presence
-from whos_online.connection import _with_timeout, get_client
+from whos_online.connection import _one_round_trip, _with_timeout, get_client
 
 
 @pytest.mark.parametrize("options", [{}, {"SOCKET_TIMEOUT": 30, "SOCKET_CONNECT_TIMEOUT": 30}])
@@ -118,3 +118,66 @@ def test_a_cache_that_asks_for_resp3_still_skips_the_optional_handshake(
     presence.user_count()
     select = [["SELECT"]] if client.connection_pool.connection_kwargs.get("db") else []
     assert round_trips.commands == [["HELLO"], *select, ["ZCOUNT", "ZCOUNT"]]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "maint_notifications_pool_handler",
+        "oss_cluster_maint_notifications_handler",
+        "orig_host_address",
+        "orig_socket_timeout",
+        "orig_socket_connect_timeout",
+        "himport_registry",
+    ],
+)
+def test_what_the_cache_pool_made_for_itself_is_not_shared(name: str) -> None:
+    base = redis.Redis(host="127.0.0.1", port=6390)
+    mine = object()  # a handler, registry or saved value bound to the cache's pool
+    base.connection_pool.connection_kwargs[name] = mine
+    ours = _with_timeout(base, 0.25).connection_pool
+    assert ours.connection_kwargs.get(name) is not mine
+    assert ours.connection_kwargs["host"] == "127.0.0.1"
+
+
+class OldConnection:
+    """A redis-py 5 to 7 connection: CLIENT SETINFO named by lib_name and lib_version."""
+
+    def __init__(self, host: str = "", lib_name: Any = "redis-py", lib_version: Any = "7") -> None:
+        pass
+
+
+class OldResp3Connection(OldConnection):
+    def __init__(self, protocol: int = 2, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+
+
+class OldestConnection:
+    """redis-py 4.6: none of the options."""
+
+    def __init__(self, host: str = "") -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("connection_class", "options"),
+    [
+        (OldConnection, {"lib_name": None, "lib_version": None}),
+        (OldResp3Connection, {"lib_name": None, "lib_version": None, "protocol": 2}),
+        (OldestConnection, {}),
+    ],
+)
+def test_older_redis_py_connections_skip_what_handshake_they_have(
+    connection_class: type, options: dict[str, Any]
+) -> None:
+    assert _one_round_trip(connection_class, {}) == options
+
+
+def test_a_resp3_cache_gets_no_maintenance_notifications_on_our_connections() -> None:
+    """With them on, each new connection would send CLIENT MAINT_NOTIFICATIONS first."""
+    pytest.importorskip("redis.maint_notifications")  # redis-py 8
+    base = redis.Redis(host="127.0.0.1", port=6390, protocol=3)
+    assert base.connection_pool.maint_notifications_enabled()  # redis-py's default
+    ours = _with_timeout(base, 0.25).connection_pool
+    assert ours.connection_kwargs["protocol"] == 3
+    assert not ours.maint_notifications_enabled()

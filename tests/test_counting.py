@@ -289,3 +289,53 @@ def test_a_visitor_seen_again_counts_in_each_new_hour_and_each_new_day(
     # The past 24 hours begin at 19:00 UTC the day before: only the last visits are in them.
     with at(18, 50, day=4):
         assert presence.summary(day=True).day_guests == 1
+
+
+# -- where each moment's count goes, at the edges ----------------------------------------------
+
+# A moment that starts a minute, an hour and each bucket width used below.
+T = 1_700_006_400.0
+
+
+@pytest.mark.parametrize(
+    ("window", "width", "buckets"),
+    [(60, 60, 2), (600, 60, 11), (660, 120, 7), (3600, 360, 11), (86400, 8640, 11)],
+)
+def test_the_live_buckets_a_window_reads(
+    settings: Any, window: int, width: int, buckets: int
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = window
+    settings.WHOS_ONLINE_KEY_PREFIX = "p"
+    keys = counting.window_buckets("p:guests", T)
+    assert counting.bucket_seconds() == width and len(keys) == buckets
+    assert keys[0] == f"p:guests:hll:{int(T - window) // width}"
+    assert keys[-1] == f"p:guests:hll:{int(T) // width}"
+    assert counting.live_bucket("p:guests", T) == (keys[-1], width + window)
+    past = f"p:guests:hll:past:{int(T - window) // width}:{int(T) // width}"
+    assert counting.past_union("p:guests", T) == (past, width * 1000)
+
+
+def test_the_hour_buckets_and_the_unions_ttls_to_the_millisecond(settings: Any) -> None:
+    settings.WHOS_ONLINE_KEY_PREFIX = "p"
+    hour = int(T) // 3600
+    keys = counting.hour_buckets(T)
+    assert len(keys) == 24
+    assert (keys[0], keys[-1]) == (f"p:guests:hour:{hour - 23}", f"p:guests:hour:{hour}")
+    assert counting.hour_bucket(T) == (keys[-1], 24 * 3600)
+    assert counting.past_hours_union(T) == (f"p:guests:hour:past:{hour}", 3600 * 1000)
+    # Under a millisecond before the newest bucket is over: still a TTL, the shortest.
+    assert counting.past_hours_union(T + 3599.9995)[1] == 1
+    assert counting.past_union("p:guests", T + 59.9995)[1] == 1
+
+
+def test_the_past_24_hours_are_the_hour_23_hours_ago_onwards(mode: str, settings: Any) -> None:
+    settings.WHOS_ONLINE_SHOW_DAY_TOTAL = True
+    settings.WHOS_ONLINE_RETENTION = timedelta(days=2)
+    hour = NOW.replace(minute=0, second=0)
+    with time_machine.travel(hour + timedelta(minutes=30), tick=False) as traveller:
+        member_visit("alice")
+        visit("203.0.113.1")
+        traveller.move_to(hour + timedelta(hours=24, seconds=-1))
+        assert (presence.summary().day_users, presence.summary().day_guests) == (1, 1)
+        traveller.move_to(hour + timedelta(hours=24))
+        assert (presence.summary().day_users, presence.summary().day_guests) == (0, 0)

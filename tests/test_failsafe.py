@@ -156,6 +156,7 @@ class FakeRedis:
         self.takes = 0.0
         self.traveller = traveller
         self.entered = threading.Event()
+        self.arrived = threading.Semaphore(0)  # released by each call that hangs
         self.released = threading.Event()
         self.lock = threading.Lock()
 
@@ -164,6 +165,7 @@ class FakeRedis:
             self.calls += 1
         if self.hang:
             self.entered.set()
+            self.arrived.release()
             assert self.released.wait(10), "never released"
         if self.takes:
             self.traveller.shift(self.takes)
@@ -386,3 +388,238 @@ def test_a_probe_that_raises_something_else_hands_the_permit_on(
     fake.error = None
     assert failsafe.call(fake) == "ok"  # the next call probes, and closes it
     assert failsafe.write(fake) == "ok"
+
+
+# -- exact thresholds, waits and log lines ----------------------------------------------------
+
+REFUSED = redis.ConnectionError("Connection refused.")
+
+
+@pytest.fixture
+def jitter(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
+    """Pin the random factor to the earliest or the latest end of its range."""
+
+    def pin(end: str) -> None:
+        pick = {"earliest": min, "latest": max}[end]
+        monkeypatch.setattr(failsafe.random, "uniform", lambda a, b: pick(a, b))
+
+    return pin
+
+
+def probes_at(fake: FakeRedis, traveller: Any, wait: float) -> None:
+    """Redis still fails: skipped until exactly ``wait`` seconds on, then probed once."""
+    calls = fake.calls
+    traveller.shift(wait - 1 / 64)
+    assert failsafe.call(fake) is None and fake.calls == calls
+    traveller.shift(1 / 64)
+    assert failsafe.call(fake) is None and fake.calls == calls + 1
+
+
+@pytest.mark.parametrize(("end", "factor"), [("earliest", 0.75), ("latest", 1.0)])
+def test_each_wait_is_the_back_off_times_a_factor_between_three_quarters_and_one(
+    fake: FakeRedis, traveller: Any, settings: Any, jitter: Any, end: str, factor: float
+) -> None:
+    settings.WHOS_ONLINE_BACKOFF = 5
+    jitter(end)
+    fake.error = REFUSED
+    assert failsafe.call(fake) is None
+    assert failsafe.call(fake) is None and fake.calls == 1  # the same instant: skipped
+    for backoff in (1, 2, 4, 5, 5):
+        probes_at(fake, traveller, backoff * factor)
+
+
+@pytest.mark.parametrize("backoff", [0.5, 0])
+def test_the_setting_caps_the_first_wait_too_and_zero_retries_every_call(
+    fake: FakeRedis,
+    traveller: Any,
+    settings: Any,
+    jitter: Any,
+    backoff: float,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    settings.WHOS_ONLINE_BACKOFF = backoff
+    jitter("latest")
+    fake.error = REFUSED
+    assert failsafe.call(fake) is None
+    if backoff:
+        probes_at(fake, traveller, backoff)
+    else:
+        assert failsafe.call(fake) is None and failsafe.call(fake) is None and fake.calls == 3
+    [record] = outage_records(caplog)
+    assert record.getMessage().endswith(
+        f"retrying after {backoff:g} s, then at growing intervals up to {backoff:g} s."
+    )
+
+
+def test_the_error_line_and_the_recovery_line_say_what_happened(
+    fake: FakeRedis, traveller: Any, jitter: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    jitter("latest")
+    fake.error = REFUSED
+    assert failsafe.call(fake) is None
+    traveller.shift(1)
+    fake.error = None
+    assert failsafe.call(fake) == "ok"
+    assert [r.getMessage() for r in outage_records(caplog)] == [
+        "Redis is unavailable (ConnectionError: Connection refused.); whos_online skips it "
+        "until it answers again, retrying after 1 s, then at growing intervals up to 30 s.",
+        "Redis answers again; whos_online resumed after 1.0 s.",
+    ]
+    [traceback] = [r for r in caplog.records if r.levelno == logging.DEBUG and r.exc_info]
+    assert traceback.getMessage() == "The error that began the outage:"
+    assert traceback.exc_info is not None and traceback.exc_info[1] is REFUSED
+
+
+def test_a_clock_that_goes_back_ends_the_back_off(
+    fake: FakeRedis, traveller: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake.error = REFUSED
+    assert failsafe.call(fake) is None
+    traveller.shift(-10)
+    fake.error = None
+    assert failsafe.call(fake) == "ok" and fake.calls == 2
+    assert answers_again(caplog)[0].getMessage().endswith("resumed after 0.0 s.")
+
+
+def test_a_read_that_redis_refuses_opens_the_reads(
+    fake: FakeRedis, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake.error = redis.ResponseError("WRONGTYPE Operation against a key")
+    assert failsafe.call(fake) is None
+    fake.error = None
+    assert failsafe.call(fake) is None and failsafe.write(fake) is None and fake.calls == 1
+    [record] = outage_records(caplog)
+    assert record.getMessage().startswith(
+        "Redis is unavailable (ResponseError: WRONGTYPE Operation against a key); "
+    )
+
+
+def test_the_refused_writes_line_says_reads_go_on(
+    fake: FakeRedis, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake.error = redis.exceptions.ReadOnlyError("READONLY")
+    assert failsafe.write(fake) is None
+    [record] = outage_records(caplog)
+    assert record.getMessage() == (
+        "Redis refuses writes (ReadOnlyError: READONLY); whos_online still shows who is online "
+        "but records nobody until it accepts them again, retrying after 1 s, then at growing "
+        "intervals up to 30 s."
+    )
+
+
+def test_five_slow_calls_from_the_start_open_the_breaker_and_the_line_says_so(
+    fake: FakeRedis, settings: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings.WHOS_ONLINE_SLOW_CALL = 0.1
+    fake.takes = 0.15
+    for _ in range(5):
+        assert failsafe.call(fake) == "ok"
+    assert failsafe.call(fake) is None and fake.calls == 5
+    [record] = outage_records(caplog)
+    assert record.getMessage() == (
+        "Redis is slow (5 calls in a row over WHOS_ONLINE_SLOW_CALL = 0.1 s, the last 0.150 s: "
+        "Redis, the network or this process is overloaded); whos_online skips it until it "
+        "answers in time, retrying after 1 s, then at growing intervals up to 30 s."
+    )
+
+
+def test_a_call_that_takes_exactly_the_budget_is_in_time(fake: FakeRedis, settings: Any) -> None:
+    settings.WHOS_ONLINE_SLOW_CALL = 0.5
+    fake.takes = 0.5
+    for _ in range(6):
+        assert failsafe.call(fake) == "ok"
+
+
+def test_only_a_call_in_flight_past_the_budget_makes_the_others_skip(
+    fake: FakeRedis, traveller: Any, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_SLOW_CALL = 0.5
+    fake.hang = True
+    [first], _ = in_threads(1, lambda: failsafe.call(fake))
+    assert fake.arrived.acquire(timeout=10)
+    traveller.shift(0.25)
+    [second], _ = in_threads(1, lambda: failsafe.call(fake))
+    assert fake.arrived.acquire(timeout=10)
+    fake.hang = False
+    traveller.shift(0.25)  # the first has waited exactly the budget: not stuck yet
+    assert failsafe.call(fake) == "ok"
+    traveller.shift(1 / 64)  # now it is, though the second is not
+    assert failsafe.call(fake) is None and fake.calls == 3
+    fake.release()
+    first.join(10)
+    second.join(10)
+
+
+def test_a_write_refused_while_the_reads_probe_is_due_hands_the_probe_back(
+    fake: FakeRedis, traveller: Any, jitter: Any
+) -> None:
+    jitter("latest")
+    fake.error = redis.exceptions.ReadOnlyError("READONLY")
+    assert failsafe.write(fake) is None
+    traveller.shift(1)
+    assert failsafe.write(fake) is None  # the writes' probe, refused: 2 s more
+    fake.error = REFUSED
+    assert failsafe.call(fake) is None  # Redis is gone too: the reads wait 1 s
+    traveller.shift(1)
+    fake.error = None
+    assert failsafe.write(fake) is None and fake.calls == 3  # writes still wait
+    assert failsafe.call(fake) == "ok"  # so the read probes
+
+
+@pytest.mark.parametrize("writes", ["closed", "probing"])
+def test_a_write_that_finds_redis_gone_waits_for_the_reads_only(
+    fake: FakeRedis, traveller: Any, jitter: Any, writes: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    jitter("latest")
+    if writes == "probing":
+        fake.error = redis.exceptions.ReadOnlyError("READONLY")
+        assert failsafe.write(fake) is None
+        traveller.shift(1)
+    fake.error = REFUSED
+    assert failsafe.write(fake) is None
+    traveller.shift(1)
+    fake.error = None
+    assert failsafe.call(fake) == "ok"
+    assert len(answers_again(caplog)) == (writes == "closed")
+    assert failsafe.write(fake) == "ok"
+    assert len(answers_again(caplog)) == 1
+
+
+def test_a_call_that_raises_something_else_leaves_a_closed_breaker_as_it_was(
+    fake: FakeRedis, traveller: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake.error = ValueError("not an IP address")
+    for run in (failsafe.write, failsafe.call):
+        with pytest.raises(ValueError):
+            run(fake)
+    traveller.shift(1)  # past the slow budget: neither call is still in flight
+    fake.error = None
+    assert failsafe.write(fake) == "ok" and failsafe.call(fake) == "ok"
+    assert outage_records(caplog) == []
+    fake.error = ValueError("not an IP address")
+    with pytest.raises(ValueError):
+        failsafe.call(fake)
+    fake.error = REFUSED
+    assert failsafe.call(fake) is None
+    calls = fake.calls
+    assert failsafe.call(fake) is None and fake.calls == calls  # the usual first back-off
+
+
+def test_a_write_probe_that_raises_something_else_hands_the_permit_on(
+    fake: FakeRedis, traveller: Any
+) -> None:
+    fake.error = redis.exceptions.ReadOnlyError("READONLY")
+    assert failsafe.write(fake) is None
+    traveller.shift(1)
+    fake.error = ValueError("not an IP address")
+    with pytest.raises(ValueError):
+        failsafe.write(fake)
+    fake.error = None
+    assert failsafe.write(fake) == "ok"
+
+
+def test_a_new_process_trusts_redis_from_its_first_call(
+    fake: FakeRedis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(failsafe, "breaker", failsafe.Breaker())  # as made at import
+    assert failsafe.call(fake) == "ok" and failsafe.write(fake) == "ok"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ from django.template import engines
 
 from tests.conftest import NOW, BrowserClient, names
 from whos_online import failsafe, presence
-from whos_online.members import MAX_CARD_BYTES, card_json, default_card
+from whos_online.members import MAX_CARD_BYTES, card_json, default_card, read_member
 
 pytestmark = pytest.mark.django_db
 
@@ -130,3 +131,129 @@ def test_email_login_models_without_a_card_callable_are_warned(
     assert w007() == ["whos_online.W007"]
     settings.WHOS_ONLINE_MEMBER_CARD = "whos_online.members.default_card"
     assert w007() == []
+
+
+# -- the card as stored, and the Member read back ----------------------------------------------
+
+T = 1_700_000_000.0
+
+
+def member(card: Any = None, pk: Any = b"7", score: float = T) -> Any:
+    """A member as read back from Redis: pk 7, seen at ``score``, idle after 60 s at T."""
+    raw = card if card is None or isinstance(card, (str, bytes)) else json.dumps(card)
+    return read_member(pk, score, raw, T, 60.0, False)
+
+
+@pytest.mark.parametrize(
+    ("card", "where", "stored"),
+    [
+        (
+            {"name": "Zoë", "url": "http://example.com/zoe", "avatar": "/media/z.png"},
+            None,
+            '{"name":"Zoë","url":"http://example.com/zoe","avatar":"/media/z.png"}',
+        ),
+        ({"name": "x", "url": "javascript:alert(1)", "avatar": "data:,x"}, None, '{"name":"x"}'),
+        # The page is the one recorded, never a card's own "where"; capped like a URL.
+        ({"name": "x", "where": "/fake/"}, None, '{"name":"x"}'),
+        ({"name": "x"}, "/p" + "a" * 600, '{"name":"x","where":"/p' + "a" * 498 + '"}'),
+        ({"name": "x", "url": "/" + "u" * 600}, None, '{"name":"x","url":"/' + "u" * 499 + '"}'),
+        (
+            {"name": "x", "posts": 5, "staff": True, "score": 1.5, "badge": None, "tags": ["a"]},
+            None,
+            '{"name":"x","posts":5,"staff":true,"score":1.5,"badge":null,"tags":"[\'a\']"}',
+        ),
+        (
+            {"name": "x", "k" * 150: "v" * 150, **{f"f{i}": i for i in range(6)}},
+            None,
+            '{"name":"x","' + "k" * 100 + '":"' + "v" * 100 + '","f0":0,"f1":1,"f2":2,"f3":3}',
+        ),
+    ],
+)
+def test_what_a_card_stores(card: dict[str, Any], where: str | None, stored: str) -> None:
+    assert card_json(card, where) == stored
+
+
+def test_a_card_over_the_byte_cap_keeps_only_the_name_and_links() -> None:
+    # Three 100-character extras of three-byte characters: a card of exactly 2048 bytes.
+    card = {"name": "Zoë", "url": "/" + "u" * 211}
+    card |= {f"{i}" + "€" * 99: "€" * 100 for i in range(3)}
+    text = card_json(card)
+    assert len(text.encode()) == MAX_CARD_BYTES == 2048 and "€" in text
+    card["url"] += "u"
+    assert card_json(card) == '{"name":"Zoë","url":"/' + "u" * 212 + '"}'
+
+
+def test_the_default_card_passes_over_an_email_to_the_short_name_and_links_the_profile(
+    people: Any,
+) -> None:
+    (user,) = people("ann")
+    user.first_name, user.last_name = "Ann", "ann@example.com"
+    assert default_card(user) == {"name": "Ann", "url": None}
+    profile = SimpleNamespace(get_username=lambda: "bob", get_absolute_url=lambda: "/people/bob/")
+    assert default_card(profile) == {"name": "bob", "url": "/people/bob/"}
+
+
+@pytest.mark.parametrize(
+    "char",
+    [*map(chr, range(0x202A, 0x202F)), *map(chr, range(0x2066, 0x206A)), "\u200e", "\u200f"]
+    + ["\u061c"],
+)
+def test_bidi_controls_are_taken_out_of_names(char: str) -> None:
+    assert member({"name": f"{char}nimda{char}"}).name == "nimda"
+
+
+@pytest.mark.parametrize("char", ["\u2029", "\u202f", "\u2065", "\u206a", "\u200d", "\u2010"])
+def test_their_neighbours_are_not(char: str) -> None:
+    assert member({"name": f"a{char}b"}).name == f"a{char}b"
+
+
+@pytest.mark.parametrize("name", ["", " ", "\u200b", "\u202e\u2066", "\u0301", None])
+def test_a_name_with_nothing_to_see_shows_as_member_pk(name: str | None) -> None:
+    assert member({"name": name}).name == "Member #7"
+
+
+@pytest.mark.parametrize("name", ["Ann Lee", "٣", "!", "☺", "zoë"])
+def test_letters_digits_punctuation_and_symbols_are_a_name(name: str) -> None:
+    assert member({"name": name}).name == name
+
+
+@pytest.mark.parametrize("raw", [None, "not json", "[1, 2]", b'{"name": ""}'])
+def test_a_missing_or_broken_card_shows_member_pk(raw: Any) -> None:
+    shown = member(raw)
+    assert (shown.name, shown.url, shown.avatar, shown.extra) == ("Member #7", None, None, {})
+
+
+def test_a_pk_that_is_not_utf8_still_shows() -> None:
+    assert member({"name": "x"}, pk=b"7\xff").pk == "7\ufffd"
+
+
+@pytest.mark.parametrize(("seen", "status"), [(T - 60, "online"), (T - 60.5, "idle")])
+def test_online_until_idle_after_has_passed(seen: float, status: str) -> None:
+    assert member({"name": "x"}, score=seen).status == status
+
+
+def test_what_templates_and_the_live_endpoint_get() -> None:
+    shown = member({"name": "Ann", "url": "/people/ann/", "avatar": "/a.png", "role": "mod"})
+    template = engines["django"].from_string("{{ m }}|{{ m.name }}|{{ m.role }}|{{ m.url }}")
+    assert template.render({"m": shown}) == "Ann|Ann|mod|/people/ann/"
+    assert (shown.url, shown.avatar, shown["role"]) == ("/people/ann/", "/a.png", "mod")
+    expected = {
+        "pk": "7",
+        "name": "Ann",
+        "url": "/people/ann/",
+        "avatar": "/a.png",
+        "status": "online",
+        "hidden": False,
+        "role": "mod",
+    }
+    assert shown.as_json() == expected
+    tracked = read_member(b"7", T, card_json({"name": "Ann", "role": "mod"}, "/p/"), T, 60, True)
+    assert tracked.as_json()["where"] == "/p/" and tracked.without_where().as_json() == {
+        "pk": "7",
+        "name": "Ann",
+        "url": None,
+        "avatar": None,
+        "status": "online",
+        "hidden": True,
+        "role": "mod",
+    }
