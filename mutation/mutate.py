@@ -249,8 +249,11 @@ class PythonMutator(ast.NodeVisitor):
 
 # --- Lua mutations (inside scripts.py's strings) ----------------------------
 
+# A comment is skipped whole: its words are no code, and an apostrophe in one
+# ("the window's") would otherwise open a string that swallows the code after it.
 LUA_TOKENS = re.compile(
-    r"(?P<drop>,\s*'(?:GT|REV|WITHSCORES)')"
+    r"(?P<comment>--[^\n]*)"
+    r"|(?P<drop>,\s*'(?:GT|REV|WITHSCORES)')"
     r"|(?P<string>'[^']*')"
     r"|(?P<argv>ARGV\[\d+\])"
     r"|(?P<word>\b(?:and|or|not|true|false|min|max)\b)"
@@ -277,6 +280,8 @@ def lua_mutants(python: PythonMutator, start: int, end: int) -> Iterator[Mutant]
 
     for match in LUA_TOKENS.finditer(text):
         token, kind = match.group(), match.lastgroup
+        if kind == "comment":
+            continue
         if kind == "drop":
             yield mutant(match.start(), match.end(), "")
         elif kind == "argv":
