@@ -109,7 +109,11 @@ if listed and keep > 0 and not before then
           end
         end
         redis.call('HSET', KEYS[6], 'flood_until', tonumber(ARGV[1]) + tonumber(ARGV[7]))
-        if redis.call('TTL', KEYS[6]) < 0 then redis.call('EXPIRE', KEYS[6], ARGV[7]) end
+        -- The mark outlives flood_until, also when a count has not renewed it since
+        -- an earlier flood's shorter TTL.
+        if redis.call('TTL', KEYS[6]) < tonumber(ARGV[7]) then
+          redis.call('EXPIRE', KEYS[6], ARGV[7])
+        end
       end
       return {false, 1}
     end

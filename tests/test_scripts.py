@@ -1,0 +1,604 @@
+"""The Lua scripts (whos_online/scripts.py), pinned through what they leave behind.
+
+Each test drives the public presence API and checks what a site or an operator
+sees: counts, lists, statuses, the peak, the keys and their TTLs. The scripts'
+edges (a score exactly at the window's start, a beat exactly the timeout old)
+are reached by time travel, never by sleeping.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+import redis
+import time_machine
+
+from tests.conftest import NOW, names
+from whos_online import counting, presence, scripts
+from whos_online.conf import conf
+from whos_online.guests import guest_id
+from whos_online.presence import Connection, Peak
+
+pytestmark = pytest.mark.django_db
+TRAVELLED_TTLS = pytest.mark.parametrize("redis_db", ["fake"], indirect=True)
+
+T = NOW.timestamp()
+
+
+def shy(user: Any) -> bool:
+    """WHOS_ONLINE_IS_HIDDEN for these tests: members named shy… are hidden."""
+    return bool(user.username.startswith("shy"))
+
+
+def at(seconds: float) -> datetime:
+    """NOW plus ``seconds``, as the API reports times."""
+    return NOW + timedelta(seconds=seconds)
+
+
+def key(settings: Any, name: str) -> str:
+    return f"{settings.WHOS_ONLINE_KEY_PREFIX}:{name}"
+
+
+def statuses(room: str | None = None) -> dict[str, str]:
+    """What the block (staff view) lists: name -> status."""
+    return {m.name: m.status for m in presence.summary(-1, room, include_hidden=True).members}
+
+
+# --- The prune scripts called directly first: prune calls them again until they
+# say "done", so a mutant that never does would loop there instead of failing.
+
+
+def test_a_prune_batch_removes_at_most_its_size_and_says_how_many(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    guests = key(settings, "guests")
+    redis_db.zadd(guests, {"a": 1, "b": 2, "c": 3, "fresh": 10})
+    assert scripts.PRUNE_BATCH(redis_db, 2, guests, guests, "(10", 2) == 2
+    assert scripts.PRUNE_BATCH(redis_db, 2, guests, guests, "(10", 2) == 1
+    assert scripts.PRUNE_BATCH(redis_db, 2, guests, guests, "(10", 2) == 0
+    assert redis_db.zrange(guests, 0, -1) == [b"fresh"]
+
+
+def test_a_room_prune_call_stops_at_its_budget_and_says_so(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    with time_machine.travel(NOW, tick=False) as traveller:
+        for room in "abc":
+            presence.record_guest("203.0.113.1", room=room)
+        traveller.shift(300)
+        for room in "abc":
+            presence.record_guest("203.0.113.2", room=room)
+        traveller.shift(301)
+        keys = [k for room in "abc" for k in conf.keys(room)[:3]]
+        cutoff = f"({time.time() - 600}"
+        # Called directly: {removed, 1 if it stopped at the limit}; prune calls
+        # again while it says 1, so a wrong flag would loop there.
+        assert scripts.PRUNE_ROOMS(redis_db, len(keys), *keys, cutoff, 2) == [2, 1]
+        assert scripts.PRUNE_ROOMS(redis_db, len(keys), *keys, cutoff, 2) == [1, 0]
+        assert scripts.PRUNE_ROOMS(redis_db, len(keys), *keys, cutoff, 2) == [0, 0]
+        guest = guest_id("203.0.113.2").encode()
+        assert [redis_db.zrange(conf.keys(r).guests, 0, -1) for r in "abc"] == [[guest]] * 3
+
+
+def test_prune_takes_from_rooms_only_their_stale_members(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    alice, bob = people("alice", "bob")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_user(alice, room="b")
+        traveller.shift(300)
+        presence.record_user(bob, room="b")
+        presence.record_user(bob, room="c")  # nobody stale here
+        traveller.shift(301)
+        presence.prune(batch_size=1)
+    bob_only = [str(bob.pk).encode()]
+    assert [redis_db.zrange(conf.keys(room).users, 0, -1) for room in "bc"] == [bob_only] * 2
+
+
+# --- PRUNE_BATCH
+
+
+@pytest.mark.parametrize("stale", [0, 1, 1001])
+def test_prune_takes_the_stale_members_with_their_cards_and_nothing_else(
+    redis_db: redis.Redis, settings: Any, stale: int
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    users, cards, guests = (key(settings, name) for name in ("users", "cards", "guests"))
+    with time_machine.travel(NOW, tick=False):
+        old = {f"old{i}": T - 601 - i for i in range(stale)}
+        redis_db.zadd(users, {**old, "fresh1": T - 599, "fresh2": T})
+        redis_db.hset(cards, mapping={pk: "{}" for pk in [*old, "fresh1", "fresh2"]})
+        redis_db.zadd(guests, {**old, "fresh": T})
+        result = presence.prune(batch_size=2000)
+    assert (result.users, result.guests) == (stale, stale)
+    assert redis_db.zrange(users, 0, -1) == [b"fresh1", b"fresh2"]
+    assert sorted(redis_db.hkeys(cards)) == [b"fresh1", b"fresh2"]
+    assert redis_db.zrange(guests, 0, -1) == [b"fresh"]
+
+
+# --- Script: EVALSHA, and the text once to a server without it
+
+
+def test_a_server_without_the_scripts_is_sent_their_text(redis_db: redis.Redis) -> None:
+    with time_machine.travel(NOW, tick=False) as traveller:
+        redis_db.script_flush()
+        first = presence.record_guest("203.0.113.1")
+        traveller.shift(5)
+        redis_db.script_flush()
+        assert presence.record_guest("203.0.113.1") == (T + 5, T, None, False)
+        assert first.at == T
+
+
+# --- RECORD
+
+
+# TTLs counted down by travelled time: only fakeredis follows time_machine.
+@TRAVELLED_TTLS
+def test_a_record_writes_the_member_their_card_counters_and_ttls(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_RETENTION = 3600
+    alice, bob = people("alice", "bob")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        assert presence.record_guest("203.0.113.1")[1:] == (None, None, False)
+        assert presence.record_guest("203.0.113.2").before is None
+        visit = presence.record_user(alice, guest_ip="203.0.113.1")  # logging in
+        assert (visit.before, visit.refused) == (None, False)
+        presence.record_user(bob)
+        assert presence.guest_count() == 1  # alice is no longer a guest too
+        traveller.shift(5)
+        assert presence.record_user(alice).before == T
+        assert presence.record_guest("203.0.113.2").before == T
+        for name, ttl in (("users", 3600), ("cards", 3600), ("guests", 600)):
+            assert redis_db.ttl(key(settings, name)) == ttl, name
+        hour, ttl = counting.hour_bucket(T + 5)
+        assert redis_db.ttl(hour) == ttl
+        for who in ("members", "guests"):
+            # Set when first counted today, 5 s ago: a visitor counted already skips the counters.
+            day = counting.day_key(who, counting.local_date(T))
+            assert redis_db.ttl(day) == counting.DAYS_KEPT * counting.DAY - 5
+        traveller.move_to(at(2))  # an app server whose clock lags
+        assert presence.record_user(alice).before == T + 5
+        assert presence.last_seen(alice) == at(5)
+    assert redis_db.hget(key(settings, "cards"), str(alice.pk)) == b'{"name":"alice"}'
+    assert names(presence.online_users()) == ["alice", "bob"]
+    assert redis_db.exists(key(settings, "hidden"), key(settings, "rooms")) == 0
+    # The day's unique visitors: two members, two guests (alice was one before logging in).
+    (today,) = presence.daily_visitors(1)
+    assert (today.members, today.guests) == (2, 2)
+
+
+def test_a_member_who_hides_moves_between_the_sets(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    (member,) = people("shy")
+    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_scripts.shy"
+    presence.record_user(member)
+    assert redis_db.zcard(key(settings, "hidden")) == 1
+    settings.WHOS_ONLINE_IS_HIDDEN = None
+    presence.record_user(member)
+    assert redis_db.zcard(key(settings, "hidden")) == 0
+    assert presence.user_count() == 1 and names(presence.online_users()) == ["shy"]
+
+
+def test_at_the_cap_a_newcomer_waits_until_a_guest_leaves_the_window(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_MAX_GUESTS = 2
+    guests, peak = key(settings, "guests"), key(settings, "peak")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        for address in ("203.0.113.1", "203.0.113.2"):
+            assert presence.record_guest(address).refused is False
+        assert presence.record_guest("203.0.113.1").before == T  # one counted comes back
+        traveller.shift(300)
+        refused = presence.record_guest("198.51.100.1")
+        assert (refused.before, refused.refused) == (None, True)
+        assert (presence.guest_count(), redis_db.zcard(guests)) == (2, 2)
+        assert redis_db.ttl(peak) == 600  # a flood's mark, kept as long as the window
+        assert presence.record_guest("203.0.113.1").refused is False
+        traveller.shift(301)  # 203.0.113.2 has left the window
+        assert presence.record_guest("198.51.100.1").refused is False
+        # The oldest guest made room: the set never grows past the cap.
+        assert (presence.guest_count(), redis_db.zcard(guests)) == (2, 2)
+
+
+# TTLs counted down by travelled time: only fakeredis follows time_machine.
+@TRAVELLED_TTLS
+def test_a_count_of_nobody_leaves_a_flood_mark_to_expire(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_MAX_GUESTS = 1
+    peak = key(settings, "peak")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_guest("203.0.113.1")
+        traveller.shift(300)
+        assert presence.record_guest("203.0.113.2").refused
+        traveller.shift(301)
+        assert presence.summary().total == 0
+        assert redis_db.ttl(peak) == 299
+
+
+def test_a_flood_puts_back_the_peak_from_before_its_window(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_MAX_GUESTS = 3
+    alice, bob, carol = people("alice", "bob", "carol")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_guest("203.0.113.1")
+        presence.record_guest("203.0.113.2")
+        assert presence.summary().peak == Peak(2, NOW)
+        traveller.shift(700)
+        presence.record_guest("203.0.113.3")
+        presence.record_user(alice)
+        assert presence.summary().peak == Peak(2, NOW)  # as many, not more: the first stays
+        traveller.shift(10)
+        presence.record_guest("203.0.113.4")
+        assert presence.summary().peak == Peak(3, at(710))
+        traveller.shift(10)
+        presence.record_guest("203.0.113.5")
+        assert presence.summary().guest_count == 3  # the cap: such a count raises nothing
+        assert presence.peak() == Peak(3, at(710))
+        traveller.shift(10)
+        assert presence.record_guest("198.51.100.1").refused  # a flood
+        assert presence.peak() == Peak(2, NOW)
+        traveller.shift(10)
+        presence.forget_guest("203.0.113.3")
+        presence.record_user(bob)
+        assert presence.summary().total == 4  # below the cap, but within the flood's window
+        assert presence.peak() == Peak(2, NOW)
+        traveller.move_to(at(730 + 600))  # the flood's window ends now
+        for user in (alice, bob, carol):
+            presence.record_user(user)
+        assert presence.summary().peak == Peak(2, NOW)
+        traveller.shift(1)
+        assert presence.summary().peak == Peak(3, at(1331))
+
+
+def test_a_flood_that_goes_on_takes_no_peak_until_its_last_window_ends(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_MAX_GUESTS = 1
+    alice, bob = people("alice", "bob")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_guest("203.0.113.1")
+        assert presence.record_guest("203.0.113.2").refused  # no peak until NOW + 600
+        traveller.shift(300)
+        assert presence.record_guest("203.0.113.3").refused  # no peak until NOW + 900
+        traveller.shift(301)
+        presence.record_user(alice)
+        presence.record_user(bob)
+        assert presence.summary().peak is None
+        traveller.move_to(at(901))
+        assert presence.summary().peak == Peak(2, at(901))
+
+
+def test_a_flood_keeps_a_peak_taken_before_its_window(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_MAX_GUESTS = 1
+    (alice,) = people("alice")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_user(alice)
+        presence.summary()
+        traveller.shift(700)
+        presence.record_guest("203.0.113.1")
+        assert presence.record_guest("203.0.113.2").refused
+        assert presence.peak() == Peak(1, NOW)
+
+
+def test_a_flood_reverts_a_peak_taken_at_its_window_first_instant(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_MAX_GUESTS = 1
+    alice, bob, carol = people("alice", "bob", "carol")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_user(alice)
+        presence.summary()
+        traveller.shift(700)  # a new window: the peak of 1 is kept aside
+        presence.record_user(alice)
+        presence.record_user(bob)
+        assert presence.summary().peak == Peak(2, at(700))
+        traveller.shift(100)  # the same window: 2 is not kept aside
+        for user in (alice, bob, carol):
+            presence.record_user(user)
+        assert presence.summary().peak == Peak(3, at(800))
+        traveller.move_to(at(1400))  # 3 was taken at this window's very start
+        presence.record_guest("203.0.113.1")
+        assert presence.record_guest("203.0.113.2").refused
+        assert presence.peak() == Peak(1, NOW)
+
+
+def test_a_flood_drops_a_first_peak_taken_within_its_window(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_MAX_GUESTS = 1
+    alice, bob = people("alice", "bob")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_user(alice)
+        presence.summary()
+        traveller.shift(600)  # 1 was taken at this window's very start: not kept aside
+        presence.record_user(alice)
+        presence.record_user(bob)
+        assert presence.summary().peak == Peak(2, at(600))
+        traveller.shift(1)
+        presence.record_guest("203.0.113.1")
+        assert presence.record_guest("203.0.113.2").refused
+        assert presence.peak() is None
+
+
+# TTLs counted down by travelled time: only fakeredis follows time_machine.
+@TRAVELLED_TTLS
+def test_a_room_is_registered_capped_and_dropped_with_its_sets(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_MAX_ROOMS = 4
+    (alice,) = people("alice")
+    rooms = key(settings, "rooms")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_user(alice)
+        presence.record_guest("203.0.113.1")
+        assert redis_db.exists(rooms) == 0  # the site is no room
+        for n in range(1, 6):
+            presence.record_user(alice, room=f"thread:{n}")
+            presence.record_guest("203.0.113.1", room=f"thread:{n}")
+            traveller.shift(1)
+        assert redis_db.zrange(rooms, 0, -1, withscores=True) == [
+            (f"thread:{n}".encode(), T + n - 1) for n in range(2, 6)
+        ]
+        assert redis_db.ttl(rooms) == 599  # 600 from the last registration, a second ago
+        settings.WHOS_ONLINE_MAX_ROOMS = 2  # lowered: the next room drops three at once
+        presence.record_guest("203.0.113.1", room="thread:6")
+    assert redis_db.zrange(rooms, 0, -1) == [b"thread:5", b"thread:6"]
+    left = sorted(redis_db.scan_iter(match=key(settings, "room:*"), count=1000))
+    assert left == [
+        key(settings, name).encode()
+        for name in ("room:thread:5:guests", "room:thread:5:users", "room:thread:6:guests")
+    ]
+
+
+# --- COUNT_AND_RAISE_PEAK and SUMMARY
+
+
+def test_the_block_counts_and_lists_the_window_only(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_RETENTION = 3600
+    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_scripts.shy"
+    old, shy_old, alice, bob, shy_one, carol = people(
+        "old", "shy_old", "alice", "bob", "shy_one", "carol"
+    )
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_user(old)
+        presence.record_user(shy_old)
+        presence.record_guest("198.51.100.1")
+        traveller.shift(300)
+        presence.record_guest("203.0.113.1")
+        traveller.shift(301)  # the first three have left the window (not pruned)
+        for user in (alice, bob, shy_one, carol):
+            presence.record_user(user)
+            traveller.shift(1)
+        presence.record_guest("203.0.113.2")
+        traveller.shift(10)
+        block = presence.summary()
+        assert names(block.members) == ["carol", "bob", "alice"]
+        assert {m.status for m in block.members} == {"online"}
+        assert (block.user_count, block.hidden_count, block.guest_count) == (4, 1, 2)
+        assert block.peak == Peak(6, at(615))
+        assert (block.day_users, block.day_guests) == (None, None)
+        staff = presence.summary(include_hidden=True)
+        assert names(staff.members) == ["carol", "shy_one", "bob", "alice"]
+        assert names(presence.summary(limit=2).members) == ["carol", "bob"]
+        presence.record_user(alice, room="thread:1")
+        room = presence.summary(room="thread:1")
+        assert (room.total, room.peak) == (1, None)
+    assert redis_db.exists(key(settings, "room:thread:1:peak")) == 0  # rooms keep no peak
+
+
+def test_the_peak_only_rises_and_lives_a_year_from_the_last_count(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    alice, bob = people("alice", "bob")
+    peak = key(settings, "peak")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_user(alice)
+        assert presence.summary().peak == Peak(1, NOW)
+        assert redis_db.ttl(peak) == presence.PEAK_TTL
+        traveller.shift(86400)
+        assert presence.summary().total == 0
+        assert redis_db.ttl(peak) == presence.PEAK_TTL  # counted again: a year from now
+        presence.record_user(alice)
+        presence.record_user(bob)
+        presence.prune()  # prune counts too
+        assert presence.peak() == Peak(2, at(86400))
+        traveller.shift(60)
+        presence.record_user(alice)
+        presence.record_user(bob)
+        presence.prune()
+        assert presence.summary().peak == Peak(2, at(86400))  # as many: not moved
+        traveller.shift(700)
+        presence.record_user(alice)
+        assert presence.summary().peak == Peak(2, at(86400))
+
+
+@pytest.mark.parametrize("mode", ["exact", "approximate"])
+def test_the_day_line_counts_the_past_24_hours(
+    redis_db: redis.Redis, settings: Any, people: Any, mode: str
+) -> None:
+    settings.WHOS_ONLINE_GUEST_COUNTING = mode
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_RETENTION = timedelta(days=2)
+    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_scripts.shy"
+    old, shy_old, alice, bob, shy_one = people("old", "shy_old", "alice", "bob", "shy_one")
+    hour = datetime.fromtimestamp(T // 3600 * 3600 + 3600, tz=timezone.utc)
+    with time_machine.travel(hour, tick=False) as traveller:
+        for user in (old, shy_old):
+            presence.record_user(user)
+        presence.record_guest("198.51.100.1")
+        traveller.shift(3600 + 10)  # the oldest hour the day line counts
+        presence.record_guest("203.0.113.1")
+        traveller.move_to(hour + timedelta(hours=24, minutes=20))
+        for user in (alice, bob, shy_one):
+            presence.record_user(user)
+        presence.record_guest("203.0.113.2")
+        presence.record_guest("203.0.113.3")
+        block = presence.summary(day=True)
+        assert (block.day_users, block.day_guests) == (3, 3)
+        past, ttl = counting.past_hours_union(time.time())
+        assert 0 < redis_db.pttl(past) <= ttl
+
+
+def test_approximate_guests_count_from_every_bucket_of_the_window(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
+    (alice,) = people("alice")
+    minute = datetime.fromtimestamp(T // 60 * 60 + 60, tz=timezone.utc)
+    with time_machine.travel(minute, tick=False) as traveller:
+        visit = presence.record_guest("203.0.113.1")  # the window's oldest bucket, at the end
+        assert (visit.before, visit.refused) == (None, False)
+        traveller.shift(540)
+        presence.record_guest("203.0.113.2")  # the bucket before the newest
+        assert presence.record_guest("203.0.113.2").before is None  # not known here
+        traveller.shift(60)
+        presence.record_user(alice)
+        block = presence.summary()
+        assert (block.guest_count, names(block.members)) == (2, ["alice"])
+        assert block.peak == Peak(3, minute + timedelta(seconds=600))
+        assert presence.summary().guest_count == 2  # from the kept union, the second time
+        past, ttl = counting.past_union(key(settings, "guests"), time.time())
+        assert 0 < redis_db.pttl(past) <= ttl
+        presence.prune()
+        assert presence.history()[-1].guests == 2
+    assert redis_db.exists(key(settings, "guests")) == 0  # no sorted set in this mode
+
+
+def test_approximate_guests_in_a_window_of_one_bucket(redis_db: redis.Redis, settings: Any) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 30
+    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
+    minute = datetime.fromtimestamp(T // 60 * 60 + 60 + 40, tz=timezone.utc)
+    with time_machine.travel(minute, tick=False):
+        presence.record_guest("203.0.113.1")
+        assert presence.summary().guest_count == 1
+        presence.prune()
+        assert presence.history()[-1].guests == 1
+
+
+# --- HEARTBEAT, DISCONNECT, and the block's merge of them
+
+
+def test_heartbeats_write_through_and_move_a_dead_process_members_to_left(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    alice, carol, bob = people("alice", "carol", "bob")
+    tabs = {
+        user: Connection(str(user.pk), f"tab-{user.username}", "r") for user in (alice, carol, bob)
+    }
+    with time_machine.travel(NOW, tick=False) as traveller:
+        for user, tab in tabs.items():
+            presence.connect(user, tab)
+        traveller.shift(61)
+        presence.heartbeat([tabs[bob]])  # alice's and carol's process died
+        for room in (None, "r"):
+            live, left = conf.socket_keys(room)
+            assert presence.connected(room) == [str(bob.pk)]
+            assert redis_db.zrange(live, 0, -1, withscores=True) == [(str(bob.pk).encode(), T + 61)]
+            assert redis_db.zcard(left) == 2  # the last beats of alice and carol
+            assert redis_db.zmscore(left, [str(alice.pk), str(carol.pk)]) == [T, T]
+            for name in (live, left, conf.keys(room).users):
+                assert redis_db.ttl(name) == 600, name
+            conns = conf.connections_key(room, str(bob.pk))
+            assert (redis_db.hkeys(conns), redis_db.ttl(conns)) == ([b"tab-bob"], 60)
+            assert statuses(room) == {"alice": "idle", "carol": "idle", "bob": "online"}
+        assert redis_db.ttl(key(settings, "cards")) == 600
+        assert (presence.last_seen(bob), presence.last_seen(alice)) == (at(61), NOW)
+        traveller.move_to(at(50))  # a process whose clock lags beats too: nothing goes back
+        presence.heartbeat([tabs[bob]])
+        assert presence.last_seen(bob) == at(61)
+        for room in (None, "r"):
+            assert redis_db.zscore(conf.socket_keys(room).live, str(bob.pk)) == T + 61
+
+
+def test_closing_tabs_keeps_a_member_live_at_their_newest_other_tab(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    alice, bob, carol = people("alice", "bob", "carol")
+    a = [Connection(str(alice.pk), f"a{i}", "r") for i in range(3)]
+    b = [Connection(str(bob.pk), f"b{i}", "r") for i in range(2)]
+    c = Connection(str(carol.pk), "c", "r")
+    pk = str(alice.pk).encode()
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.connect(carol, c)
+        for i in range(3):  # alice's tabs beat at NOW, +10, +20; bob's at NOW, +10
+            presence.connect(alice, a[i])
+            if i < 2:
+                presence.connect(bob, b[i])
+            traveller.shift(10)
+        presence.disconnect(a[2])
+        for room in (None, "r"):
+            assert redis_db.zscore(conf.socket_keys(room).live, pk) == T + 10
+            conns = conf.connections_key(room, str(alice.pk))
+            assert sorted(redis_db.hkeys(conns)) == [b"a0", b"a1"]
+        traveller.move_to(at(70))
+        presence.disconnect(a[0])  # a1 beat exactly the timeout ago: still alive
+        presence.disconnect(b[1])  # b0 (NOW) is a dead process's: bob leaves
+        for room in (None, "r"):
+            live, left = conf.socket_keys(room)
+            assert presence.connected(room) == [str(alice.pk)]
+            assert redis_db.zscore(left, str(bob.pk)) == T + 70
+            assert redis_db.hkeys(conf.connections_key(room, str(bob.pk))) == []
+            assert redis_db.ttl(left) == 600
+            assert statuses(room)["bob"] == "idle"
+        traveller.move_to(at(650))
+        presence.disconnect(c)
+        traveller.move_to(at(700))
+        presence.disconnect(a[1])  # left keeps the window's leavers only
+        for room in (None, "r"):
+            left = conf.socket_keys(room).left
+            assert redis_db.zrange(left, 0, -1) == [str(carol.pk).encode(), pk]
+
+
+def test_the_socket_rule_at_its_edges(redis_db: redis.Redis, people: Any) -> None:
+    alice, bob = people("alice", "bob")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.connect(alice, Connection(str(alice.pk), "a"))
+        closed = Connection(str(bob.pk), "b")
+        presence.connect(bob, closed)
+        presence.disconnect(closed)  # at once: gone as recently as last seen
+        traveller.shift(60)  # alice's beat is exactly the timeout old
+        assert statuses() == {"alice": "online", "bob": "idle"}
+        traveller.shift(1)
+        assert statuses() == {"alice": "idle", "bob": "idle"}
+
+
+def test_a_lagging_process_never_moves_a_leave_back(redis_db: redis.Redis, people: Any) -> None:
+    alice, bob = people("alice", "bob")
+    left = conf.socket_keys().left
+    with time_machine.travel(NOW, tick=False) as traveller:
+        tab = Connection(str(alice.pk), "a")
+        presence.connect(alice, tab)
+        traveller.shift(100)
+        presence.disconnect(tab)  # her last connection closed at NOW + 100
+        traveller.move_to(at(50))  # a process whose clock lags beats for another tab of hers
+        presence.heartbeat([Connection(str(alice.pk), "z")])
+        traveller.move_to(at(111))  # that process died: its beat goes to left
+        presence.heartbeat([Connection(str(bob.pk), "b")])
+        assert redis_db.zscore(left, str(alice.pk)) == T + 100
