@@ -52,7 +52,7 @@ TESTS = {
     "bots.py": ["test_bots.py", "test_checks.py"],
     "chart.py": ["test_admin.py"],
     "checks.py": ["test_checks.py"],
-    "client_ip.py": ["test_middleware.py", "test_guests.py"],
+    "client_ip.py": ["test_client_ip.py", "test_middleware.py", "test_guests.py"],
     "conf.py": ["test_conf.py"],
     "consumers.py": ["test_consumers.py"],
     "connection.py": ["test_connection.py"],
@@ -73,7 +73,7 @@ TESTS = {
     "templatetags/whos_online.py": ["test_templatetag.py", "test_live.py", "test_status.py"],
     "urls.py": ["test_live.py"],
     "views.py": ["test_live.py"],
-    "visits.py": ["test_middleware.py", "test_bots.py"],
+    "visits.py": ["test_middleware.py", "test_not_visits.py", "test_bots.py"],
     "management/commands/whos_online_prune.py": ["test_command.py"],
 }
 # Pins behaviour across modules, so it runs for every mutant.
