@@ -18,12 +18,15 @@ import pytest
 import redis
 import time_machine
 from asgiref.sync import async_to_sync
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
+from django.urls import path
 
 from tests.conftest import NOW, RoundTrips, names
 from whos_online import hub, presence
+from whos_online.consumers import PresenceMixin
 from whos_online.routing import websocket_urlpatterns
 
 pytestmark = pytest.mark.django_db
@@ -542,5 +545,40 @@ def test_once_the_last_tab_closes_the_process_neither_beats_nor_reads_for_it(
         await alice_tab.disconnect()
         assert ticker.task is not None
         await asyncio.wait_for(ticker.task, DEADLINE)  # the ticker stopped: nothing to serve
+
+    run(scenario)
+
+
+class ChatConsumer(PresenceMixin, AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+    """A site's own consumer: presence from the mixin alone, no live block."""
+
+    async def connect(self) -> None:
+        await self.accept()
+
+
+chat = URLRouter([path("ws/chat/<room>/", ChatConsumer.as_asgi())])
+
+
+def test_a_site_consumer_with_the_mixin_keeps_its_member_online_in_the_route_room(
+    redis_db: redis.Redis, people: Any, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_HEARTBEAT = 20
+    settings.WHOS_ONLINE_HEARTBEAT_TIMEOUT = 45
+    (alice,) = people("alice")
+
+    async def scenario() -> None:
+        with time_machine.travel(NOW, tick=False) as traveller:
+            communicator = WebsocketCommunicator(chat, "/ws/chat/lobby/")
+            communicator.scope["user"] = alice
+            assert (await communicator.connect(timeout=DEADLINE))[0]
+            await eventually(lambda: listed("lobby") == {"alice": "online"})
+            for step in range(1, 4):  # 3 x 30 s: past the timeout, beaten for each time
+                traveller.shift(30)
+                due = NOW.timestamp() + 30 * step
+                live = presence.conf.socket_keys("lobby").live
+                await eventually(lambda: (redis_db.zscore(live, str(alice.pk)) or 0) >= due)
+            assert listed("lobby") == {"alice": "online"} and listed() == {"alice": "online"}
+            await communicator.disconnect()
+            assert listed("lobby") == {"alice": "idle"}
 
     run(scenario)
