@@ -292,3 +292,19 @@ def test_renamed_cookies_are_seen_at_once(
     client.force_login(alice)  # a new identity, in the session cookie's new name
     assert "here" in client.get("/").cookies
     assert [m.name for m in presence.online_users()] == ["alice"]
+
+
+def test_a_head_request_is_a_visit_the_default_bot_filter_drops_for_guests(
+    redis_db: redis.Redis, settings: Any, alice: User
+) -> None:
+    member = BrowserClient()
+    member.force_login(alice)
+    presence.forget_user(alice)  # recorded again below by the HEAD alone
+    assert "online" in member.head("/").cookies
+    assert names(presence.online_users()) == ["alice"]
+    assert presence.guest_count() == 0
+    BrowserClient().head("/", REMOTE_ADDR="203.0.113.7")
+    assert presence.guest_count() == 0  # bots.is_bot: a HEAD is no person at a screen
+    settings.WHOS_ONLINE_IS_BOT = None
+    BrowserClient().head("/", REMOTE_ADDR="203.0.113.7")
+    assert presence.guest_count() == 1
