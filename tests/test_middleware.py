@@ -273,6 +273,22 @@ def test_async_client_records_and_then_throttles_without_a_thread_hop(
     assert len(hops) == 1  # the throttled path stays on the event loop
 
 
+def test_an_async_view_showing_its_room_records_the_guest_there_on_the_event_loop(
+    redis_db: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hops: list[Any] = []
+
+    def counting_sync_to_async(func: Any) -> Any:
+        hops.append(func)
+        return sync_to_async(func)
+
+    monkeypatch.setattr(visits, "sync_to_async", counting_sync_to_async)
+    response = async_get(BrowserAsyncClient(), "/lobby/", REMOTE_ADDR="203.0.113.7")
+    assert "1 here now" in response.content.decode()  # the block's record, before it read
+    assert presence.guest_count(room="lobby") == 1 and presence.guest_count() == 1
+    assert len(hops) == 1  # the site's record alone runs in a thread
+
+
 def test_async_client_records_members(redis_db: redis.Redis, alice: User, round_trips: Any) -> None:
     client = BrowserAsyncClient()
     client.force_login(alice)
