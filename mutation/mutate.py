@@ -1,6 +1,7 @@
 """Mutation testing for whos_online: does breaking a line make a test fail?
 
     python3 dev.py mutate [module ...]     e.g. checks.py templatetags/whos_online.py
+    python3 dev.py mutate --since REV      only the lines changed since the git revision REV
 
 Each mutant is one small fault (a comparison or boolean operator swapped, a
 ``not`` dropped, a number moved by one, a flag flipped, a string emptied, a
@@ -61,13 +62,19 @@ TESTS = {
     "guests.py": ["test_guests.py", "test_presence.py"],
     "hub.py": ["test_consumers.py"],
     "jinja2.py": ["test_jinja2.py"],
-    "members.py": ["test_members.py", "test_hidden.py"],
-    "middleware.py": ["test_middleware.py", "test_http_caching.py"],
+    "members.py": ["test_members.py", "test_hidden.py", "test_long_lists.py"],
+    "middleware.py": ["test_middleware.py", "test_http_caching.py", "test_not_visits.py"],
     "models.py": ["test_admin.py"],
     "presence.py": ["test_presence.py", "test_status.py", "test_hidden.py", "test_peak.py"],
     "rooms.py": ["test_rooms.py"],
     "routing.py": ["test_consumers.py"],
-    "scripts.py": ["test_presence.py", "test_peak.py", "test_guests.py", "test_rooms.py"],
+    "scripts.py": [
+        "test_presence.py",
+        "test_peak.py",
+        "test_guests.py",
+        "test_rooms.py",
+        "test_long_lists.py",
+    ],
     "signals.py": ["test_middleware.py"],
     "tasks.py": ["test_tasks.py"],
     "templatetags/whos_online.py": ["test_templatetag.py", "test_live.py", "test_status.py"],
@@ -397,10 +404,33 @@ def pytest(copy: Path, files: list[str], timeout: float) -> str:
     return "survived" if done.returncode == 0 else "killed"
 
 
+def changed_lines(module: str, since: str) -> set[int]:
+    """The lines of ``module`` added or changed since the git revision ``since``."""
+    diff = subprocess.run(
+        ["git", "diff", "--unified=0", since, "--", f"whos_online/{module}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    lines: set[int] = set()
+    for hunk in re.finditer(r"^@@ -\S+ \+(\d+)(?:,(\d+))? @@", diff, re.MULTILINE):
+        start = int(hunk[1])
+        lines.update(range(start, start + int(hunk[2] or 1)))
+    return lines
+
+
 def main(argv: list[str]) -> int:
     # A kill stops the run as Ctrl-C does: no new mutants, the copies removed.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    chosen = [m.removeprefix("whos_online/") for m in argv] or modules()
+    since, original = None, argv
+    if "--since" in argv:
+        at = argv.index("--since")
+        since, argv = argv[at + 1], argv[:at] + argv[at + 2 :]
+    changed = {m: changed_lines(m, since) for m in modules()} if since else {}
+    chosen = [m.removeprefix("whos_online/") for m in argv] or [
+        m for m in modules() if not since or changed[m]
+    ]
     unknown = set(chosen) - set(modules())
     if unknown:
         sys.exit(f"mutate.py: no such module in whos_online/: {', '.join(sorted(unknown))}")
@@ -434,8 +464,10 @@ def main(argv: list[str]) -> int:
             # the machine may be busier later; only a mutant that loops hits it.
             timeout = 4 * (time.monotonic() - began) + 30
             every = mutants(module, Path(tmp, "0", "whos_online"))
-            todo = [m for m in every if key(m) not in known]
             used |= {key(m) for m in every} & set(known)
+            if since:
+                every = [m for m in every if m.line in changed[module]]
+            todo = [m for m in every if key(m) not in known]
             pool = ThreadPoolExecutor(WORKERS)
             try:
                 outcomes = list(pool.map(lambda m: run(m, files, timeout), todo))
@@ -450,7 +482,8 @@ def main(argv: list[str]) -> int:
             survivors += [(m, o) for m, o in zip(todo, outcomes) if o != "killed"]
             print(f"{module}: {summary(counts)} ({counts['seconds']} s)", flush=True)
             stale = [k for k in known if k[0] in results and k not in used]
-            RESULTS.write_text(report(results, survivors, stale, time.monotonic() - started))
+            seconds = time.monotonic() - started
+            RESULTS.write_text(report(original, results, survivors, stale, seconds))
     print(f"mutate.py: {RESULTS.relative_to(ROOT)} written")
     return 1 if any(o == "survived" for _, o in survivors) else 0
 
@@ -466,6 +499,7 @@ def summary(counts: Counter[str]) -> str:
 
 
 def report(
+    argv: list[str],
     results: dict[str, Counter[str]],
     survivors: list[tuple[Mutant, str]],
     stale: list[Key],
@@ -475,7 +509,8 @@ def report(
     lines = [
         "# Mutation testing results",
         "",
-        f"`python3 dev.py mutate {' '.join(results)}`: {seconds:.0f} s. The score counts timeouts"
+        f"`python3 dev.py mutate {' '.join(argv or results)}`: {seconds:.0f} s. The score counts"
+        " timeouts"
         " as killed and leaves equivalent mutants out.",
         "",
         "| Module | Killed | Survived | Timeout | Equivalent | Score | Seconds |",

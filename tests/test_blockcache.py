@@ -8,18 +8,25 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from datetime import datetime
+from datetime import timezone as dt_timezone
 from typing import Any
 
 import pytest
 import redis
 import time_machine
 from django.contrib.auth.models import User
+from django.template import engines
+from django.test import RequestFactory
+from django.test.signals import template_rendered
+from django.utils import timezone, translation
 
 from tests.conftest import NOW, BrowserClient, RoundTrips
 from tests.test_faults import members
 from tests.test_hidden import staff_client
 from whos_online import blockcache, presence, scripts
 from whos_online.presence import Summary
+from whos_online.templatetags.whos_online import members_html
 
 pytestmark = pytest.mark.django_db
 
@@ -207,3 +214,82 @@ def test_a_guest_refused_at_the_cap_is_not_merged_into_the_cached_block(
     assert "1 user online: 0 members, 1 guest" in refused.content.decode()
     assert "online" in refused.cookies
     assert presence.guest_count() == 1
+
+
+@pytest.fixture
+def rendered() -> Iterator[list[str]]:
+    """The whos_online templates rendered meanwhile (Django's test instrumentation)."""
+    found: list[str] = []
+
+    def spy(sender: Any, template: Any, **kwargs: Any) -> None:
+        if (template.name or "").startswith("whos_online/"):
+            found.append(template.name)
+
+    template_rendered.connect(spy)
+    yield found
+    template_rendered.disconnect(spy)
+
+
+def test_a_cached_block_is_rendered_once_per_language_and_time_zone(
+    redis_db: redis.Redis, traveller: Any, rendered: list[str]
+) -> None:
+    traveller.move_to(datetime(2026, 3, 3, 12, tzinfo=dt_timezone.utc))
+    member("alice")  # the peak: 1 on 3 March, UTC
+    block = engines["django"].from_string("{% load whos_online %}{% whos_online %}")
+    english = block.render()
+    assert "1 user on March 3, 2026." in english
+    assert rendered == [f"whos_online/{name}.html" for name in ("whos_online", "counts", "members")]
+    rendered.clear()
+    assert block.render() == english and rendered == []
+    with translation.override("de"):
+        assert "1 Benutzer online" in block.render() and len(rendered) == 3
+    with timezone.override("Pacific/Kiritimati"):  # UTC+14: already 4 March
+        assert "1 user on March 4, 2026." in block.render() and len(rendered) == 6
+    assert block.render() == english and len(rendered) == 6
+    traveller.shift(1.0)  # the summary is due: read again, rendered again
+    assert block.render() == english and len(rendered) == 9
+
+
+def test_an_override_that_reads_the_request_is_rendered_for_each(
+    redis_db: redis.Redis, traveller: Any, settings: Any, tmp_path: Any
+) -> None:
+    (tmp_path / "whos_online").mkdir()
+    (tmp_path / "whos_online" / "whos_online.html").write_text(
+        "{{ request.user.username }} sees {{ online.user_count }}"
+    )
+    settings.TEMPLATES = [{**settings.TEMPLATES[0], "DIRS": [str(tmp_path)]}]
+    block = engines["django"].from_string("{% load whos_online %}{% whos_online %}")
+    member("alice")
+    member("bob")
+    for name in ("alice", "bob"):
+        request = RequestFactory().get("/")
+        request.user = User.objects.get(username=name)
+        assert block.render({}, request) == f"{name} sees 2"
+
+
+def test_an_override_added_while_debugging_shows_at_once(
+    redis_db: redis.Redis, traveller: Any, settings: Any, tmp_path: Any
+) -> None:
+    django_engine, *others = settings.TEMPLATES
+    loaders = ["django.template.loaders.filesystem.Loader"]  # not cached: files are read anew
+    loaders.append("django.template.loaders.app_directories.Loader")
+    options = {**django_engine.get("OPTIONS", {}), "debug": True, "loaders": loaders}
+    django_engine = {**django_engine, "APP_DIRS": False, "DIRS": [str(tmp_path)]}
+    settings.TEMPLATES = [{**django_engine, "OPTIONS": options}, *others]
+    block = engines["django"].from_string("{% load whos_online %}{% whos_online %}")
+    member("alice")
+    assert "<bdi>alice</bdi>" in block.render()
+    (tmp_path / "whos_online").mkdir()
+    (tmp_path / "whos_online" / "whos_online.html").write_text("{{ online.user_count }} here")
+    assert block.render() == "1 here"
+
+
+def test_a_rendered_summary_still_equals_a_fresh_read_and_reprs_without_html(
+    redis_db: redis.Redis, people: Any
+) -> None:
+    (alice,) = people("alice")
+    presence.record_user(alice)
+    online = presence.summary()
+    assert "<bdi>alice</bdi>" in members_html(online, "whos-online")  # kept with the summary
+    assert online == presence.summary()
+    assert "<bdi>" not in repr(online)

@@ -8,7 +8,8 @@ counting.py measures where its error starts to show).
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 from io import StringIO
 from typing import Any
 
@@ -258,3 +259,33 @@ def test_checks_reject_an_unknown_mode_and_warn_about_a_short_retention(settings
     assert [m.id for m in checks.check_settings()] == ["whos_online.W008"]
     settings.WHOS_ONLINE_RETENTION = timedelta(days=1)
     assert checks.check_settings() == []
+
+
+def test_a_visitor_seen_again_counts_in_each_new_hour_and_each_new_day(
+    mode: str, settings: Any
+) -> None:
+    """Records skip the counters that hold the visitor already: never one they are missing from."""
+    settings.TIME_ZONE = "Asia/Kolkata"  # UTC+5:30: the day starts within an hour, at 18:30 UTC
+    settings.WHOS_ONLINE_RETENTION = timedelta(days=2)
+    alice = User.objects.create_user("alice")
+
+    def at(hour: int, minute: int, day: int = 3) -> Any:
+        return time_machine.travel(datetime(2026, 3, day, hour, minute, tzinfo=dt_timezone.utc))
+
+    def seen_every_5_minutes(hour: int, minutes: range) -> None:  # inside the 10-minute window
+        for minute in minutes:
+            with at(hour, minute):
+                presence.record_guest("203.0.113.9")
+                presence.record_user(alice)
+
+    seen_every_5_minutes(18, range(25, 51, 5))  # 23:55 to 00:20 local
+    with at(18, 52):
+        assert [(d.day.isoformat(), d.members, d.guests) for d in presence.daily_visitors(2)] == [
+            ("2026-03-04", 1, 1),
+            ("2026-03-03", 1, 1),
+        ]
+    seen_every_5_minutes(18, range(55, 60, 5))
+    seen_every_5_minutes(19, range(0, 6, 5))
+    # The past 24 hours begin at 19:00 UTC the day before: only the last visits are in them.
+    with at(18, 50, day=4):
+        assert presence.summary(day=True).day_guests == 1

@@ -41,9 +41,27 @@ def test_endpoint_gives_counts_members_peak_and_the_block(redis_db: redis.Redis)
     assert "<bdi>bob</bdi></li><li" in data["html"]
 
 
-def test_no_shared_cache_may_store_it(redis_db: redis.Redis) -> None:
-    cache_control = BrowserClient().get("/whos-online/", headers=POLL)["Cache-Control"]
-    assert "private" in cache_control and "no-store" in cache_control
+def test_only_the_browser_keeps_it_and_revalidates_by_etag(redis_db: redis.Redis) -> None:
+    member("alice").get("/")
+    first = BrowserClient().get("/whos-online/", headers=POLL)
+    assert first["Cache-Control"] == "private, no-cache"  # per viewer: staff see hidden members
+    etag = first["ETag"]
+    again = BrowserClient().get("/whos-online/", headers={**POLL, "If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b"" and again["ETag"] == etag
+    member("bob").get("/")
+    changed = BrowserClient().get("/whos-online/", headers={**POLL, "If-None-Match": etag})
+    assert changed.status_code == 200 and changed["ETag"] != etag
+    assert [m["name"] for m in json.loads(changed.content)["members"]] == ["bob", "alice"]
+
+
+def test_a_guest_poll_loads_no_session(
+    redis_db: redis.Redis, django_assert_num_queries: Any
+) -> None:
+    member("alice").get("/")
+    with django_assert_num_queries(0):
+        response = BrowserClient().get("/whos-online/", headers=POLL)
+    assert "Vary" not in response  # the session was never read, so nothing varies by cookie
+    assert [m["name"] for m in json.loads(response.content)["members"]] == ["alice"]
 
 
 def test_list_limit_and_hidden_members_are_respected(redis_db: redis.Redis, settings: Any) -> None:

@@ -97,7 +97,7 @@ def for_request(request: Any, room: str | None = None) -> Summary | None:
     A visitor counts on their own first page even when the cached read is up to
     ``WHOS_ONLINE_BLOCK_CACHE`` seconds older than their visit.
     """
-    entry = read(None, room, False, getattr(request, "user", None))
+    entry = read(None, room, False, visits.viewer(request))
     if entry is None:
         return None
     visit = visits.visit_of(request, room)

@@ -18,7 +18,8 @@ This module is pure arithmetic on times and names; presence.py does the Redis wo
 from __future__ import annotations
 
 import math
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, tzinfo
+from functools import lru_cache
 
 from django.utils import timezone
 
@@ -132,6 +133,22 @@ def guest_counters(guests_key: str, now: float, site: bool) -> list[tuple[str, i
 def member_counters(now: float, site: bool) -> list[tuple[str, int]]:
     """The HyperLogLogs (key, TTL) a member seen at ``now`` goes into: the day's, on the site."""
     return [(day_key("members", local_date(now)), DAYS_KEPT * DAY)] if site else []
+
+
+def counted_since(now: float) -> float:
+    """Since when a visitor seen again at ``now`` is in every counter they would go into.
+
+    The later of this hour's start and today's (the site's time zone: a day
+    may start within an hour, as in India). A live bucket is never skipped: in
+    approximate mode the guest has no score before.
+    """
+    zone = timezone.get_default_timezone()
+    return max(int(now // HOUR) * HOUR, _day_start(local_date(now), zone))
+
+
+@lru_cache(maxsize=4)
+def _day_start(day: date, zone: tzinfo) -> float:
+    return datetime.combine(day, datetime.min.time(), tzinfo=zone).timestamp()
 
 
 def _until(moment: float, now: float) -> int:

@@ -15,7 +15,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.template import Context
-from django.template.loader import render_to_string
 from jinja2 import Environment, pass_context
 from jinja2.ext import Extension
 from jinja2.runtime import Context as JinjaContext
@@ -43,15 +42,15 @@ def _django(context: JinjaContext) -> Context:
 @pass_context
 def whos_online(context: JinjaContext, live: int = 0) -> Markup:
     """The ``{% whos_online %}`` block."""
-    block = tags.whos_online(_django(context), live)
-    return Markup(render_to_string("whos_online/whos_online.html", block))
+    block = tags.site_block(context.get("request"), live)
+    return Markup(tags.render_block(tags.SITE_TEMPLATE, block))
 
 
 @pass_context
 def whos_here(context: JinjaContext, room: str, live: bool = False) -> Markup:
     """The ``{% whos_here room %}`` block."""
-    block = tags.whos_here(_django(context), room, live)
-    return Markup(render_to_string("whos_online/room.html", block))
+    block = tags.room_block(context.get("request"), room, live)
+    return Markup(tags.render_block(tags.ROOM_TEMPLATE, block))
 
 
 @pass_context

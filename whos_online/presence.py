@@ -39,7 +39,7 @@ from whos_online import counting, scripts
 from whos_online.conf import Keys, conf, room_name
 from whos_online.connection import get_client
 from whos_online.guests import Address, guest_id
-from whos_online.members import Member, Status, card_json, read_member
+from whos_online.members import Member, Status, card_json, member_from, parse_cards, read_member
 
 Key = TypeVar("Key", bound=Hashable)
 
@@ -68,7 +68,7 @@ class Summary:
     day_guests: int | None = None
     # Renderings of this very summary (e.g. the block's member list per language),
     # so a cached summary is rendered once; a changed copy (``replace``) starts empty.
-    rendered: dict[Any, str] = field(default_factory=dict, init=False, compare=False, repr=False)
+    rendered: dict[Any, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @property
     def total(self) -> int:
@@ -382,13 +382,17 @@ def summary(
     )
     idle_after = conf.idle_after
     members = [
-        _merged(read_member(pk, score, card, now, idle_after, False), socket)
-        for (pk, score), card, socket in zip(_pairs(listed), listed_cards, listed_sockets)
+        _merged(member_from(pk, score, card, now, idle_after, False), socket)
+        for (pk, score), card, socket in zip(
+            _pairs(listed), parse_cards(listed_cards), listed_sockets
+        )
     ]
     if staff_view:
         members += [
-            _merged(read_member(pk, score, card, now, idle_after, True), socket)
-            for (pk, score), card, socket in zip(_pairs(hidden), hidden_cards, hidden_sockets)
+            _merged(member_from(pk, score, card, now, idle_after, True), socket)
+            for (pk, score), card, socket in zip(
+                _pairs(hidden), parse_cards(hidden_cards), hidden_sockets
+            )
         ]
         members.sort(key=lambda m: m.last_seen, reverse=True)
         if limit >= 0:
@@ -658,6 +662,7 @@ def _record(
         conf.max_rooms,
         conf.key_prefix,
         now - conf.max_age,
+        counting.counted_since(now) if counters else 0,
         *(ttl for _, ttl in counters),
     )
     return (None if before is None else float(before)), bool(refused)

@@ -72,8 +72,10 @@ return n
 # registry), which Redis allows for keys of the same hash slot: on Cluster the
 # prefix carries a hash tag (check W006), so every room key shares KEYS[3]'s slot.
 # Counting (see counting.py): ARGV[2] also goes into the HyperLogLogs KEYS[7..],
-# each given its TTL ARGV[14..] (KEYS[i], ARGV[i + 7]); with ARGV[10] = '1'
-# (approximate guest counting) they are all it goes into: no sorted set
+# each given its TTL ARGV[15..] (KEYS[i], ARGV[i + 8]), unless its score before
+# is at or after ARGV[14]: since then every one of those counters holds it
+# already (most records are of visitors seen a minute before). With ARGV[10] =
+# '1' (approximate guest counting) they are all it goes into: no sorted set
 # KEYS[1], so neither a cap nor a refusal.
 # Returns {the member's score before this write (false if none or not kept),
 # 1 if the newcomer was refused (nothing written) else 0}.
@@ -134,9 +136,11 @@ if ARGV[8] ~= '' then
 end
 if ARGV[9] ~= '' then redis.call('ZREM', KEYS[5], ARGV[9]) end
 if listed then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
-for i = 7, #KEYS do
-  redis.call('PFADD', KEYS[i], ARGV[2])
-  redis.call('EXPIRE', KEYS[i], ARGV[i + 7])
+if not (before and tonumber(before) >= tonumber(ARGV[14])) then
+  for i = 7, #KEYS do
+    redis.call('PFADD', KEYS[i], ARGV[2])
+    redis.call('EXPIRE', KEYS[i], ARGV[i + 8])
+  end
 end
 return {before, 0}
 """)
@@ -226,13 +230,22 @@ local function newest(key)
   return redis.call('ZRANGE', key, '+inf', ARGV[1], 'BYSCORE', 'REV', 'LIMIT', 0, ARGV[4],
                     'WITHSCORES')
 end
-local function cards(pairs)
-  local found = {}
+-- command (HMGET or ZMSCORE) on key for the members of pairs (member, score, ...):
+-- one call per 1,000 members (unpack's limit is a few thousand), not one per member.
+local function each(command, key, pairs)
+  local found, names = {}, {}
   for i = 1, #pairs, 2 do
-    found[#found + 1] = redis.call('HGET', KEYS[5], pairs[i])
+    names[#names + 1] = pairs[i]
+    if #names == 1000 or i + 1 >= #pairs then
+      for _, value in ipairs(redis.call(command, key, unpack(names))) do
+        found[#found + 1] = value
+      end
+      names = {}
+    end
   end
   return found
 end
+local function cards(pairs) return each('HMGET', KEYS[5], pairs) end
 -- WebSocket presence merged in (the last two KEYS, live and left; ARGV[10] =
 -- now minus the heartbeat timeout), per listed member: 'online' while one of their
 -- connections is alive; 'idle' once the newest sign of them was a connection
@@ -240,9 +253,15 @@ end
 -- for the window; false where the HTTP rule applies.
 local function sockets(pairs)
   local found = {}
+  if redis.call('EXISTS', KEYS[#KEYS - 1], KEYS[#KEYS]) == 0 then
+    -- No WebSocket presence here (a site without Channels): no scores to read and format.
+    for i = 1, #pairs, 2 do found[#found + 1] = false end
+    return found
+  end
+  local beats, lefts = each('ZMSCORE', KEYS[#KEYS - 1], pairs), each('ZMSCORE', KEYS[#KEYS], pairs)
   for i = 1, #pairs, 2 do
-    local beat = tonumber(redis.call('ZSCORE', KEYS[#KEYS - 1], pairs[i]) or '0')
-    local left = tonumber(redis.call('ZSCORE', KEYS[#KEYS], pairs[i]) or '0')
+    local beat = tonumber(beats[(i + 1) / 2] or '0')
+    local left = tonumber(lefts[(i + 1) / 2] or '0')
     if beat >= tonumber(ARGV[10]) then
       found[#found + 1] = 'online'
     elseif math.max(beat, left) >= tonumber(pairs[i + 1]) then

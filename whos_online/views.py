@@ -2,34 +2,50 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
-from django.http import HttpRequest, JsonResponse
-from django.template import Context
-from django.template.loader import render_to_string
-from django.views.decorators.cache import never_cache
+from django.http import HttpRequest, HttpResponse
+from django.utils.cache import get_conditional_response, patch_cache_control
 from django.views.decorators.http import require_GET
 
 from whos_online.conf import conf
-from whos_online.templatetags.whos_online import whos_online
+from whos_online.presence import Summary
+from whos_online.templatetags.whos_online import SITE_TEMPLATE, render_block, site_block
 
 
-@never_cache  # per viewer (staff see hidden members) and always fresh: no shared cache
 @require_GET
-def live(request: HttpRequest) -> JsonResponse:
+def live(request: HttpRequest) -> HttpResponse:
     """Counts, listed members and the peak, plus the block rendered by its template.
 
     The ``html`` lets the script swap the block in place with the site's own
     template override and translations. ``available`` is false while Redis is
     down; the response is still a 200, like every page while Redis is down.
+    A poll answers from the block cache, and the body is built once per cached
+    block; its ``ETag`` lets the browser revalidate (a 304 when nothing changed).
     """
-    # The tag's own context (so the same read, the staff rule included), without live=.
-    block = whos_online(Context({"request": request}))
-    online = block["online"]
-    html = render_to_string("whos_online/whos_online.html", block, request)
-    body: dict[str, Any] = {"available": online is not None, "html": html}
+    block = site_block(request)  # the tag's own read, so the same staff rule, without live=
+    html = render_block(SITE_TEMPLATE, block)
+    body, etag = _body(block["online"], html)
+    response = get_conditional_response(request, etag=etag) or HttpResponse(
+        body, content_type="application/json"
+    )
+    response["ETag"] = etag
+    # Per viewer (staff see hidden members): only the browser may keep it, and must ask again.
+    patch_cache_control(response, private=True, no_cache=True)
+    return response
+
+
+def _body(online: Summary | None, html: str) -> tuple[bytes, str]:
+    """The JSON body and its ETag, kept with a cached summary (the same ``html`` object)."""
+    key = ("live", html)
+    if online is not None and key in online.rendered:
+        made: tuple[bytes, str] = online.rendered[key]
+        return made
+    data: dict[str, Any] = {"available": online is not None, "html": html}
     if online is not None:
-        body.update(
+        data.update(
             members=[member.as_json() for member in online.members],
             more=online.more,
             users=online.user_count,
@@ -39,4 +55,8 @@ def live(request: HttpRequest) -> JsonResponse:
             window_minutes=conf.window_minutes,
             peak=online.peak and {"count": online.peak.count, "at": online.peak.at.isoformat()},
         )
-    return JsonResponse(body)
+    body = json.dumps(data).encode()
+    made = body, f'"{hashlib.blake2b(body, digest_size=12).hexdigest()}"'
+    if online is not None:
+        online.rendered[key] = made
+    return made

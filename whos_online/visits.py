@@ -17,6 +17,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import SynchronousOnlyOperation
 from django.http import HttpRequest, HttpResponseBase
+from django.utils.functional import SimpleLazyObject
 
 from whos_online import failsafe, presence
 from whos_online.client_ip import client_address
@@ -75,6 +76,19 @@ async def finish_async(visit: Visit, response: HttpResponseBase) -> bool:
 
 def _succeeded(response: HttpResponseBase) -> bool:
     return 200 <= response.status_code < 400
+
+
+def viewer(request: Any) -> Any:
+    """Who is looking at a block: ``request.user``, or None when that is surely anonymous.
+
+    AuthenticationMiddleware's lazy user, without a session cookie, is nobody:
+    reading it would load an empty session for nothing (a poll's largest cost).
+    A user set some other way (another auth middleware, a test) is read as is.
+    """
+    user = getattr(request, "user", None)
+    if type(user) is SimpleLazyObject and settings.SESSION_COOKIE_NAME not in request.COOKIES:
+        return None
+    return user
 
 
 def record_before_reading(request: Any, room: str | None = None) -> None:

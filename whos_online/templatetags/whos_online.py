@@ -13,14 +13,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from html import escape
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
+from weakref import WeakKeyDictionary
 
 from django import template
 from django.core.exceptions import ImproperlyConfigured
+from django.template import Engine
+from django.template.context import make_context
 from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import SafeString
 from django.utils.text import slugify
+from django.utils.timezone import get_current_timezone
 from django.utils.translation import get_language, gettext
 
 from whos_online import blockcache, failsafe, presence
@@ -34,22 +39,45 @@ register = template.Library()
 MIN_REFRESH = 5
 
 
-@register.inclusion_tag("whos_online/whos_online.html", takes_context=True)
-def whos_online(context: template.Context, live: int = 0) -> dict[str, Any]:
-    """Members (most recent first), counts and the window; ``online`` is None if Redis is down.
+SITE_TEMPLATE = "whos_online/whos_online.html"
+ROOM_TEMPLATE = "whos_online/room.html"
+# Every template the blocks render, for telling whos_online's own from a site's override.
+TEMPLATES = (SITE_TEMPLATE, ROOM_TEMPLATE, "whos_online/counts.html", "whos_online/members.html")
+OWN_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+
+
+@register.simple_tag(takes_context=True)
+def whos_online(context: template.Context, live: int = 0) -> SafeString:
+    """Members (most recent first), counts and the window; "unavailable" if Redis is down.
 
     ``live=N`` makes the block refresh itself: pushed over the WebSocket where
     ``WHOS_ONLINE_WEBSOCKET_URL`` says the site routes ``WhosOnlineConsumer``,
     else (and while the socket is down) every N seconds by polling the endpoint
     of ``whos_online.urls``. Without JavaScript it is the same block, as of page load.
     """
-    record_before_reading(context.get("request"))  # the viewer counts on this very page
-    online = blockcache.for_request(context.get("request"))
+    return render_block(SITE_TEMPLATE, site_block(context.get("request"), live), context)
+
+
+@register.simple_tag(takes_context=True)
+def whos_here(context: template.Context, room: Any, live: bool = False) -> SafeString:
+    """Who is in ``room`` (recorded by the ``in_room`` view decorator); "unavailable" if Redis is down.
+
+    Any value names a room as ``in_room`` names it; an empty one is nobody's room.
+    ``live=True`` subscribes to the room over the WebSocket (``WHOS_ONLINE_WEBSOCKET_URL``
+    plus the room); a room has no polling endpoint, so without the setting it is static.
+    """
+    return render_block(ROOM_TEMPLATE, room_block(context.get("request"), room, live), context)
+
+
+def site_block(request: Any, live: int = 0) -> dict[str, Any]:
+    """The context of ``whos_online/whos_online.html``; ``online`` is None if Redis is down."""
+    record_before_reading(request)  # the viewer counts on this very page
+    online = blockcache.for_request(request)
     block: dict[str, Any] = {
         "online": online,
         "members_html": members_html(online, "whos-online"),
         "window_minutes": conf.window_minutes,
-        "request": context.get("request"),
+        "request": request,
     }
     if live:
         try:
@@ -64,15 +92,8 @@ def whos_online(context: template.Context, live: int = 0) -> dict[str, Any]:
     return block
 
 
-@register.inclusion_tag("whos_online/room.html", takes_context=True)
-def whos_here(context: template.Context, room: Any, live: bool = False) -> dict[str, Any]:
-    """Who is in ``room`` (recorded by the ``in_room`` view decorator); None if Redis is down.
-
-    Any value names a room as ``in_room`` names it; an empty one is nobody's room.
-    ``live=True`` subscribes to the room over the WebSocket (``WHOS_ONLINE_WEBSOCKET_URL``
-    plus the room); a room has no polling endpoint, so without the setting it is static.
-    """
-    request = context.get("request")
+def room_block(request: Any, room: Any, live: bool = False) -> dict[str, Any]:
+    """The context of ``whos_online/room.html``; ``online`` is None if Redis is down."""
     name = room_name(room)
     if name is None:
         online: presence.Summary | None = presence.Summary(members=[], user_count=0, guest_count=0)
@@ -85,9 +106,64 @@ def whos_here(context: template.Context, room: Any, live: bool = False) -> dict[
         "members_html": members_html(online, "whos-here"),
         "room": room,
         "window_minutes": conf.window_minutes,
-        "request": context.get("request"),
+        "request": request,
         "ws_url": f"{ws_url}{quote(name, safe='')}/" if live and ws_url and name else None,
     }
+
+
+def render_block(
+    name: str, block: dict[str, Any], context: template.Context | None = None
+) -> SafeString:
+    """A block's template filled with ``block``, rendered once per cached summary where it can be.
+
+    The template language costs ~1.5 ms for a block (benchmarks/RESULTS.md),
+    nearly all of a cached block's time. whos_online's own templates read
+    nothing of the request, so their output for one summary depends only on the
+    keys below, and is kept with the summary for as long as the block cache
+    keeps that (``WHOS_ONLINE_BLOCK_CACHE``). A site's override may read
+    ``request`` or anything else, so it is rendered every time. Without a
+    template ``context`` (the JSON endpoint, Jinja2) the block renders with
+    the request's context processors, as ``render_to_string`` does.
+    """
+    bound = context.template if context is not None else None
+    engine = bound.engine if bound is not None else Engine.get_default()
+    online = block["online"]
+    if online is None or not _own_templates(engine):
+        return _render(engine, name, block, context)
+    flags = (context.autoescape, context.use_l10n, context.use_tz) if context else None
+    key: tuple[Any, ...] = (name, engine, get_language(), get_current_timezone(), flags)
+    key += tuple(block.get(vary) for vary in ("window_minutes", "live", "live_url", "ws_url"))
+    done = online.rendered.get(key)
+    if done is None:
+        done = online.rendered[key] = _render(engine, name, block, context)
+    return SafeString(done)
+
+
+def _render(
+    engine: Engine, name: str, block: dict[str, Any], context: template.Context | None
+) -> SafeString:
+    found = engine.get_template(name)
+    if context is None:  # as render_to_string(name, block, request) does
+        return SafeString(found.render(make_context(block, block["request"])))
+    return SafeString(found.render(context.new(block)))
+
+
+_own: WeakKeyDictionary[Engine, bool] = WeakKeyDictionary()
+
+
+def _own_templates(engine: Engine) -> bool:
+    """Whether ``engine`` finds whos_online's own block templates, not a site's overrides.
+
+    Looked up once per engine, but each time under DEBUG, where an override
+    may be added while the development server runs.
+    """
+    known = _own.get(engine)
+    if known is None:
+        origins = [Path(engine.get_template(name).origin.name) for name in TEMPLATES]
+        known = all(origin.is_relative_to(OWN_TEMPLATES) for origin in origins)
+        if not engine.debug:
+            _own[engine] = known
+    return known
 
 
 def members_html(online: presence.Summary | None, css: str) -> SafeString:
