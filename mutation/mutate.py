@@ -63,7 +63,12 @@ TESTS = {
     "hub.py": ["test_consumers.py"],
     "jinja2.py": ["test_jinja2.py"],
     "members.py": ["test_members.py", "test_hidden.py", "test_long_lists.py"],
-    "middleware.py": ["test_middleware.py", "test_http_caching.py", "test_not_visits.py"],
+    "middleware.py": [
+        "test_middleware.py",
+        "test_http_caching.py",
+        "test_not_visits.py",
+        "test_cookie.py",
+    ],
     "models.py": ["test_admin.py"],
     "presence.py": ["test_presence.py", "test_status.py", "test_hidden.py", "test_peak.py"],
     "rooms.py": ["test_rooms.py"],
