@@ -53,15 +53,22 @@ TESTS = {
     "bots.py": ["test_bots.py", "test_checks.py"],
     "chart.py": ["test_admin.py"],
     "checks.py": ["test_checks.py"],
-    "client_ip.py": ["test_middleware.py", "test_guests.py"],
+    "client_ip.py": ["test_client_ip.py", "test_middleware.py", "test_guests.py"],
     "conf.py": ["test_conf.py"],
+    "consumers.py": ["test_consumers.py"],
     "connection.py": ["test_connection.py"],
     "counting.py": ["test_counting.py"],
     "failsafe.py": ["test_failsafe.py"],
     "guests.py": ["test_guests.py", "test_presence.py"],
+    "hub.py": ["test_consumers.py"],
     "jinja2.py": ["test_jinja2.py"],
     "members.py": ["test_members.py", "test_hidden.py", "test_long_lists.py"],
-    "middleware.py": ["test_middleware.py", "test_http_caching.py"],
+    "middleware.py": [
+        "test_middleware.py",
+        "test_http_caching.py",
+        "test_not_visits.py",
+        "test_cookie.py",
+    ],
     "models.py": ["test_app.py", "test_admin.py"],
     "presence.py": [
         "test_presence.py",
@@ -74,6 +81,7 @@ TESTS = {
         "test_guests.py",
     ],
     "rooms.py": ["test_rooms.py"],
+    "routing.py": ["test_consumers.py"],
     "scripts.py": [
         "test_scripts.py",
         "test_presence.py",
@@ -88,7 +96,7 @@ TESTS = {
     "templatetags/whos_online.py": ["test_templatetag.py", "test_live.py", "test_status.py"],
     "urls.py": ["test_live.py"],
     "views.py": ["test_live.py"],
-    "visits.py": ["test_middleware.py", "test_bots.py"],
+    "visits.py": ["test_middleware.py", "test_not_visits.py", "test_bots.py"],
     "management/commands/whos_online_prune.py": ["test_command.py", "test_flood.py"],
 }
 # Pins behaviour across modules, so it runs for every mutant.

@@ -102,3 +102,18 @@ def test_only_the_first_512_characters_of_a_user_agent_are_matched(
     # "bingbot" ends at character 512, or at 513 where the cut leaves "bingbo"
     BrowserClient().get("/", headers={"User-Agent": "x" * padding + "bingbot"})
     assert presence.guest_count() == int(counted)
+
+
+def test_the_filter_is_asked_once_per_request_even_when_the_page_shows_the_block(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    asked: list[str] = []
+
+    def every_agent_is_a_bot(request: HttpRequest) -> bool:
+        asked.append(request.path)
+        return True
+
+    settings.WHOS_ONLINE_IS_BOT = every_agent_is_a_bot
+    response = BrowserClient().get("/block/", REMOTE_ADDR="203.0.113.7")
+    assert "0 users online" in response.content.decode()
+    assert asked == ["/block/"]

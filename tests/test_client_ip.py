@@ -37,6 +37,11 @@ CASES = [
     ({}, {"REMOTE_ADDR": ""}, None),
     ({}, {"REMOTE_ADDR": "203.0.113.7:99999"}, None),
     ({}, {"REMOTE_ADDR": "[2001:db8::7"}, None),
+    ({}, {"REMOTE_ADDR": "203.0.113.7:65535"}, "203.0.113.7"),
+    ({}, {"REMOTE_ADDR": "203.0.113.7:65536"}, None),
+    ({}, {"REMOTE_ADDR": "203.0.113.7:000080"}, None),  # no port has six digits
+    ({}, {"REMOTE_ADDR": "[2001:db8::7]:99999"}, None),
+    ({}, {"REMOTE_ADDR": "[2001:db8::7]x443"}, None),
     # One proxy that adds ports, as some cloud load balancers write the header.
     ({"P": 1}, {"HTTP_X_FORWARDED_FOR": "198.51.100.3:51234"}, "198.51.100.3"),
     ({"P": 1}, {"HTTP_X_FORWARDED_FOR": "[2001:db8::3]:443"}, "2001:db8::3"),
@@ -122,7 +127,7 @@ def test_the_guest_is_the_address_the_site_trusts(
         assert "online" in response.cookies
 
 
-@pytest.mark.parametrize("setup, meta, expected", CASES[8:16])
+@pytest.mark.parametrize("setup, meta, expected", CASES[13:21])
 def test_the_async_handler_agrees(
     redis_db: redis.Redis,
     settings: Any,

@@ -8,6 +8,7 @@ holds. Messages are awaited with a deadline, never a fixed sleep.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
@@ -17,12 +18,15 @@ import pytest
 import redis
 import time_machine
 from asgiref.sync import async_to_sync
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
+from django.urls import path
 
 from tests.conftest import NOW, RoundTrips, names
 from whos_online import hub, presence
+from whos_online.consumers import PresenceMixin
 from whos_online.routing import websocket_urlpatterns
 
 pytestmark = pytest.mark.django_db
@@ -327,3 +331,254 @@ def test_the_merge_holds_with_approximate_counting_and_the_day_total(
     online = presence.summary(None, None, include_hidden=True)
     assert [(m.name, m.status) for m in online.members] == [("alice", "idle")]
     assert (online.user_count, online.guest_count, online.day_total) == (1, 1, 2)
+
+
+class Page:
+    """A subscriber (a page with the live block open) that keeps what it is sent."""
+
+    def __init__(self, broken: bool = False) -> None:
+        self.messages: list[dict[str, Any]] = []
+        self.broken = broken
+        self.sent = asyncio.Event()
+
+    async def presence_message(self, text: str) -> None:
+        if self.broken:
+            raise ConnectionError("the socket closed as we sent")
+        self.messages.append(json.loads(text))
+        self.sent.set()
+
+    def counts(self) -> list[dict[str, Any]]:
+        """The messages without their cards and html."""
+        drop = {"joins", "leaves", "html"}
+        return [{k: v for k, v in m.items() if k not in drop} for m in self.messages]
+
+
+class DrivenHub(hub.Hub):
+    """A hub whose ticks the test runs itself, one at a time (no ticker task)."""
+
+    def _start(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("elapsed", "beats"),
+    [(0, 0), (19.5, 0), (20, 1), (-1, 1)],
+    ids=["just-beat", "not-yet-due", "due", "clock-went-back"],
+)
+def test_the_ticker_beats_once_a_heartbeat_and_at_once_when_the_clock_went_back(
+    redis_db: redis.Redis, round_trips: RoundTrips, settings: Any, elapsed: float, beats: int
+) -> None:
+    settings.WHOS_ONLINE_HEARTBEAT = 20
+    with time_machine.travel(NOW, tick=False) as traveller:
+        ticker = DrivenHub()  # as if it had just beaten
+        ticker.track(presence.Connection("1", "tab"))
+        traveller.shift(elapsed)
+        round_trips.clear()
+        run(ticker.tick)
+        assert round_trips.commands == [["EVALSHA"]] * beats
+        run(ticker.tick)  # the same second again: nothing more is due
+        assert round_trips.commands == [["EVALSHA"]] * beats
+
+
+def test_after_an_outage_the_ticker_records_at_most_100_skipped_connects_a_tick(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    recorded: list[str] = []
+    monkeypatch.setattr(presence, "connect", lambda user, c: recorded.append(c.id) or c)
+    ticker = DrivenHub()
+    connections = [presence.Connection(str(n), f"tab{n}") for n in range(102)]
+    for connection in connections:
+        ticker.track(connection, unrecorded_user=connection.pk)
+    ticker.untrack(connections[0])  # closed before Redis answered again: never recorded
+    run(ticker.tick)
+    assert recorded == [f"tab{n}" for n in range(1, 101)]
+    run(ticker.tick)
+    assert recorded == [f"tab{n}" for n in range(1, 102)]
+    run(ticker.tick)
+    assert len(recorded) == 101
+
+
+SITE = hub.View(None, staff=False)
+
+
+def test_a_page_gets_the_whole_state_then_what_changed_and_a_quiet_tick_sends_nothing(
+    redis_db: redis.Redis, people: Any, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_LIST_LIMIT = 1
+    alice, bob = people("alice", "bob")
+    ticker, page, closed, late = DrivenHub(), Page(), Page(), Page()
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_user(alice)
+        presence.record_guest("203.0.113.7")
+        for subscriber in (closed, page):
+            ticker.subscribe(SITE, subscriber)
+        ticker.unsubscribe(SITE, closed)  # closed before the first tick
+        run(ticker.tick)
+        run(ticker.tick)  # nothing changed
+        traveller.shift(1)
+        presence.record_user(bob)
+        ticker.subscribe(SITE, late)
+        run(ticker.tick)
+    counts = {"room": None, "hidden": 0, "guests": 1}
+    assert page.counts() == [
+        {"type": "presence_state", **counts, "users": 1, "total": 2, "more": 0},
+        {"type": "presence_diff", **counts, "users": 2, "total": 3, "more": 1},
+    ]
+    assert late.counts() == [
+        {"type": "presence_state", **counts, "users": 2, "total": 3, "more": 1}
+    ]
+    assert list(page.messages[0]["joins"]) == [str(alice.pk)] and page.messages[0]["leaves"] == {}
+    assert list(page.messages[1]["joins"]) == [str(bob.pk)]  # the most recent is listed
+    assert list(page.messages[1]["leaves"]) == [str(alice.pk)]
+    assert late.messages[0]["joins"] == page.messages[1]["joins"]
+    assert closed.messages == []
+
+
+OVERRIDES = {
+    "whos_online/whos_online.html": "site {{ room }} {{ window_minutes }} {{ members_html }}",
+    "whos_online/room.html": "room {{ room }} {{ window_minutes }} {{ members_html }}",
+}
+
+
+@pytest.mark.parametrize(
+    ("room", "block"),
+    [
+        (None, 'site None 10 <li class="whos-online-member whos-online-online">'),
+        ("thread:1", 'room thread:1 10 <li class="whos-here-member whos-here-online">'),
+    ],
+)
+def test_a_push_renders_the_site_override_of_the_block_with_the_page_context(
+    redis_db: redis.Redis, people: Any, settings: Any, room: str | None, block: str
+) -> None:
+    settings.TEMPLATES = [
+        {
+            "BACKEND": "django.template.backends.django.DjangoTemplates",
+            "OPTIONS": {
+                "loaders": [
+                    ("django.template.loaders.locmem.Loader", OVERRIDES),
+                    "django.template.loaders.app_directories.Loader",
+                ]
+            },
+        }
+    ]
+    (alice,) = people("alice")
+    presence.record_user(alice, room)
+    ticker, page = DrivenHub(), Page()
+    ticker.subscribe(hub.View(room, staff=False), page)
+    run(ticker.tick)
+    assert page.messages[0]["html"] == f"{block}<bdi>alice</bdi></li>"
+
+
+def test_a_page_closing_as_it_is_sent_to_is_logged_at_debug_and_the_others_get_theirs(
+    redis_db: redis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    ticker, gone, page = DrivenHub(), Page(broken=True), Page()
+    for subscriber in (gone, page):
+        ticker.subscribe(SITE, subscriber)
+    with caplog.at_level(logging.DEBUG, logger="whos_online"):
+        run(ticker.tick)
+    assert page.counts()[0]["type"] == "presence_state"
+    assert [(r.levelname, r.name, r.getMessage()) for r in caplog.records] == [
+        ("DEBUG", "whos_online.hub", "whos_online: a push was not delivered")
+    ]
+
+
+def test_the_ticker_reads_every_half_second_while_a_page_listens_then_stops(
+    redis_db: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sleep, pauses = asyncio.sleep, []
+
+    async def pause(delay: float) -> None:  # the ticker's pauses, run at once
+        pauses.append(delay)
+        await sleep(0)
+
+    async def scenario() -> None:
+        ticker, page = hub.Hub(), Page()
+        ticker.subscribe(SITE, page)
+        await asyncio.wait_for(page.sent.wait(), DEADLINE)
+        ticker.unsubscribe(SITE, page)
+        assert ticker.task is not None
+        await asyncio.wait_for(ticker.task, DEADLINE)  # no page listens: no more reads
+
+    monkeypatch.setattr(asyncio, "sleep", pause)
+    run(scenario)
+    assert pauses and set(pauses) == {0.5}
+
+
+def test_a_failed_tick_is_logged_and_the_next_one_sends_what_it_could_not(
+    redis_db: redis.Redis, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    render, failures = hub._render, [RuntimeError("a broken template override")]
+
+    def flaky(*args: Any) -> str:
+        if failures:
+            raise failures.pop()
+        return render(*args)
+
+    monkeypatch.setattr(hub, "_render", flaky)
+
+    async def scenario() -> None:
+        ticker, page = hub.Hub(), Page()
+        ticker.subscribe(SITE, page)
+        await asyncio.wait_for(page.sent.wait(), DEADLINE)
+        ticker.unsubscribe(SITE, page)
+
+    with caplog.at_level(logging.ERROR, logger="whos_online"):
+        run(scenario)
+    [record] = caplog.records
+    assert (record.name, record.getMessage()) == (
+        "whos_online.hub",
+        "whos_online: a push tick failed",
+    )
+    assert record.exc_info is not None and record.exc_info[0] is RuntimeError
+
+
+def test_once_the_last_tab_closes_the_process_neither_beats_nor_reads_for_it(
+    redis_db: redis.Redis, people: Any
+) -> None:
+    (alice,) = people("alice")
+
+    async def scenario() -> None:
+        ticker = hub.get_hub()
+        alice_tab = await tab(alice, "/ws/whos-online/thread:1/")
+        await until(alice_tab, lambda m: m["type"] == "presence_state")
+        await alice_tab.disconnect()
+        assert ticker.task is not None
+        await asyncio.wait_for(ticker.task, DEADLINE)  # the ticker stopped: nothing to serve
+
+    run(scenario)
+
+
+class ChatConsumer(PresenceMixin, AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+    """A site's own consumer: presence from the mixin alone, no live block."""
+
+    async def connect(self) -> None:
+        await self.accept()
+
+
+chat = URLRouter([path("ws/chat/<room>/", ChatConsumer.as_asgi())])
+
+
+def test_a_site_consumer_with_the_mixin_keeps_its_member_online_in_the_route_room(
+    redis_db: redis.Redis, people: Any, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_HEARTBEAT = 20
+    settings.WHOS_ONLINE_HEARTBEAT_TIMEOUT = 45
+    (alice,) = people("alice")
+
+    async def scenario() -> None:
+        with time_machine.travel(NOW, tick=False) as traveller:
+            communicator = WebsocketCommunicator(chat, "/ws/chat/lobby/")
+            communicator.scope["user"] = alice
+            assert (await communicator.connect(timeout=DEADLINE))[0]
+            await eventually(lambda: listed("lobby") == {"alice": "online"})
+            for step in range(1, 4):  # 3 x 30 s: past the timeout, beaten for each time
+                traveller.shift(30)
+                due = NOW.timestamp() + 30 * step
+                live = presence.conf.socket_keys("lobby").live
+                await eventually(lambda: (redis_db.zscore(live, str(alice.pk)) or 0) >= due)
+            assert listed("lobby") == {"alice": "online"} and listed() == {"alice": "online"}
+            await communicator.disconnect()
+            assert listed("lobby") == {"alice": "idle"}
+
+    run(scenario)

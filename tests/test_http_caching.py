@@ -95,3 +95,14 @@ def test_streaming_and_file_responses_pass_through_untouched(
     assert b"".join(response.streaming_content) == PAYLOAD
     assert "online" in response.cookies
     assert presence.guest_count() == 1
+
+
+def test_a_site_counting_no_guests_leaves_their_pages_cookie_free_and_shared(
+    page_cache: str, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_TRACK_GUESTS = False
+    first = BrowserClient().get("/counter/", REMOTE_ADDR="203.0.113.1")
+    assert "online" not in first.cookies and "private" not in first.get("Cache-Control", "")
+    second = BrowserClient().get("/counter/", REMOTE_ADDR="203.0.113.2")
+    assert second.content == first.content  # one rendering, served to every guest
+    assert presence.guest_count() == 0

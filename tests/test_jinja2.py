@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 import redis
 import time_machine
-from django.contrib.auth.models import User
+from django.contrib.auth.models import AnonymousUser, User
+from django.template import engines
+from django.test import RequestFactory
 
 from tests.conftest import NOW, BrowserClient
 
@@ -88,3 +90,16 @@ def test_redis_down_renders_the_unavailable_blocks(dead_redis: None) -> None:
     assert "Who's online is unavailable right now." in html
     assert "Who is here is unavailable right now." in html
     assert '<li class="dot-offline">alice</li>' in html
+
+
+def test_the_jinja_blocks_are_live_only_when_asked(redis_db: redis.Redis, settings: Any) -> None:
+    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
+    request = RequestFactory().get("/")
+    request.user = AnonymousUser()
+    jinja = engines["jinja2"]
+    static = jinja.from_string("{{ whos_online() }}{{ whos_here('lobby') }}")
+    assert "data-whos-online" not in static.render(request=request)
+    live = jinja.from_string("{{ whos_online(live=30) }}{{ whos_here('lobby', live=True) }}")
+    page = live.render(request=request)
+    assert 'data-whos-online-refresh="30" data-whos-online-ws="/ws/whos-online/"' in page
+    assert 'data-whos-online-ws="/ws/whos-online/lobby/"' in page

@@ -151,3 +151,16 @@ def test_a_live_room_block_subscribes_to_its_room_only_over_the_websocket(
     html = template.render({})
     assert 'data-whos-online-ws="/ws/whos-online/thread%3A4%2F2/"' in html
     assert '<script src="/static/whos_online/live.js" defer></script>' in html
+
+
+def test_polls_answered_from_the_block_cache_get_the_same_body_and_etag(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_BLOCK_CACHE = 60
+    member("alice").get("/")
+    first = BrowserClient().get("/whos-online/", headers=POLL)
+    second = BrowserClient().get("/whos-online/", headers=POLL)
+    assert second.content == first.content and second["ETag"] == first["ETag"]
+    assert [m["name"] for m in json.loads(second.content)["members"]] == ["alice"]
+    again = BrowserClient().get("/whos-online/", headers={**POLL, "If-None-Match": first["ETag"]})
+    assert again.status_code == 304

@@ -273,6 +273,22 @@ def test_async_client_records_and_then_throttles_without_a_thread_hop(
     assert len(hops) == 1  # the throttled path stays on the event loop
 
 
+def test_an_async_view_showing_its_room_records_the_guest_there_on_the_event_loop(
+    redis_db: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hops: list[Any] = []
+
+    def counting_sync_to_async(func: Any) -> Any:
+        hops.append(func)
+        return sync_to_async(func)
+
+    monkeypatch.setattr(visits, "sync_to_async", counting_sync_to_async)
+    response = async_get(BrowserAsyncClient(), "/lobby/", REMOTE_ADDR="203.0.113.7")
+    assert "1 here now" in response.content.decode()  # the block's record, before it read
+    assert presence.guest_count(room="lobby") == 1 and presence.guest_count() == 1
+    assert len(hops) == 1  # the site's record alone runs in a thread
+
+
 def test_async_client_records_members(redis_db: redis.Redis, alice: User, round_trips: Any) -> None:
     client = BrowserAsyncClient()
     client.force_login(alice)
@@ -292,3 +308,44 @@ def test_renamed_cookies_are_seen_at_once(
     client.force_login(alice)  # a new identity, in the session cookie's new name
     assert "here" in client.get("/").cookies
     assert [m.name for m in presence.online_users()] == ["alice"]
+
+
+def test_a_head_request_is_a_visit_the_default_bot_filter_drops_for_guests(
+    redis_db: redis.Redis, settings: Any, alice: User
+) -> None:
+    member = BrowserClient()
+    member.force_login(alice)
+    presence.forget_user(alice)  # recorded again below by the HEAD alone
+    assert "online" in member.head("/").cookies
+    assert names(presence.online_users()) == ["alice"]
+    assert presence.guest_count() == 0
+    BrowserClient().head("/", REMOTE_ADDR="203.0.113.7")
+    assert presence.guest_count() == 0  # bots.is_bot: a HEAD is no person at a screen
+    settings.WHOS_ONLINE_IS_BOT = None
+    BrowserClient().head("/", REMOTE_ADDR="203.0.113.7")
+    assert presence.guest_count() == 1
+
+
+@pytest.mark.parametrize("track", [True, False], ids=["tracked", "untracked"])
+def test_the_page_a_member_is_on_is_kept_only_when_the_site_tracks_pages(
+    redis_db: redis.Redis, settings: Any, alice: User, people: Any, track: bool
+) -> None:
+    settings.WHOS_ONLINE_TRACK_PAGES = track
+    (boss,) = people("boss", is_staff=True)
+    client = BrowserClient()
+    client.force_login(alice)
+    presence.forget_user(alice)  # recorded again by the page below
+    client.get("/block/")
+    where = {m.name: m.where for m in presence.online_users(viewer=boss)}
+    assert where == {"alice": "/block/" if track else None}
+
+
+def test_an_anonymous_session_without_a_usable_address_gets_no_cookie_so_it_retries(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    client = BrowserClient()
+    client.cookies[settings.SESSION_COOKIE_NAME] = "no-such-session"
+    response = client.get("/", REMOTE_ADDR="junk")
+    assert "online" not in response.cookies and presence.guest_count() == 0
+    assert "online" in client.get("/", REMOTE_ADDR="203.0.113.7").cookies
+    assert presence.guest_count() == 1

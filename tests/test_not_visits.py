@@ -13,11 +13,13 @@ import pytest
 import redis
 from asgiref.sync import async_to_sync
 from django.contrib.auth.models import User
-from django.test import Client
+from django.http import HttpResponse
+from django.test import Client, RequestFactory
 
-from tests.conftest import BrowserAsyncClient, BrowserClient
+from tests.conftest import BROWSER, BrowserAsyncClient, BrowserClient
 from tests.test_middleware import async_get
 from whos_online import presence
+from whos_online.middleware import WhosOnlineMiddleware
 
 pytestmark = pytest.mark.django_db
 
@@ -188,3 +190,13 @@ def test_the_async_handler_records_after_an_async_view(redis_db: redis.Redis) ->
 
 def test_a_plain_client_without_a_user_agent_is_still_no_guest(redis_db: redis.Redis) -> None:
     nothing_recorded(Client().get("/"))
+
+
+@pytest.mark.parametrize("status, counted", [(199, False), (200, True), (399, True), (400, False)])
+def test_only_a_2xx_or_3xx_response_is_a_visit(
+    redis_db: redis.Redis, status: int, counted: bool
+) -> None:
+    middleware = WhosOnlineMiddleware(lambda request: HttpResponse(status=status))
+    response = middleware(RequestFactory().get("/", HTTP_USER_AGENT=BROWSER))
+    assert presence.guest_count() == int(counted)
+    assert ("online" in response.cookies) is counted

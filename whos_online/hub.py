@@ -138,11 +138,12 @@ class Hub:
         }
         joins, leaves = _diff(feed.members, members)
         changed = joins or leaves or counts != feed.counts
-        fresh, feed.fresh = feed.fresh, set()
-        feed.members, feed.counts = members, counts
-        if not (fresh or changed):
+        if not (feed.fresh or changed):
             return  # a quiet tick costs the one read: nothing is rendered or sent
         html = await asyncio.to_thread(_render, view, online)
+        # Only once rendered: a tick that failed leaves the state and the diff to the next.
+        fresh, feed.fresh = feed.fresh, set()
+        feed.members, feed.counts = members, counts
         sends = []
         if fresh:
             state = _encode("presence_state", members, {}, counts, html)

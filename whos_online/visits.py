@@ -120,8 +120,9 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
 
     False when Redis failed (the next request retries), for bots and prefetches
     (a cookie set on a prefetch would hide the real visit after it), for a
-    guest without a usable address, and for the live block's polls (a tab left
-    open is not a visit).
+    guest without a usable address or on a site that counts no guests (no
+    cookie keeps their pages shareable by caches), and for the live block's
+    polls (a tab left open is not a visit).
     """
     # META, not request.headers: building the headers object costs more than the rest.
     if request.META.get("HTTP_X_WHOS_ONLINE") == "poll":
@@ -131,7 +132,7 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
     if settings.SESSION_COOKIE_NAME in request.COOKIES and request.user.is_authenticated:
         return record_member(request.user, request, room)
     if not conf.track_guests:
-        return True
+        return False
     is_bot = conf.is_bot
     if is_bot is not None and is_bot(request):
         return False
