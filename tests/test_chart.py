@@ -170,6 +170,8 @@ def test_gridlines_fall_on_whole_local_times(
     draw: Draw, first: int, end: int, step: int, count: int
 ) -> None:
     svg = draw([Sample(at(first), 1, 0), Sample(at(end), 1, 0)])
+    (peak,) = by_class(svg, "g", "whos-online-peak")  # the first of the busiest, singular
+    assert peak.findtext("text") == f"busiest: 1 online at {hhmm(first)}"
     start = min(first, end - 3600)
     # START is 09:00 local: whole steps of local time count from midnight.
     t = math.ceil((start + 9 * 3600) / step) * step - 9 * 3600
