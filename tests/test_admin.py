@@ -10,12 +10,14 @@ from typing import Any
 import pytest
 import redis
 import time_machine
+from django.contrib import admin
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.utils.timezone import localtime
 
 from tests.conftest import NOW, BrowserClient
 from whos_online import chart, presence
+from whos_online.models import OnlineNow
 
 pytestmark = pytest.mark.django_db
 
@@ -231,3 +233,29 @@ def test_the_page_lists_500_members_and_counts_the_rest(
     assert "501 users online" in text(html)
     assert html.count('<tr class="whos-online-online">') == 500
     assert "and 1 more" in text(html)
+
+
+@pytest.mark.parametrize(
+    "fields, allowed",
+    [
+        ({"is_staff": True}, True),
+        ({}, False),  # a member
+        ({"is_staff": True, "is_active": False}, False),  # a former staff member
+    ],
+)
+def test_only_active_staff_may_view_and_nobody_may_edit(
+    rf: Any, people: Any, fields: dict[str, Any], allowed: bool
+) -> None:
+    """Asked directly, as an admin site that lets more people in than staff would ask."""
+    page = admin.site._registry[OnlineNow]
+    request = rf.get(PAGE)
+    (request.user,) = people("someone", **fields)
+    assert (page.has_module_permission(request), page.has_view_permission(request)) == (
+        allowed,
+        allowed,
+    )
+    assert (
+        page.has_add_permission(request),
+        page.has_change_permission(request),
+        page.has_delete_permission(request),
+    ) == (False, False, False)
