@@ -259,3 +259,6 @@ def test_only_active_staff_may_view_and_nobody_may_edit(
         page.has_change_permission(request),
         page.has_delete_permission(request),
     ) == (False, False, False)
+    if not allowed:  # the page itself answers with the admin's login form
+        response = page.changelist_view(request).render()
+        assert "not authorized to access this page" in text(response.content.decode())
