@@ -208,7 +208,7 @@ def test_proxy_count_and_trusted_proxies_together(settings: Any) -> None:
 
 
 @pytest.mark.parametrize("name", ["WHOS_ONLINE_EXCLUDE_PATHS", "WHOS_ONLINE_EXCLUDE_USER_AGENTS"])
-@pytest.mark.parametrize("value", ["/api/", ["/api/", "(unclosed"], [3]])
+@pytest.mark.parametrize("value", ["/api/", 3, ["/api/", "(unclosed"], [3]])
 def test_exclusions_that_are_not_lists_of_regexes(settings: Any, name: str, value: Any) -> None:
     setattr(settings, name, value)
     assert ids() == ["whos_online.E013"]
