@@ -47,11 +47,11 @@ WORKERS = int(os.environ.get("MUTATE_WORKERS", "2"))  # the machine's cores are 
 
 # Module -> the tests that exercise it most directly (run first: -x stops at the first kill).
 TESTS = {
-    "admin.py": ["test_admin.py"],
+    "admin.py": ["test_admin.py", "test_chart.py"],
     "apps.py": ["test_app.py", "test_checks.py"],
     "blockcache.py": ["test_blockcache.py", "test_templatetag.py"],
     "bots.py": ["test_bots.py", "test_checks.py"],
-    "chart.py": ["test_admin.py"],
+    "chart.py": ["test_chart.py", "test_admin.py"],
     "checks.py": ["test_checks.py"],
     "client_ip.py": ["test_client_ip.py", "test_middleware.py", "test_guests.py"],
     "conf.py": ["test_conf.py"],

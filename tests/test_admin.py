@@ -10,12 +10,14 @@ from typing import Any
 import pytest
 import redis
 import time_machine
+from django.contrib import admin
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.utils.timezone import localtime
 
 from tests.conftest import NOW, BrowserClient
 from whos_online import chart, presence
+from whos_online.models import OnlineNow
 
 pytestmark = pytest.mark.django_db
 
@@ -79,8 +81,11 @@ def test_staff_see_members_hidden_ones_guests_peak_and_the_chart(
         presence.record_guest("203.0.113.1")
         prune()
         html = staff().get(PAGE).content.decode()
-    assert "Online now" in html
+    assert "<h1>Online now</h1>" in html
+    assert "Home</a> &rsaquo; Who&#x27;s online &rsaquo; Online now</div>" in html
     assert "4 users online: 3 members (1 hidden), 1 guest." in text(html)  # boss counts too
+    assert "Active in the last 24 hours: 4 (members: 3, guests: 1)." in text(html)
+    assert len(re.findall(r"<tr><td>\w{3} \d+ \w{3} \d{4}</td>", html)) == 30  # days
     change = f"/admin/auth/user/{shy.pk}/change/"
     assert f'<a href="{change}"><bdi>Shy</bdi></a> <em>(hidden)</em>' in html
     assert "<bdi>alice</bdi>" in html
@@ -125,6 +130,7 @@ def test_the_chart_of_a_day(redis_db: redis.Redis, people: Any) -> None:
     )
     assert f"busiest: 6 online at {at}</text>" in html
     assert html.count("1 member, 1 guest</title>") == 39
+    assert 'aria-label="Members and guests online, 40 samples"' in html
     # Alone now (the others left the window): singular forms.
     assert "1 user online: 1 member, 0 guests." in text(html)
     assert "Most ever online: 6 users on" in text(html) and ".." not in text(html)
@@ -159,7 +165,8 @@ def test_before_two_samples_the_page_says_how_to_get_them(redis_db: redis.Redis)
 def test_the_page_is_listed_in_the_admin_index_for_staff(redis_db: redis.Redis) -> None:
     html = staff().get("/admin/").content.decode()
     assert f'href="{PAGE}"' in html
-    assert "add/" not in html.split(PAGE)[1][:200]  # read-only: no "Add" link
+    row = html.split('<tr class="model-onlinenow">')[1].split("</tr>")[0]
+    assert "add/" not in row and 'class="viewlink"' in row  # read-only: no "Add", no "Change"
 
 
 def test_not_for_members_who_are_not_staff(redis_db: redis.Redis) -> None:
@@ -187,3 +194,71 @@ def test_staff_see_the_page_each_member_was_last_on_when_pages_are_tracked(
     assert "<th>Page</th>" in html and "<code>/block/</code>" in html
     block = client.get("/block/").content.decode()  # alice is no staff
     assert "/block/" not in block.split("<section")[1]
+
+
+@pytest.mark.parametrize(
+    "retention, note",
+    [
+        (None, "Members are kept for 0.17 hours (WHOS_ONLINE_RETENTION)"),  # the window
+        (timedelta(hours=23), "Members are kept for 23 hours (WHOS_ONLINE_RETENTION)"),
+        (timedelta(days=1), None),
+    ],
+)
+def test_the_page_says_when_members_are_not_kept_a_day(
+    redis_db: redis.Redis, settings: Any, retention: Any, note: str | None
+) -> None:
+    settings.WHOS_ONLINE_RETENTION = retention
+    html = text(staff().get(PAGE).content.decode())
+    assert (note in html) if note else "Members are kept" not in html
+
+
+@pytest.mark.parametrize("mode", ["exact", "approximate"])
+def test_the_page_says_when_guests_are_counted_approximately(
+    redis_db: redis.Redis, settings: Any, mode: str
+) -> None:
+    settings.WHOS_ONLINE_GUEST_COUNTING = mode
+    html = staff().get(PAGE).content.decode()
+    assert ("Guests are counted approximately" in html) is (mode == "approximate")
+
+
+def test_the_page_lists_500_members_and_counts_the_rest(
+    redis_db: redis.Redis, django_user_model: Any
+) -> None:
+    users = django_user_model.objects.bulk_create(
+        django_user_model(username=f"member{i}") for i in range(500)
+    )
+    for user in users:
+        presence.record_user(user)
+    html = staff().get(PAGE).content.decode()  # boss is the 501st
+    assert "501 users online" in text(html)
+    assert html.count('<tr class="whos-online-online">') == 500
+    assert "and 1 more" in text(html)
+
+
+@pytest.mark.parametrize(
+    "fields, allowed",
+    [
+        ({"is_staff": True}, True),
+        ({}, False),  # a member
+        ({"is_staff": True, "is_active": False}, False),  # a former staff member
+    ],
+)
+def test_only_active_staff_may_view_and_nobody_may_edit(
+    rf: Any, people: Any, fields: dict[str, Any], allowed: bool
+) -> None:
+    """Asked directly, as an admin site that lets more people in than staff would ask."""
+    page = admin.site._registry[OnlineNow]
+    request = rf.get(PAGE)
+    (request.user,) = people("someone", **fields)
+    assert (page.has_module_permission(request), page.has_view_permission(request)) == (
+        allowed,
+        allowed,
+    )
+    assert (
+        page.has_add_permission(request),
+        page.has_change_permission(request),
+        page.has_delete_permission(request),
+    ) == (False, False, False)
+    if not allowed:  # the page itself answers with the admin's login form
+        response = page.changelist_view(request).render()
+        assert "not authorized to access this page" in text(response.content.decode())

@@ -10,6 +10,9 @@ import pytest
 from django.core.checks import run_checks
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
+from django.db import models
+
+from whos_online import checks
 
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
 SESSION = "django.contrib.sessions.middleware.SessionMiddleware"
@@ -71,6 +74,7 @@ def test_cache_alias_not_django_redis(settings: Any) -> None:
         ("WHOS_ONLINE_KEY_PREFIX", 3),
         ("WHOS_ONLINE_COOKIE_NAME", None),
         ("WHOS_ONLINE_MAX_GUESTS", 0),
+        ("WHOS_ONLINE_MAX_ROOMS", 0),
         ("WHOS_ONLINE_IPV6_PREFIX", 0),
         ("WHOS_ONLINE_IPV6_PREFIX", 129),
         ("WHOS_ONLINE_STORE_RAW_IP", 1),
@@ -101,6 +105,7 @@ def test_good_values_of_every_accepted_type(settings: Any) -> None:
     settings.WHOS_ONLINE_RETENTION = timedelta(days=30)
     settings.WHOS_ONLINE_SLOW_CALL = 0.05
     settings.WHOS_ONLINE_BLOCK_CACHE = 0
+    settings.WHOS_ONLINE_MAX_ROOMS = 1
     assert ids() == []
 
 
@@ -116,6 +121,7 @@ def test_idle_after_not_shorter_than_the_window(settings: Any) -> None:
         ("WHOS_ONLINE_IS_BOT", "whos_online.E006"),
         ("WHOS_ONLINE_IS_HIDDEN", "whos_online.E007"),
         ("WHOS_ONLINE_REDIS_CLIENT", "whos_online.E008"),
+        ("WHOS_ONLINE_MEMBER_CARD", "whos_online.E009"),
     ],
 )
 def test_callable_settings_that_cannot_be_used(
@@ -202,7 +208,7 @@ def test_proxy_count_and_trusted_proxies_together(settings: Any) -> None:
 
 
 @pytest.mark.parametrize("name", ["WHOS_ONLINE_EXCLUDE_PATHS", "WHOS_ONLINE_EXCLUDE_USER_AGENTS"])
-@pytest.mark.parametrize("value", ["/api/", ["/api/", "(unclosed"], [3]])
+@pytest.mark.parametrize("value", ["/api/", 3, ["/api/", "(unclosed"], [3]])
 def test_exclusions_that_are_not_lists_of_regexes(settings: Any, name: str, value: Any) -> None:
     setattr(settings, name, value)
     assert ids() == ["whos_online.E013"]
@@ -211,4 +217,97 @@ def test_exclusions_that_are_not_lists_of_regexes(settings: Any, name: str, valu
 def test_exclusions_of_regexes(settings: Any) -> None:
     settings.WHOS_ONLINE_EXCLUDE_PATHS = ["/api/", r"/healthz$"]
     settings.WHOS_ONLINE_EXCLUDE_USER_AGENTS = ("^our-monitor/",)
+    assert ids() == []
+
+
+@pytest.mark.parametrize(
+    "values, message, hint",
+    [
+        (
+            {"WHOS_ONLINE_TRUSTED_PROXIES": "10.0.0.0/8"},
+            "WHOS_ONLINE_TRUSTED_PROXIES is '10.0.0.0/8'; it must be a list of networks (CIDRs) "
+            "or addresses. Until it is fixed no guest is counted.",
+            'E.g. ["10.0.0.0/8", "2001:db8:ff::/48"]: the addresses your reverse proxies '
+            "connect from.",
+        ),
+        (
+            {"WHOS_ONLINE_PROXY_HEADER": "X-Real-IP"},
+            "WHOS_ONLINE_PROXY_HEADER is 'X-Real-IP'.",
+            "Use one of 'X-Forwarded-For', 'Forwarded': the header your proxies write.",
+        ),
+        (
+            {"WHOS_ONLINE_PROXY_COUNT": 1, "WHOS_ONLINE_TRUSTED_PROXIES": ["10.0.0.0/8"]},
+            "Both WHOS_ONLINE_TRUSTED_PROXIES and WHOS_ONLINE_PROXY_COUNT are set; the list "
+            "wins and the count is ignored.",
+            "Keep one: the list of your proxies' networks is the safer.",
+        ),
+        (
+            {"WHOS_ONLINE_EXCLUDE_PATHS": "/api/"},
+            "WHOS_ONLINE_EXCLUDE_PATHS is not a list; until it is fixed nothing is excluded.",
+            'A list of regular expressions, e.g. [r"/healthz$", "/api/"].',
+        ),
+        (
+            {"WHOS_ONLINE_EXCLUDE_USER_AGENTS": ["bot", "(unclosed"]},
+            "WHOS_ONLINE_EXCLUDE_USER_AGENTS has '(unclosed', which is no regular expression "
+            "(missing ), unterminated subpattern at position 0); until it is fixed nothing is "
+            "excluded.",
+            'A list of regular expressions, e.g. [r"/healthz$", "/api/"].',
+        ),
+        (
+            {"WHOS_ONLINE_SLOW_CALL": 0.5},
+            "WHOS_ONLINE_SLOW_CALL (0.5 s) is not shorter than WHOS_ONLINE_SOCKET_TIMEOUT "
+            "(0.25 s): a slow Redis that answers just inside the timeout never counts as "
+            "failing, so every request waits on it.",
+            "Keep the slow-call budget well under the socket timeout, e.g. 0.1 s for 0.25 s.",
+        ),
+        (
+            {"WHOS_ONLINE_MEMBER_CARD": "no.such.card"},
+            "WHOS_ONLINE_MEMBER_CARD is 'no.such.card', which cannot be imported (No module "
+            "named 'no').",
+            "Set it to a callable (or its dotted path), or to None.",
+        ),
+    ],
+)
+def test_messages_say_what_is_wrong_and_how_to_fix_it(
+    settings: Any, values: dict[str, Any], message: str, hint: str
+) -> None:
+    for name, value in values.items():
+        setattr(settings, name, value)
+    [found] = [m for m in run_checks() if m.id and m.id.startswith("whos_online.")]
+    assert (found.msg, found.hint) == (message, hint)
+
+
+def user_model(login: str, field: models.Field[Any, Any]) -> type:
+    """A user model logging in by ``login``, a field of the given kind."""
+    meta = type("Meta", (), {"get_field": staticmethod(lambda name: field)})
+    return type("Account", (), {"USERNAME_FIELD": login, "_meta": meta})
+
+
+@pytest.mark.parametrize(
+    "login, field, warned",
+    [
+        ("username", models.CharField(), False),
+        ("email", models.EmailField(), True),
+        ("login", models.EmailField(), True),  # an address, whatever its name
+        ("email_address", models.CharField(), True),  # named as one
+    ],
+)
+def test_email_login_sites_are_told_how_members_are_named(
+    settings: Any, monkeypatch: pytest.MonkeyPatch, login: str, field: Any, warned: bool
+) -> None:
+    monkeypatch.setattr(checks, "get_user_model", lambda: user_model(login, field))
+    messages = [m for m in run_checks() if m.id and m.id.startswith("whos_online.")]
+    if not warned:
+        assert messages == []
+        return
+    [found] = messages
+    assert (found.id, found.msg, found.hint) == (
+        "whos_online.W007",
+        "Account logs in by email address and WHOS_ONLINE_MEMBER_CARD is not set: the block "
+        'shows members by full or short name, and as "Member #<pk>" when those are empty or '
+        "email addresses.",
+        "Set WHOS_ONLINE_MEMBER_CARD to a callable returning the display name "
+        '(e.g. {"name": user.profile.nickname}); see the README.',
+    )
+    settings.WHOS_ONLINE_MEMBER_CARD = "whos_online.members.default_card"  # set, even as default
     assert ids() == []

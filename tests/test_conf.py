@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from datetime import timedelta
 from typing import Any
 
+import pytest
+from django.conf import settings as django_settings
 from django.test import override_settings
 
-from whos_online.conf import conf
+from tests.test_connection import fakeredis_client
+from tests.test_hidden import wants_privacy
+from whos_online import bots, members
+from whos_online.conf import conf, room_name
 
 
 def test_defaults() -> None:
@@ -29,3 +36,178 @@ def test_the_settings_fixture_is_seen(settings: Any) -> None:
     assert conf.users_key == "{site}:users"
     del settings.WHOS_ONLINE_KEY_PREFIX
     assert conf.users_key == "whos_online:users"
+
+
+DEFAULTS = [
+    ("cache_alias", "default"),
+    ("key_prefix", "whos_online"),
+    ("max_age", 600.0),
+    ("cookie_name", "online"),
+    ("cookie_age", 300),
+    ("track_guests", True),
+    ("list_limit", 100),
+    ("proxy_count", 0),
+    ("trusted_proxies", ()),
+    ("proxy_header", "X-Forwarded-For"),
+    ("exclude_paths", None),
+    ("exclude_user_agents", None),
+    ("backoff", 30.0),
+    ("socket_timeout", 0.25),
+    ("slow_call", 0.1),
+    ("block_cache", 1.0),
+    ("max_guests", 100_000),
+    ("max_rooms", 10_000),
+    ("ipv6_prefix", 64),
+    ("store_raw_ip", False),
+    ("idle_after", 300.0),
+    ("retention", 600.0),  # the window
+    ("window_minutes", 10),
+    ("redis_client", None),
+    ("track_pages", False),
+    ("guest_counting", "exact"),
+    ("show_day_total", False),
+    ("heartbeat", 25.0),
+    ("heartbeat_timeout", 60.0),
+    ("websocket_url", None),
+    ("history_key", "whos_online:history"),
+    ("rooms_key", "whos_online:rooms"),
+]
+
+
+@pytest.fixture
+def unset(settings: Any) -> None:
+    """No WHOS_ONLINE_* setting at all, as on a site that sets none."""
+    for name in [name for name in dir(django_settings) if name.startswith("WHOS_ONLINE_")]:
+        delattr(settings, name)
+
+
+@pytest.mark.parametrize("name, default", DEFAULTS)
+def test_the_documented_defaults(unset: None, name: str, default: Any) -> None:
+    value = getattr(conf, name)
+    assert value == default and type(value) is type(default)
+
+
+def test_the_default_callables(unset: None, people: Any) -> None:
+    (alice,) = people("alice")
+    assert conf.is_bot is bots.is_bot
+    assert conf.member_card is members.default_card
+    assert conf.is_hidden(alice) is False  # nobody is hidden
+
+
+@pytest.mark.parametrize(
+    "setting, value, name, seen",
+    [
+        ("WHOS_ONLINE_CACHE_ALIAS", "presence", "cache_alias", "presence"),
+        ("WHOS_ONLINE_COOKIE_AGE", 60, "cookie_age", 60),
+        ("WHOS_ONLINE_TRACK_GUESTS", False, "track_guests", False),
+        ("WHOS_ONLINE_LIST_LIMIT", 7, "list_limit", 7),
+        ("WHOS_ONLINE_PROXY_COUNT", 2, "proxy_count", 2),
+        ("WHOS_ONLINE_PROXY_HEADER", "Forwarded", "proxy_header", "Forwarded"),
+        ("WHOS_ONLINE_BACKOFF", 5, "backoff", 5.0),
+        ("WHOS_ONLINE_SOCKET_TIMEOUT", 1, "socket_timeout", 1.0),
+        ("WHOS_ONLINE_SLOW_CALL", 0.5, "slow_call", 0.5),
+        ("WHOS_ONLINE_BLOCK_CACHE", 0, "block_cache", 0.0),
+        ("WHOS_ONLINE_MAX_GUESTS", 5, "max_guests", 5),
+        ("WHOS_ONLINE_MAX_ROOMS", 3, "max_rooms", 3),
+        ("WHOS_ONLINE_IPV6_PREFIX", 48, "ipv6_prefix", 48),
+        ("WHOS_ONLINE_STORE_RAW_IP", True, "store_raw_ip", True),
+        ("WHOS_ONLINE_IDLE_AFTER", timedelta(minutes=2), "idle_after", 120.0),
+        ("WHOS_ONLINE_TRACK_PAGES", True, "track_pages", True),
+        ("WHOS_ONLINE_GUEST_COUNTING", "approximate", "guest_counting", "approximate"),
+        ("WHOS_ONLINE_SHOW_DAY_TOTAL", True, "show_day_total", True),
+        ("WHOS_ONLINE_HEARTBEAT", timedelta(seconds=10), "heartbeat", 10.0),
+        ("WHOS_ONLINE_HEARTBEAT_TIMEOUT", 30, "heartbeat_timeout", 30.0),
+        ("WHOS_ONLINE_WEBSOCKET_URL", "/ws/online/", "websocket_url", "/ws/online/"),
+        ("WHOS_ONLINE_REDIS_CLIENT", "tests.test_connection.fakeredis_client", "redis_client",
+         fakeredis_client),
+        ("WHOS_ONLINE_IS_BOT", None, "is_bot", None),
+        ("WHOS_ONLINE_IS_HIDDEN", "tests.test_hidden.wants_privacy", "is_hidden", wants_privacy),
+    ],
+)  # fmt: skip
+def test_each_setting_is_read(
+    settings: Any, setting: str, value: Any, name: str, seen: Any
+) -> None:
+    setattr(settings, setting, value)
+    assert getattr(conf, name) == seen
+
+
+@pytest.mark.parametrize(
+    "retention, max_age, kept",
+    [(None, 600, 600), (60, 600, 600), (timedelta(days=1), 600, 86400), (3600, 7200, 7200)],
+)
+def test_members_are_kept_at_least_the_window(
+    settings: Any, retention: Any, max_age: int, kept: float
+) -> None:
+    settings.WHOS_ONLINE_RETENTION = retention
+    settings.WHOS_ONLINE_MAX_AGE = max_age
+    assert conf.retention == kept
+
+
+@pytest.mark.parametrize("max_age, minutes", [(3600, 60), (90, 2), (20, 1), (1, 1)])
+def test_the_window_in_whole_minutes(settings: Any, max_age: int, minutes: int) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = max_age
+    assert conf.window_minutes == minutes
+
+
+def test_the_redis_keys(settings: Any) -> None:
+    settings.WHOS_ONLINE_KEY_PREFIX = "{site}"
+    assert conf.keys() == ("{site}:users", "{site}:hidden", "{site}:guests", "{site}:peak",
+                           "{site}:cards")  # fmt: skip
+    assert conf.keys(42) == (
+        "{site}:room:42:users",
+        "{site}:room:42:hidden",
+        "{site}:room:42:guests",
+        "{site}:room:42:peak",
+        "{site}:cards",  # one card per member, whichever room
+    )
+    assert conf.socket_keys() == ("{site}:live", "{site}:left")
+    assert conf.socket_keys("lobby") == ("{site}:room:lobby:live", "{site}:room:lobby:left")
+    assert conf.connections_key(None, "7") == "{site}:conns:7"
+    assert conf.connections_key("lobby", "7") == "{site}:room:lobby:conns:7"
+    assert (conf.users_key, conf.guests_key) == ("{site}:users", "{site}:guests")
+    assert (conf.rooms_key, conf.history_key) == ("{site}:rooms", "{site}:history")
+    with pytest.raises(ValueError, match="A room needs a name."):
+        conf.keys("")
+
+
+def test_room_names() -> None:
+    assert room_name("") is None
+    assert room_name(12) == "12"
+    assert room_name("caf\udce9") == "caf\ufffd\ufffd\ufffd"  # a lone surrogate cannot go to Redis
+    assert room_name("r" * 200) == "r" * 200
+    long = room_name("r" * 201)
+    assert long and len(long) == 200 and re.fullmatch("r{175}~[0-9a-f]{24}", long)
+    assert long != room_name("r" * 202)
+    odd = room_name("\udce9" * 300)
+    assert odd and re.fullmatch("\ufffd{525}~[0-9a-f]{24}", odd)
+
+
+def test_trusted_proxies(settings: Any) -> None:
+    settings.WHOS_ONLINE_TRUSTED_PROXIES = ["10.1.2.3/8", "2001:db8::1"]
+    assert conf.trusted_proxies == (
+        ipaddress.ip_network("10.0.0.0/8"),  # host bits allowed
+        ipaddress.ip_network("2001:db8::1/128"),
+    )
+    for broken in ("10.0.0.0/8", 10, ["proxy.internal"]):
+        settings.WHOS_ONLINE_TRUSTED_PROXIES = broken
+        assert conf.trusted_proxies is None
+
+
+def test_exclusions_are_one_regex(settings: Any) -> None:
+    settings.WHOS_ONLINE_EXCLUDE_PATHS = ["/api/", r"/health\w*$"]
+    settings.WHOS_ONLINE_EXCLUDE_USER_AGENTS = ("monitor",)
+    paths, agents = conf.exclude_paths, conf.exclude_user_agents
+    assert paths and agents
+    assert paths.match("/api/users") and paths.match("/healthz")
+    assert not paths.match("/API/") and not paths.match("/x/api/") and not paths.match("/")
+    assert agents.search("Our-Monitor/1.0") and not agents.search("Mozilla/5.0")
+    for broken in ("/api/", 3, ["(unclosed"], []):
+        settings.WHOS_ONLINE_EXCLUDE_PATHS = broken
+        assert conf.exclude_paths is None
+
+
+def test_the_settings_source_changes_with_the_settings() -> None:
+    before = conf.settings_source()
+    with override_settings(WHOS_ONLINE_COOKIE_NAME="here"):
+        assert conf.settings_source() is not before
+    assert conf.settings_source() is before

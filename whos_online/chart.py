@@ -146,12 +146,13 @@ def _value_scale(highest: int) -> tuple[int, int]:
     """(step, top): 1, 2 or 5 times a power of ten, with headroom above the highest
     value so a line at the maximum is never drawn on the chart's top edge."""
     wanted = max(highest * 1.1, 4)
-    for magnitude in (10**k for k in range(0, 12)):
+    magnitude = 1
+    while True:
         for base in (1, 2, 5):
             step = base * magnitude
             if math.ceil(wanted / step) <= 6:
                 return step, math.ceil(wanted / step) * step
-    raise ValueError(f"{highest} is beyond the chart's scale")  # 10^12 people online
+        magnitude *= 10
 
 
 def _time_ticks(start: datetime, end: datetime) -> list[tuple[datetime, str]]:
@@ -170,7 +171,7 @@ def _time_ticks(start: datetime, end: datetime) -> list[tuple[datetime, str]]:
     while at <= end:
         moments.append(at)
         at += timedelta(seconds=step)
-    every = math.ceil(len(moments) / MAX_TIME_LABELS) or 1
+    every = math.ceil(len(moments) / MAX_TIME_LABELS)
     return [(at, clock(at) if i % every == 0 else "") for i, at in enumerate(moments)]
 
 
