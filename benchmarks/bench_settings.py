@@ -54,9 +54,11 @@ TEMPLATES = [
     }
 ]
 WHOS_ONLINE_KEY_PREFIX = PREFIX
-# An hour, so the populations stay online however long the run takes; no cost
-# measured here depends on the window's length.
-WHOS_ONLINE_MAX_AGE = 3600
+# Two hours, so the populations stay online however long the run takes, and an hour
+# for the "online" cookies the throttled cases send (with the default 300 s they
+# expired mid-run, and those cases recorded); no cost measured here depends on either.
+WHOS_ONLINE_MAX_AGE = 7200
+WHOS_ONLINE_COOKIE_AGE = 3600
 # The shared machine's Redis sometimes stalls for a few hundred ms: longer than the
 # default 0.25 s, so whos_online does not fail open (and the run is not refused) then.
 WHOS_ONLINE_SOCKET_TIMEOUT = 5

@@ -4,9 +4,11 @@ The views do nothing, so a request's cost is the handler and middleware alone.
 WSGI requests go to a sync view and ASGI requests to an async one, so neither
 interface pays a thread hop for the view itself. Requests call Django's
 ``WSGIHandler`` / ``ASGIHandler`` directly: no server, no sockets but Redis's.
-Every request carries a browser User-Agent (whos_online does not record bots)
-and comes from one of ``GUEST_POOL``'s addresses, which every population holds,
-so recording updates a guest and the population stays the same.
+Every request carries a browser User-Agent (whos_online does not record bots).
+A request without cookies comes from one of ``GUEST_POOL``'s addresses, which
+every population holds, so recording updates a guest and the population stays
+the same; one with cookies from the first of them, the address a guest's
+"online" cookie was issued to (it is bound to that address).
 """
 
 from __future__ import annotations
@@ -144,7 +146,7 @@ class Wsgi:
         if cookies:
             headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies.items())
         environ = RequestFactory().get(path, headers=headers).environ
-        self.environs = itertools.cycle([{**environ, "REMOTE_ADDR": ip} for ip in GUEST_POOL])
+        self.environs = itertools.cycle([{**environ, "REMOTE_ADDR": ip} for ip in _pool(cookies)])
 
     def __call__(self, n: int) -> None:
         handler, environs = self.handler, self.environs
@@ -156,6 +158,10 @@ class Wsgi:
         body = b"".join(response)
         response.close()
         return response.status_code, list(response.items()) + _cookies(response), body
+
+
+def _pool(cookies: Mapping[str, str]) -> list[str]:
+    return GUEST_POOL[:1] if cookies else GUEST_POOL
 
 
 def _start_response(status: str, headers: Any, exc_info: Any = None) -> Any:
@@ -188,7 +194,7 @@ class Asgi:
         scope |= {"method": "GET", "scheme": "http", "path": path, "raw_path": path.encode()}
         scope |= {"query_string": b"", "root_path": "", "headers": raw}
         scope |= {"server": ("testserver", 80)}
-        self.scopes = itertools.cycle([{**scope, "client": (ip, 50000)} for ip in GUEST_POOL])
+        self.scopes = itertools.cycle([{**scope, "client": (ip, 50000)} for ip in _pool(cookies)])
 
     def __call__(self, n: int) -> None:
         self.loop.run_until_complete(self._serve(n, _discard))
