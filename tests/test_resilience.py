@@ -303,6 +303,7 @@ def site(
         "REDIS_URL": f"redis://127.0.0.1:{redis_behind_proxy.proxy.port}/0",
         "LOAD_SITE_SOCKET_TIMEOUT": str(SOCKET_TIMEOUT),
         "LOAD_SITE_BACKOFF": str(BACKOFF),
+        "LOAD_SITE_SLOW_CALL": "0.1",  # whos_online's default: slowness opens the breaker
     }
     setup = subprocess.run(
         [sys.executable, "-m", "tests.load_site.setup_db", "0", "unused"],
