@@ -214,3 +214,17 @@ def test_a_guest_behind_a_long_forwarding_header_is_throttled_too(
     assert round_trips.count == 0
     client.get("/", HTTP_X_FORWARDED_FOR=f"{GUEST}, {OTHER_GUEST}")
     assert round_trips.records == 1
+
+
+def test_a_guest_behind_a_forwarded_header_is_throttled_by_it(
+    redis_db: redis.Redis, round_trips: Any, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_PROXY_HEADER = "Forwarded"
+    settings.WHOS_ONLINE_PROXY_COUNT = 1
+    client = BrowserClient()
+    first_cookie(client, HTTP_FORWARDED=f"for={GUEST}")
+    round_trips.clear()
+    client.get("/", HTTP_FORWARDED=f"for={GUEST}")
+    assert round_trips.count == 0
+    client.get("/", HTTP_FORWARDED=f"for={OTHER_GUEST}")  # another guest behind the proxy
+    assert round_trips.records == 1 and presence.guest_count() == 2

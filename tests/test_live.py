@@ -11,6 +11,7 @@ from django.contrib.auth.models import User
 from django.contrib.staticfiles import finders
 from django.core.exceptions import ImproperlyConfigured
 from django.template import engines
+from django.urls import include, path, set_urlconf
 
 from tests.conftest import BrowserClient, names
 from whos_online import presence
@@ -39,6 +40,7 @@ def test_endpoint_gives_counts_members_peak_and_the_block(redis_db: redis.Redis)
     assert data["peak"]["count"] == 2 and data["peak"]["at"].endswith("+00:00")
     assert data["available"] is True and data["window_minutes"] == 10
     assert "<bdi>bob</bdi></li><li" in data["html"]
+    assert "data-whos-online" not in data["html"]  # the page's block already polls
 
 
 def test_only_the_browser_keeps_it_and_revalidates_by_etag(redis_db: redis.Redis) -> None:
@@ -150,6 +152,8 @@ def test_a_live_room_block_subscribes_to_its_room_only_over_the_websocket(
     settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
     html = template.render({})
     assert 'data-whos-online-ws="/ws/whos-online/thread%3A4%2F2/"' in html
+    static = engines["django"].from_string('{% load whos_online %}{% whos_here "thread:4/2" %}')
+    assert "data-whos-online" not in static.render({})  # only when asked
     assert '<script src="/static/whos_online/live.js" defer></script>' in html
 
 
@@ -164,3 +168,33 @@ def test_polls_answered_from_the_block_cache_get_the_same_body_and_etag(
     assert [m["name"] for m in json.loads(second.content)["members"]] == ["alice"]
     again = BrowserClient().get("/whos-online/", headers={**POLL, "If-None-Match": first["ETag"]})
     assert again.status_code == 304
+
+
+def test_a_page_with_a_plain_and_a_live_block_gets_each_as_asked(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_BLOCK_CACHE = 60  # one summary, and its renderings, for all three
+    page = engines["django"].from_string(
+        "{% load whos_online %}{% whos_online %}|{% whos_online live=30 %}|"
+        "{% whos_online live=60 %}|{% whos_online %}"
+    )
+    plain, live, slower, plain_again = page.render({}).split("|")
+    assert 'data-whos-online-refresh="30"' in live and 'data-whos-online-refresh="60"' in slower
+    assert "data-whos-online" not in plain and "data-whos-online" not in plain_again
+
+
+# Another site's URLconf (below): the endpoint where that site put it.
+urlpatterns = [path("elsewhere/", include("whos_online.urls"))]
+
+
+def test_a_live_block_polls_the_endpoint_of_the_requests_urlconf(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_BLOCK_CACHE = 60
+    template = engines["django"].from_string("{% load whos_online %}{% whos_online live=30 %}")
+    assert 'data-whos-online-url="/whos-online/"' in template.render({})
+    set_urlconf(__name__)  # what a request with its own urlconf (per-host sites) gets
+    try:
+        assert 'data-whos-online-url="/elsewhere/"' in template.render({})
+    finally:
+        set_urlconf(None)

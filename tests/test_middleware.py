@@ -8,13 +8,15 @@ from typing import Any
 import pytest
 import redis
 import time_machine
-from asgiref.sync import async_to_sync, sync_to_async
+from asgiref.sync import async_to_sync, iscoroutinefunction, sync_to_async
 from django.contrib.auth.models import User
+from django.http import HttpResponse
 from django.test import AsyncClient, Client
 from django.utils.http import http_date
 
 from tests.conftest import NOW, BrowserAsyncClient, BrowserClient, names
 from whos_online import presence, visits
+from whos_online.middleware import WhosOnlineMiddleware
 
 pytestmark = pytest.mark.django_db
 
@@ -271,6 +273,16 @@ def test_async_client_records_and_then_throttles_without_a_thread_hop(
     second = async_get(client, "/")
     assert round_trips.count == 0 and "online" not in second.cookies
     assert len(hops) == 1  # the throttled path stays on the event loop
+
+
+def test_over_an_async_handler_it_says_it_is_async_as_djangos_docs_ask() -> None:
+    """Other middleware and servers tell an async one by ``iscoroutinefunction``."""
+
+    async def view(request: Any) -> HttpResponse:
+        return HttpResponse()
+
+    assert iscoroutinefunction(WhosOnlineMiddleware(view))
+    assert not iscoroutinefunction(WhosOnlineMiddleware(lambda request: HttpResponse()))
 
 
 def test_an_async_view_showing_its_room_records_the_guest_there_on_the_event_loop(

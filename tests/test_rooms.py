@@ -38,6 +38,7 @@ def test_who_is_reading_each_thread(redis_db: redis.Redis, people: Any) -> None:
     html = bob.get("/thread/1/").content.decode()
     assert "3 here now: 2 members, 1 guest" in html
     assert listed(html) == ["bob", "alice"] and "carol" not in html
+    assert '<li class="whos-here-member whos-here-online"><bdi>bob</bdi></li>' in html
     assert names(presence.online_users(room="thread:2")) == ["carol"]
     # the site-wide list still has everyone who browsed
     assert set(names(presence.online_users())) == {"alice", "bob", "carol"}

@@ -141,16 +141,59 @@ def test_unavailable_state_when_redis_is_down(dead_redis: None) -> None:
     assert "unavailable right now" in response.content.decode()
 
 
+def override(settings: Any, folder: Path, name: str, text: str) -> None:
+    """A site's own ``whos_online/<name>``, found before the app's."""
+    (folder / "whos_online").mkdir(exist_ok=True)
+    (folder / "whos_online" / name).write_text(text)
+    settings.TEMPLATES = [{**settings.TEMPLATES[0], "DIRS": [str(folder)]}]
+
+
 def test_the_template_can_be_overridden(
     redis_db: redis.Redis, settings: Any, tmp_path: Path, people: Any
 ) -> None:
-    (tmp_path / "whos_online").mkdir()
-    (tmp_path / "whos_online" / "whos_online.html").write_text(
+    override(
+        settings,
+        tmp_path,
+        "whos_online.html",
         "{{ online.user_count }} here: {{ online.members|join:', ' }}"
-        "{% for member in online.members %}; {{ member.name }} is {{ member.role }}{% endfor %}"
+        "{% for member in online.members %}; {{ member.name }} is {{ member.role }}{% endfor %}",
     )
-    settings.TEMPLATES = [{**settings.TEMPLATES[0], "DIRS": [str(tmp_path)]}]
     settings.WHOS_ONLINE_MEMBER_CARD = lambda user: {"name": user.username, "role": "moderator"}
     (alice,) = people("alice")
     presence.record_user(alice)
     assert render() == "1 here: alice; alice is moderator"
+
+
+def test_an_override_of_the_room_block_gets_the_room_and_the_window(
+    redis_db: redis.Redis, settings: Any, tmp_path: Path
+) -> None:
+    override(settings, tmp_path, "room.html", "{{ room }}: {{ online.total }} in {{ window_minutes }}")
+    presence.record_guest("203.0.113.7", room="lobby")
+    template = engines["django"].from_string('{% load whos_online %}{% whos_here "lobby" %}')
+    assert template.render({}) == "lobby: 1 in 10"
+
+
+def test_an_override_showing_the_prebuilt_list_shows_nothing_while_redis_is_down(
+    dead_redis: None, settings: Any, tmp_path: Path
+) -> None:
+    override(settings, tmp_path, "whos_online.html", "[{{ members_html }}]")
+    assert render() == "[]"
+
+
+def test_each_name_is_classed_by_its_status_and_role_for_the_sites_css(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_MEMBER_CARD = lambda user: {
+        "name": user.username,
+        "role": "Site Staff" if user.is_staff else "",
+    }
+    alice, bob = people("alice", "bob")
+    bob.is_staff = True
+    presence.record_user(alice)
+    presence.record_user(bob)
+    items = re.findall(r"<li [^>]*>.*?</li>", render())
+    assert items == [
+        '<li class="whos-online-member whos-online-online whos-online-role-site-staff">'
+        "<bdi>bob</bdi></li>",
+        '<li class="whos-online-member whos-online-online"><bdi>alice</bdi></li>',
+    ]
