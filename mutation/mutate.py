@@ -3,6 +3,9 @@
     python3 dev.py mutate [module ...]     e.g. checks.py templatetags/whos_online.py
     python3 dev.py mutate --since REV      only the lines changed since the git revision REV
 
+A run of named modules replaces their rows in ``results.md`` and keeps the
+other modules' rows from the run before, so a fixed module can be run again alone.
+
 Each mutant is one small fault (a comparison or boolean operator swapped, a
 ``not`` dropped, a number moved by one, a flag flipped, a string emptied, a
 return value or a call statement removed, a ``max`` turned into ``min``) put
@@ -400,11 +403,16 @@ def row(cells: list[str]) -> str:
     return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
 
+def table_cells(line: str) -> list[str]:
+    """A markdown table row's cells (a ``\\|`` inside one is not a border)."""
+    return [cell.strip() for cell in re.split(r"(?<!\\)\|", line)[1:-1]]
+
+
 def equivalents() -> dict[Key, str]:
     """EQUIVALENT.md's table rows: | module:line | mutation | code | why |."""
     found = {}
     for line in EQUIVALENT.read_text().splitlines():
-        cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        cells = [cell.replace("\\|", "|") for cell in table_cells(line)]
         if len(cells) == 4 and ":" in cells[0] and cells[3] and not set(cells[3]) <= {"-"}:
             code = cells[2].strip("`")
             found[(cells[0].rsplit(":", 1)[0], code, cells[1].strip("`"))] = cells[3]
@@ -463,6 +471,8 @@ def main(argv: list[str]) -> int:
     if unknown:
         sys.exit(f"mutate.py: no such module in whos_online/: {', '.join(sorted(unknown))}")
     known, importing = equivalents(), importers()
+    # A run of named modules updates their rows; the other modules' stay.
+    kept = earlier_results() if argv and not since else ({}, [])
     used: set[Key] = set()
     results: dict[str, Counter[str]] = {}
     survivors: list[tuple[Mutant, str]] = []
@@ -514,9 +524,13 @@ def main(argv: list[str]) -> int:
             print(f"{module}: {summary(counts)} ({counts['seconds']} s)", flush=True)
             stale = [k for k in known if k[0] in results and k not in used]
             seconds = time.monotonic() - started
-            RESULTS.write_text(report(command, results, survivors, stale, seconds))
+            RESULTS.write_text(report(command, results, survivors, stale, seconds, kept))
     print(f"mutate.py: {RESULTS.relative_to(ROOT)} written")
     return 1 if any(o == "survived" for _, o in survivors) else 0
+
+
+EARLIER = " (earlier run)"
+COLUMNS = ("killed", "survived", "timeout", "equivalent")
 
 
 def score(counts: Counter[str]) -> float:
@@ -525,8 +539,24 @@ def score(counts: Counter[str]) -> float:
 
 
 def summary(counts: Counter[str]) -> str:
-    parts = [f"{counts[k]} {k}" for k in ("killed", "survived", "timeout", "equivalent")]
+    parts = [f"{counts[k]} {k}" for k in COLUMNS]
     return ", ".join(parts) + f": {score(counts):.1f}%"
+
+
+def earlier_results() -> tuple[dict[str, Counter[str]], list[tuple[str, str]]]:
+    """results.md's rows per module, and its survivor rows as (module, row)."""
+    counts: dict[str, Counter[str]] = {}
+    survivors = []
+    for line in RESULTS.read_text().splitlines() if RESULTS.exists() else []:
+        cells = table_cells(line)
+        if len(cells) == 7 and cells[1].isdigit() and cells[0] != "**total**":
+            numbers = map(int, [*cells[1:5], cells[6]])
+            counts[cells[0].removesuffix(EARLIER)] = Counter(
+                dict(zip([*COLUMNS, "seconds"], numbers))
+            )
+        elif len(cells) == 4 and cells[3] in ("survived", "timeout"):
+            survivors.append((cells[0].rsplit(":", 1)[0], line))
+    return counts, survivors
 
 
 def report(
@@ -535,8 +565,10 @@ def report(
     survivors: list[tuple[Mutant, str]],
     stale: list[Key],
     seconds: float,
+    kept: tuple[dict[str, Counter[str]], list[tuple[str, str]]] = ({}, []),
 ) -> str:
-    total: Counter[str] = sum(results.values(), Counter())
+    earlier = {m + EARLIER: c for m, c in kept[0].items() if m not in results}
+    total: Counter[str] = sum([*results.values(), *earlier.values()], Counter())
     lines = [
         "# Mutation testing results",
         "",
@@ -544,17 +576,23 @@ def report(
         " timeouts"
         " as killed and leaves equivalent mutants out.",
         "",
+        *(
+            ["Rows marked (earlier run), and their survivors, are kept from an earlier run.", ""]
+            if earlier
+            else []
+        ),
         "| Module | Killed | Survived | Timeout | Equivalent | Score | Seconds |",
         "|---|---|---|---|---|---|---|",
     ]
-    for module, c in [*results.items(), ("**total**", total)]:
-        cells = [c["killed"], c["survived"], c["timeout"], c["equivalent"]]
+    for module, c in [*results.items(), *earlier.items(), ("**total**", total)]:
+        cells = [c[column] for column in COLUMNS]
         lines.append(row([module, *map(str, cells), f"{score(c):.1f}%", str(c["seconds"])]))
     lines += ["", "## Survivors and timeouts", ""]
     lines += ["Paste a row into EQUIVALENT.md, with the reason, if the mutant changes nothing.", ""]
     lines += ["| Mutant | Mutation | Code | Outcome |", "|---|---|---|---|"]
     for m, outcome in survivors:
         lines.append(row([f"{m.module}:{m.line}", f"`{m.mutation}`", f"`{m.code}`", outcome]))
+    lines += [line for module, line in kept[1] if module not in results]
     if stale:
         lines += ["", "## Entries of EQUIVALENT.md that match no mutant (code changed?)", ""]
         lines += [f"- {module}: `{mutation}` in `{code}`" for module, code, mutation in stale]

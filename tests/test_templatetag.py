@@ -167,7 +167,9 @@ def test_the_template_can_be_overridden(
 def test_an_override_of_the_room_block_gets_the_room_and_the_window(
     redis_db: redis.Redis, settings: Any, tmp_path: Path
 ) -> None:
-    override(settings, tmp_path, "room.html", "{{ room }}: {{ online.total }} in {{ window_minutes }}")
+    override(
+        settings, tmp_path, "room.html", "{{ room }}: {{ online.total }} in {{ window_minutes }}"
+    )
     presence.record_guest("203.0.113.7", room="lobby")
     template = engines["django"].from_string('{% load whos_online %}{% whos_here "lobby" %}')
     assert template.render({}) == "lobby: 1 in 10"
