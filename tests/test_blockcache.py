@@ -45,6 +45,17 @@ def reads(round_trips: RoundTrips) -> int:
     return sum(scripts.SUMMARY.sha.encode() in payload for payload in round_trips.payloads)
 
 
+def gone(*args: Any, **kwargs: Any) -> Any:
+    """``presence.summary`` while Redis refuses connections."""
+    raise redis.ConnectionError("Connection refused.")
+
+
+def summary() -> Summary | None:
+    """The site's block as the cache has it for a visitor; None for "unavailable"."""
+    entry = blockcache.read()
+    return None if entry is None else entry.summary
+
+
 def names(online: Summary | None) -> list[str]:
     assert online is not None
     return [listed.name for listed in online.members]
@@ -98,20 +109,21 @@ def test_staff_visitors_rooms_and_limits_are_kept_apart(
     assert "shy" not in visitor.get("/block/").content.decode()
     assert "<bdi>shy</bdi> (hidden)" in staff.get("/block/").content.decode()
     assert "shy" not in visitor.get("/block/").content.decode()  # not the staff's entry
-    listed = [blockcache.summary(limit) for limit in (1, 2)]  # alice and admin are listable
-    assert [len(online.members) for online in listed if online] == [1, 2]
-    assert blockcache.summary(10, room="lobby") == presence.summary(10, room="lobby")
+    lobby = blockcache.read(room="lobby")
+    assert lobby is not None and lobby.summary == presence.summary(room="lobby")
     round_trips.clear()
     for _ in range(3):  # every one of them is cached now
-        visitor.get("/block/"), staff.get("/block/"), blockcache.summary(1)
-        blockcache.summary(10, room="lobby")
+        visitor.get("/block/"), staff.get("/block/"), blockcache.read(room="lobby")
     assert reads(round_trips) == 0
+    settings.WHOS_ONLINE_LIST_LIMIT = 1  # other settings: another entry
+    assert members(visitor.get("/block/").content.decode()) == ["admin"]  # the latest
+    assert reads(round_trips) == 1
 
 
 def test_a_due_entry_is_refreshed_by_one_request_while_the_others_show_the_last_one(
     redis_db: redis.Redis, traveller: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first = blockcache.read(10)
+    first = blockcache.read()
     assert first is not None and first.read_at == NOW.timestamp()
     traveller.shift(1)
     presence.record_user(User.objects.create_user("alice"))
@@ -127,45 +139,91 @@ def test_a_due_entry_is_refreshed_by_one_request_while_the_others_show_the_last_
 
     monkeypatch.setattr(presence, "summary", slow_summary)
     refreshed: list[Any] = []
-    refresher = threading.Thread(target=lambda: refreshed.append(blockcache.read(10)))
+    refresher = threading.Thread(target=lambda: refreshed.append(blockcache.read()))
     refresher.start()
     assert entered.wait(10)
     for _ in range(10):  # meanwhile: the last summary, at once, and no second read
-        assert blockcache.read(10) == first
+        assert blockcache.read() == first
     release.set()
     refresher.join(10)
     assert len(calls) == 1
     [entry] = refreshed
     assert names(entry.summary) == ["alice"] and entry.read_at == NOW.timestamp() + 1
-    assert blockcache.read(10) == entry
+    assert blockcache.read() == entry
 
 
 def test_when_redis_fails_the_last_block_is_shown_for_a_few_seconds(
     redis_db: redis.Redis, traveller: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     presence.record_user(User.objects.create_user("alice"))
-    assert names(blockcache.summary(10)) == ["alice"]
-
-    def gone(*args: Any, **kwargs: Any) -> Any:
-        raise redis.ConnectionError("Connection refused.")
-
+    assert names(summary()) == ["alice"]
     monkeypatch.setattr(presence, "summary", gone)
-    traveller.shift(blockcache.STALE_IF_ERROR - 0.01)
-    assert names(blockcache.summary(10)) == ["alice"]
-    traveller.shift(0.01)
-    assert blockcache.summary(10) is None  # "unavailable"
+    traveller.shift(9.99)
+    assert names(summary()) == ["alice"]
+    traveller.shift(0.01)  # 10 s after it was read
+    assert summary() is None  # "unavailable"
 
 
-def test_the_cache_is_bounded(redis_db: redis.Redis, traveller: Any) -> None:
-    for n in range(blockcache.MAX_ENTRIES + 10):
-        blockcache.read(10, room=f"room-{n}")
-    rooms = {key[1] for key in blockcache._entries}
-    assert len(rooms) == blockcache.MAX_ENTRIES
-    assert "room-0" not in rooms and f"room-{blockcache.MAX_ENTRIES + 9}" in rooms
+def test_a_clock_that_went_back_makes_the_block_due_and_never_stretches_it(
+    redis_db: redis.Redis, traveller: Any, round_trips: RoundTrips, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    presence.record_user(User.objects.create_user("alice"))
+    assert names(summary()) == ["alice"]
+    round_trips.clear()
+    traveller.shift(-0.5)
+    assert names(summary()) == ["alice"] and reads(round_trips) == 1
+    traveller.shift(-0.5)
+    monkeypatch.setattr(presence, "summary", gone)
+    assert summary() is None  # read "later" than now: not shown as if fresh
+
+
+def test_the_cache_keeps_the_256_blocks_read_last(
+    redis_db: redis.Redis, traveller: Any, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_BLOCK_CACHE = 60
+
+    def kept() -> set[str]:
+        return {key[1] for key in blockcache._entries}
+
+    for n in range(256):
+        blockcache.read(room=f"room-{n}")
+    blockcache.read(room="room-0")  # from the cache, and now the last read
+    blockcache.read(room="room-256")
+    assert len(kept()) == 256 and "room-0" in kept() and "room-1" not in kept()
+    traveller.shift(60)
+    blockcache.read(room="room-2")  # due: read from Redis again, and now the last read
+    blockcache.read(room="room-257")
+    assert len(kept()) == 256 and "room-2" in kept() and "room-3" not in kept()
+
+
+def test_clear_makes_the_next_block_read_redis(
+    redis_db: redis.Redis, traveller: Any, round_trips: RoundTrips
+) -> None:
+    summary()
+    round_trips.clear()
+    summary()
+    blockcache.clear()
+    summary()
+    assert reads(round_trips) == 1
+
+
+def test_a_visitor_back_as_the_window_closes_on_them_is_counted_once(
+    redis_db: redis.Redis, traveller: Any
+) -> None:
+    BrowserClient().get("/", REMOTE_ADDR="203.0.113.7")
+    traveller.shift(600)  # the last moment that visit is in the window
+    BrowserClient().get("/block/", REMOTE_ADDR="198.51.100.1")  # the block is read: two guests
+    traveller.shift(0.5)
+    html = BrowserClient().get("/block/", REMOTE_ADDR="203.0.113.7").content.decode()
+    assert "2 guests" in html
 
 
 def test_zero_reads_redis_for_every_block(
-    redis_db: redis.Redis, settings: Any, round_trips: RoundTrips, traveller: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    round_trips: RoundTrips,
+    traveller: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings.WHOS_ONLINE_BLOCK_CACHE = 0
     alice = member("alice")
@@ -173,6 +231,8 @@ def test_zero_reads_redis_for_every_block(
     for _ in range(5):
         alice.get("/block/")
     assert reads(round_trips) == 5
+    monkeypatch.setattr(presence, "summary", gone)
+    assert "unavailable right now" in alice.get("/block/").content.decode()  # no stale block
 
 
 def test_a_new_visitor_sees_themselves_in_an_older_cached_block(

@@ -2,8 +2,8 @@
 
 Every page with the block would otherwise cost a Redis read, so Redis latency
 would be page latency. Here a process reads each distinct block (the site or a
-room, the staff or the visitors' view, the list limit) at most once per period,
-however busy it is. When an entry is due, one request reads Redis and the others
+room, the staff or the visitors' view) at most once per period, however busy
+it is. When an entry is due, one request reads Redis and the others
 keep showing the entry they have meanwhile, so a slow read holds up one page, not
 all of them. If that read fails or Redis is being skipped, an entry less than
 STALE_IF_ERROR seconds old is still shown, so a blip does not flash "unavailable".
@@ -37,47 +37,28 @@ _refreshing: set[Hashable] = set()
 _lock = threading.Lock()
 
 
-def summary(
-    limit: int | None = None,
-    room: str | None = None,
-    include_hidden: bool = False,
-    viewer: Any = None,
-) -> Summary | None:
-    """``presence.summary`` through the cache and the breaker; None if Redis is unavailable."""
-    entry = read(limit, room, include_hidden, viewer)
-    return None if entry is None else entry.summary
-
-
-def read(
-    limit: int | None = None,
-    room: str | None = None,
-    include_hidden: bool = False,
-    viewer: Any = None,
-) -> Cached | None:
+def read(room: str | None = None, viewer: Any = None) -> Cached | None:
     """The cached summary with its read time (fresh from Redis when due); None if unavailable.
 
-    A staff viewer and ``include_hidden`` read the same (the staff view); any
-    other viewer reads the visitors' view, so one entry serves them all.
+    A staff viewer reads the staff view and any other the visitors' view, so
+    one entry serves all visitors alike.
     """
-    limit = conf.list_limit if limit is None else limit
-    staff_view = include_hidden or presence.is_staff(viewer)
+    staff_view = presence.is_staff(viewer)
     ttl = conf.block_cache
     if ttl <= 0:
-        return _fetch(limit, room, staff_view)
+        return _fetch(room, staff_view)
     now = time.time()
-    key = (conf.settings_source(), room, staff_view, limit)
+    key = (conf.settings_source(), room, staff_view)
     with _lock:
         entry = _entries.get(key)
-        # A clock that went backwards makes the entry due rather than stretching its life.
-        age = -1.0 if entry is None else now - entry.read_at
-        if entry is not None and 0 <= age < ttl:
+        if _younger(entry, now, ttl):
             _entries.move_to_end(key)
             return entry
         if entry is not None and key in _refreshing:
             return entry  # another request is reading Redis for it
         _refreshing.add(key)
     try:
-        fresh = _fetch(limit, room, staff_view)
+        fresh = _fetch(room, staff_view)
     finally:
         with _lock:
             _refreshing.discard(key)
@@ -88,7 +69,16 @@ def read(
             while len(_entries) > MAX_ENTRIES:
                 _entries.popitem(last=False)
         return fresh
-    return entry if entry is not None and 0 <= age < STALE_IF_ERROR else None
+    return entry if _younger(entry, now, STALE_IF_ERROR) else None
+
+
+def _younger(entry: Cached | None, now: float, seconds: float) -> bool:
+    """Whether ``entry`` was read less than ``seconds`` before ``now``.
+
+    Not after ``now``: a clock that went backwards makes the entry due rather
+    than stretching its life.
+    """
+    return entry is not None and 0 <= now - entry.read_at < seconds
 
 
 def for_request(request: Any, room: str | None = None) -> Summary | None:
@@ -97,7 +87,7 @@ def for_request(request: Any, room: str | None = None) -> Summary | None:
     A visitor counts on their own first page even when the cached read is up to
     ``WHOS_ONLINE_BLOCK_CACHE`` seconds older than their visit.
     """
-    entry = read(None, room, False, visits.viewer(request))
+    entry = read(room, visits.viewer(request))
     if entry is None:
         return None
     visit = visits.visit_of(request, room)
@@ -124,9 +114,9 @@ def _with_visitor(online: Summary, visit: presence.Visit) -> Summary:
     return replace(online, members=members, user_count=online.user_count + 1)
 
 
-def _fetch(limit: int, room: str | None, staff_view: bool) -> Cached | None:
+def _fetch(room: str | None, staff_view: bool) -> Cached | None:
     read_at = time.time()
-    found = failsafe.call(presence.summary, limit, room, staff_view)
+    found = failsafe.call(presence.summary, conf.list_limit, room, staff_view)
     return None if found is None else Cached(found, read_at)
 
 
