@@ -106,7 +106,7 @@ TESTS = {
     ],
     "urls.py": ["test_live.py"],
     "views.py": ["test_live.py"],
-    "visits.py": ["test_middleware.py", "test_not_visits.py", "test_bots.py"],
+    "visits.py": ["test_middleware.py", "test_not_visits.py", "test_bots.py", "test_faults.py"],
     "management/commands/whos_online_prune.py": ["test_command.py", "test_flood.py"],
 }
 # Pins behaviour across modules, so it runs for every mutant.
