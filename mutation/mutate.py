@@ -50,6 +50,7 @@ WORKERS = int(os.environ.get("MUTATE_WORKERS", "2"))  # the machine's cores are 
 
 # Module -> the tests that exercise it most directly (run first: -x stops at the first kill).
 TESTS = {
+    "__init__.py": ["test_app.py"],
     "admin.py": ["test_admin.py", "test_chart.py"],
     "apps.py": ["test_app.py", "test_checks.py"],
     "blockcache.py": ["test_blockcache.py", "test_templatetag.py"],

@@ -1,16 +1,23 @@
-"""The app's config and its one model: no table, no migration to make, named in the admin."""
+"""The app's config, its version and its one model: no table, no migration to make, named in the admin."""
 
 from __future__ import annotations
 
+from importlib.metadata import version
 from io import StringIO
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
+import whos_online
 from tests.conftest import BrowserClient
 
 pytestmark = pytest.mark.django_db
+
+
+def test_the_version_is_the_one_pip_installed() -> None:
+    # pyproject.toml reads it from whos_online.__version__ (hatch's dynamic version).
+    assert whos_online.__version__ == version("whos-online")
 
 
 def test_the_model_matches_the_shipped_migration() -> None:
