@@ -139,6 +139,20 @@ def test_a_server_without_the_scripts_is_sent_their_text(redis_db: redis.Redis) 
 
 # TTLs counted down by travelled time: only fakeredis follows time_machine.
 @TRAVELLED_TTLS
+def test_a_visitor_first_seen_as_the_hour_began_is_counted_once_that_hour(
+    redis_db: redis.Redis, people: Any
+) -> None:
+    (alice,) = people("alice")
+    hour = NOW.replace(minute=0, second=0)
+    day = counting.day_key("members", counting.local_date(hour.timestamp()))
+    with time_machine.travel(hour, tick=False) as traveller:
+        presence.record_user(alice)
+        traveller.shift(5)
+        presence.record_user(alice)  # already in this hour's and day's counters: skipped
+        assert redis_db.ttl(day) == counting.DAYS_KEPT * counting.DAY - 5
+
+
+@TRAVELLED_TTLS
 def test_a_record_writes_the_member_their_card_counters_and_ttls(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
@@ -576,17 +590,34 @@ def test_closing_tabs_keeps_a_member_live_at_their_newest_other_tab(
             assert redis_db.zrange(left, 0, -1) == [str(carol.pk).encode(), pk]
 
 
-def test_the_socket_rule_at_its_edges(redis_db: redis.Redis, people: Any) -> None:
-    alice, bob = people("alice", "bob")
+def test_the_socket_rule_at_its_edges(redis_db: redis.Redis, settings: Any, people: Any) -> None:
+    settings.WHOS_ONLINE_IDLE_AFTER = 60  # the heartbeat timeout: both rules turn together
+    alice, bob, carol = people("alice", "bob", "carol")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.connect(alice, Connection(str(alice.pk), "a"))
         closed = Connection(str(bob.pk), "b")
         presence.connect(bob, closed)
         presence.disconnect(closed)  # at once: gone as recently as last seen
+        presence.record_user(carol)  # no socket: the HTTP rule
         traveller.shift(60)  # alice's beat is exactly the timeout old
-        assert statuses() == {"alice": "online", "bob": "idle"}
+        assert statuses() == {"alice": "online", "bob": "idle", "carol": "online"}
         traveller.shift(1)
-        assert statuses() == {"alice": "idle", "bob": "idle"}
+        assert statuses() == {"alice": "idle", "bob": "idle", "carol": "idle"}
+
+
+def test_an_open_socket_shows_when_the_window_is_one_guest_bucket(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    # Approximate counting, a 30 s window inside one minute's bucket: no bucket union is kept.
+    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
+    settings.WHOS_ONLINE_MAX_AGE = 30
+    settings.WHOS_ONLINE_IDLE_AFTER = 10
+    (alice,) = people("alice")
+    minute = NOW.replace(second=0)
+    with time_machine.travel(minute + timedelta(seconds=35), tick=False) as traveller:
+        presence.connect(alice, Connection(str(alice.pk), "a"))
+        traveller.shift(20)  # idle by her last record, online by her open tab
+        assert statuses() == {"alice": "online"}
 
 
 def test_a_lagging_process_never_moves_a_leave_back(redis_db: redis.Redis, people: Any) -> None:
