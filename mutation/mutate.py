@@ -544,8 +544,12 @@ def summary(counts: Counter[str]) -> str:
     return ", ".join(parts) + f": {score(counts):.1f}%"
 
 
-def earlier_results() -> tuple[dict[str, Counter[str]], list[tuple[str, str]]]:
-    """results.md's rows per module, and its survivor rows as (module, row)."""
+# results.md's rows per module, and its survivor rows as (module, row).
+Earlier = tuple[dict[str, Counter[str]], list[tuple[str, str]]]
+
+
+def earlier_results() -> Earlier:
+    """What results.md holds now, for the modules a run of named ones leaves alone."""
     counts: dict[str, Counter[str]] = {}
     survivors = []
     for line in RESULTS.read_text().splitlines() if RESULTS.exists() else []:
@@ -566,7 +570,7 @@ def report(
     survivors: list[tuple[Mutant, str]],
     stale: list[Key],
     seconds: float,
-    kept: tuple[dict[str, Counter[str]], list[tuple[str, str]]] = ({}, []),
+    kept: Earlier = ({}, []),
 ) -> str:
     earlier = {m + EARLIER: c for m, c in kept[0].items() if m not in results}
     total: Counter[str] = sum([*results.values(), *earlier.values()], Counter())

@@ -2,10 +2,9 @@
 
 Every page with the block would otherwise cost a Redis read, so Redis latency
 would be page latency. Here a process reads each distinct block (the site or a
-room, the staff or the visitors' view) at most once per period, however busy
-it is. When an entry is due, one request reads Redis and the others
-keep showing the entry they have meanwhile, so a slow read holds up one page, not
-all of them. If that read fails or Redis is being skipped, an entry less than
+room, the staff or the visitors' view) at most once per period, however busy it
+is. When an entry is due, one request reads Redis and the others keep showing
+the entry they have meanwhile, so a slow read holds up one page, not all of them. If that read fails or Redis is being skipped, an entry less than
 STALE_IF_ERROR seconds old is still shown, so a blip does not flash "unavailable".
 """
 
