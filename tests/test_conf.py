@@ -206,8 +206,10 @@ def test_exclusions_are_one_regex(settings: Any) -> None:
         assert conf.exclude_paths is None
 
 
-def test_the_settings_source_changes_with_the_settings() -> None:
-    before = conf.settings_source()
+def test_values_are_read_again_when_a_setting_changes() -> None:
+    before, name = conf.version, conf.cookie_name
+    assert conf.version is before and conf.cookie_name == name == "online"
     with override_settings(WHOS_ONLINE_COOKIE_NAME="here"):
-        assert conf.settings_source() is not before
-    assert conf.settings_source() is before
+        during = conf.version
+        assert during is not before and conf.cookie_name == "here"
+    assert conf.version is before and conf.cookie_name == "online"

@@ -47,7 +47,7 @@ def read(room: str | None = None, viewer: Any = None) -> Cached | None:
     if ttl <= 0:
         return _fetch(room, staff_view)
     now = time.time()
-    key = (conf.settings_source(), room, staff_view)
+    key = (conf.version, room, staff_view)
     with _lock:
         entry = _entries.get(key)
         if _younger(entry, now, ttl):

@@ -1,8 +1,10 @@
 """Settings with their defaults; ``override_settings`` and the test ``settings`` fixture work.
 
-Values are cached because Django's settings object raises and catches an
-AttributeError for every unset setting, which on the cookie-throttled path cost
-more than the rest of the middleware (see benchmarks/RESULTS.md).
+Each value is read and converted once per settings object: ``override_settings``
+(and pytest-django's ``settings`` fixture, ``del`` included) swaps in another.
+Every read of ``django.conf.settings`` goes through a Python-level
+``__getattribute__``, and an unset setting raises and catches an AttributeError:
+a recording request read about 30 of them.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import ipaddress
 import re
 from datetime import timedelta
 from functools import lru_cache
-from typing import Any, Callable, NamedTuple, Union, cast
+from typing import Any, Callable, Generic, NamedTuple, TypeVar, Union, cast, overload
 
 from django.conf import settings
 from django.http import HttpRequest
@@ -54,24 +56,43 @@ DEFAULTS: dict[str, Any] = {
 }
 GUEST_COUNTING_MODES = ("exact", "approximate")
 
+T = TypeVar("T")
 
-# name -> (the settings object it was read from, value)
-_cache: dict[str, tuple[object, Any]] = {}
+# LazySettings keeps the settings object it wraps in its own __dict__, which is
+# always the same dict: a lookup there tells which settings are current without
+# LazyObject's Python-level __getattribute__.
+_lazy: dict[str, Any] = object.__getattribute__(settings, "__dict__")
 
 
 def _source() -> object:
-    # override_settings (and pytest-django's settings fixture) swap in a new
-    # settings object (LazySettings._wrapped), so a value read from another is stale.
-    wrapped: object = settings._wrapped  # type: ignore[misc]
-    return wrapped
+    return _lazy["_wrapped"]
 
 
 def _get(name: str) -> Any:
-    source = _source()
-    entry = _cache.get(name)
-    if entry is None or entry[0] is not source:
-        entry = _cache[name] = (source, getattr(settings, name, DEFAULTS[name]))
-    return entry[1]
+    return getattr(settings, name, DEFAULTS[name])
+
+
+class cached_setting(Generic[T]):
+    """A ``Settings`` property computed once per settings object (all instances read the same)."""
+
+    def __init__(self, compute: Callable[[Any], T]) -> None:
+        self.compute = compute
+        self.__doc__ = compute.__doc__
+        self.entry: tuple[object, Any] = (None, None)  # (settings object, value)
+
+    @overload
+    def __get__(self, instance: None, owner: type) -> cached_setting[T]: ...
+
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> T: ...
+
+    def __get__(self, instance: Any, owner: type | None = None) -> T | cached_setting[T]:
+        if instance is None:
+            return self
+        source, entry = _source(), self.entry
+        if entry[0] is not source:
+            entry = self.entry = (source, self.compute(instance))
+        return cast(T, entry[1])
 
 
 MAX_ROOM_NAME = 200
@@ -117,11 +138,11 @@ class SocketKeys(NamedTuple):
 class Settings:
     """Typed, lazy view of the ``WHOS_ONLINE_*`` settings."""
 
-    @property
+    @cached_setting
     def cache_alias(self) -> str:
         return str(_get("WHOS_ONLINE_CACHE_ALIAS"))
 
-    @property
+    @cached_setting
     def key_prefix(self) -> str:
         return str(_get("WHOS_ONLINE_KEY_PREFIX"))
 
@@ -130,14 +151,19 @@ class Settings:
 
         The room's name as ``room_name`` makes it; ValueError if it is empty.
         """
-        prefix = self.key_prefix
-        base = self._namespace(room)
+        return self._site_keys if room is None else self._keys(self._namespace(room))
+
+    @cached_setting
+    def _site_keys(self) -> Keys:
+        return self._keys(self.key_prefix)
+
+    def _keys(self, base: str) -> Keys:
         return Keys(
             f"{base}:users",
             f"{base}:hidden",
             f"{base}:guests",
             f"{base}:peak",
-            f"{prefix}:cards",
+            f"{self.key_prefix}:cards",
         )
 
     def socket_keys(self, room: object = None) -> SocketKeys:
@@ -158,65 +184,65 @@ class Settings:
             raise ValueError("A room needs a name.")
         return f"{self.key_prefix}:room:{name}"
 
-    @property
+    @cached_setting
     def users_key(self) -> str:
         return self.keys().users
 
-    @property
+    @cached_setting
     def guests_key(self) -> str:
         return self.keys().guests
 
-    @property
+    @cached_setting
     def rooms_key(self) -> str:
         """Every room with recent visitors, scored by the last one, so prune can find them."""
         return f"{self.key_prefix}:rooms"
 
-    @property
+    @cached_setting
     def history_key(self) -> str:
         return f"{self.key_prefix}:history"
 
-    @property
+    @cached_setting
     def max_age(self) -> float:
         """The online window in seconds (the setting may be a timedelta)."""
         return _seconds(_get("WHOS_ONLINE_MAX_AGE"))
 
-    @property
+    @cached_setting
     def idle_after(self) -> float:
         """Seconds after which a member inside the window shows as idle."""
         return _seconds(_get("WHOS_ONLINE_IDLE_AFTER"))
 
-    @property
+    @cached_setting
     def retention(self) -> float:
         """How long members' last-seen times are kept: at least the window."""
         value = _get("WHOS_ONLINE_RETENTION")
         return self.max_age if value is None else max(_seconds(value), self.max_age)
 
-    @property
+    @cached_setting
     def window_minutes(self) -> int:
         """The window in whole minutes, at least 1, as the block shows it."""
         return round(self.max_age / 60) or 1
 
-    @property
+    @cached_setting
     def cookie_name(self) -> str:
         return str(_get("WHOS_ONLINE_COOKIE_NAME"))
 
-    @property
+    @cached_setting
     def cookie_age(self) -> int:
         return int(_get("WHOS_ONLINE_COOKIE_AGE"))
 
-    @property
+    @cached_setting
     def track_guests(self) -> bool:
         return bool(_get("WHOS_ONLINE_TRACK_GUESTS"))
 
-    @property
+    @cached_setting
     def list_limit(self) -> int:
         return int(_get("WHOS_ONLINE_LIST_LIMIT"))
 
-    @property
+    @cached_setting
     def proxy_count(self) -> int:
         return int(_get("WHOS_ONLINE_PROXY_COUNT"))
 
-    @property
+    @cached_setting
     def trusted_proxies(self) -> tuple[Network, ...] | None:
         """The proxies' networks; None when the setting is not a list of CIDRs (check E010)."""
         value = _get("WHOS_ONLINE_TRUSTED_PROXIES")
@@ -224,107 +250,116 @@ class Settings:
             return None
         return _networks(tuple(str(entry) for entry in value))
 
-    @property
+    @cached_setting
     def proxy_header(self) -> str:
         """Which header the proxies write: "X-Forwarded-For" or "Forwarded" (RFC 7239)."""
         return str(_get("WHOS_ONLINE_PROXY_HEADER"))
 
-    @property
+    @cached_setting
     def exclude_paths(self) -> re.Pattern[str] | None:
         """Paths that are no visits: regexes matched from the path's start (a prefix works)."""
         return _patterns(_get("WHOS_ONLINE_EXCLUDE_PATHS"))
 
-    @property
+    @cached_setting
     def exclude_user_agents(self) -> re.Pattern[str] | None:
         """User-Agents that are no visitors: regexes searched case-insensitively."""
         return _patterns(_get("WHOS_ONLINE_EXCLUDE_USER_AGENTS"), re.IGNORECASE)
 
-    @property
+    @cached_setting
     def backoff(self) -> float:
         """The longest back-off after a Redis failure (the first is shorter)."""
         return float(_get("WHOS_ONLINE_BACKOFF"))
 
-    @property
+    @cached_setting
     def socket_timeout(self) -> float:
         return float(_get("WHOS_ONLINE_SOCKET_TIMEOUT"))
 
-    @property
+    @cached_setting
     def slow_call(self) -> float:
         """Seconds after which a Redis call counts as slow, toward opening the breaker."""
         return float(_get("WHOS_ONLINE_SLOW_CALL"))
 
-    @property
+    @cached_setting
     def block_cache(self) -> float:
         """Seconds a process keeps a block's summary; 0 reads Redis for every block."""
         return float(_get("WHOS_ONLINE_BLOCK_CACHE"))
 
-    @property
+    @cached_setting
     def max_guests(self) -> int:
         return int(_get("WHOS_ONLINE_MAX_GUESTS"))
 
-    @property
+    @cached_setting
     def max_rooms(self) -> int:
         return int(_get("WHOS_ONLINE_MAX_ROOMS"))
 
-    @property
+    @cached_setting
     def ipv6_prefix(self) -> int:
         return int(_get("WHOS_ONLINE_IPV6_PREFIX"))
 
-    @property
+    @cached_setting
     def store_raw_ip(self) -> bool:
         return bool(_get("WHOS_ONLINE_STORE_RAW_IP"))
 
-    @property
+    @cached_setting
     def is_bot(self) -> Callable[[HttpRequest], bool] | None:
         """The bot filter: a callable taking the request, or None."""
         return cast("Callable[[HttpRequest], bool] | None", _callable("WHOS_ONLINE_IS_BOT"))
 
-    @property
+    @cached_setting
     def redis_client(self) -> Callable[[], Any] | None:
         """A callable returning the Redis client to use instead of the cache alias's."""
         return cast("Callable[[], Any] | None", _callable("WHOS_ONLINE_REDIS_CLIENT"))
 
-    def settings_source(self) -> object:
-        """The settings object values are read from; it changes under override_settings."""
+    @property
+    def version(self) -> object:
+        """The settings object values are read from; values derived from them are kept by it."""
         return _source()
 
-    @property
+    @cached_setting
+    def session_cookie_name(self) -> str:
+        return str(settings.SESSION_COOKIE_NAME)
+
+    @cached_setting
+    def secret_key(self) -> str:
+        return str(settings.SECRET_KEY)
+
+    @cached_setting
     def member_card(self) -> Callable[[Any], dict[str, Any]]:
         """The callable that makes a member's card (name, url, avatar, extras) from the user."""
         return cast("Callable[[Any], dict[str, Any]]", _callable("WHOS_ONLINE_MEMBER_CARD"))
 
-    @property
+    @cached_setting
     def track_pages(self) -> bool:
         """Whether a member's card records the page they were last seen on (for staff)."""
         return bool(_get("WHOS_ONLINE_TRACK_PAGES"))
 
-    @property
+    @cached_setting
     def guest_counting(self) -> str:
         """ "exact" (a sorted set of guests) or "approximate" (HyperLogLogs: see counting.py)."""
         return str(_get("WHOS_ONLINE_GUEST_COUNTING"))
 
-    @property
+    @cached_setting
     def show_day_total(self) -> bool:
         """Whether the block adds "In total there were N users online in the past 24 hours"."""
         return bool(_get("WHOS_ONLINE_SHOW_DAY_TOTAL"))
 
-    @property
+    @cached_setting
     def heartbeat(self) -> float:
         """Seconds between a process's heartbeats for its open WebSocket connections."""
         return _seconds(_get("WHOS_ONLINE_HEARTBEAT"))
 
-    @property
+    @cached_setting
     def heartbeat_timeout(self) -> float:
         """A connection without a heartbeat for this long is gone (its process died)."""
         return _seconds(_get("WHOS_ONLINE_HEARTBEAT_TIMEOUT"))
 
-    @property
+    @cached_setting
     def websocket_url(self) -> str | None:
         """Where the site routes ``WhosOnlineConsumer`` (e.g. "/ws/whos-online/"); None: poll."""
         value = _get("WHOS_ONLINE_WEBSOCKET_URL")
         return None if value is None else str(value)
 
-    @property
+    @cached_setting
     def is_hidden(self) -> Callable[[Any], bool]:
         """Whether a member asked not to be listed: a callable taking the user."""
         return cast("Callable[[Any], bool]", _callable("WHOS_ONLINE_IS_HIDDEN") or _nobody)

@@ -17,7 +17,7 @@ from whos_online.conf import conf
 _clients: dict[tuple[int, float], tuple[Any, redis.Redis]] = {}
 
 
-# (the settings object, the client for it): get_client() runs on every Redis
+# (conf.version, the client for it): get_client() runs on every Redis
 # call, and looking the cache alias up each time cost several microseconds.
 _current: tuple[object, redis.Redis] | None = None
 
@@ -27,17 +27,17 @@ def get_client() -> redis.Redis:
 
     A site on Redis Cluster (which django-redis has no client for) names a
     callable returning e.g. a ``redis.cluster.RedisCluster``; it is called once
-    per settings object and its own timeouts apply.
+    per change of settings and its own timeouts apply.
 
     Otherwise the client talks to ``WHOS_ONLINE_CACHE_ALIAS``'s server with
     socket timeouts of ours.
     """
     global _current
-    source = conf.settings_source()
+    version = conf.version
     current = _current
-    if current is None or current[0] is not source:
+    if current is None or current[0] is not version:
         factory = conf.redis_client
-        current = _current = (source, factory() if factory is not None else _for_alias())
+        current = _current = (version, factory() if factory is not None else _for_alias())
     return current[1]
 
 

@@ -7,8 +7,6 @@ import hmac
 import ipaddress
 from functools import lru_cache
 
-from django.conf import settings
-
 from whos_online.conf import conf
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -33,7 +31,7 @@ def guest_id(ip: str | Address) -> str:
     if conf.store_raw_ip:
         whole = network_bits == address.max_prefixlen
         return str(address) if whole else f"{address}/{network_bits}"
-    mac = _keyed(settings.SECRET_KEY).copy()
+    mac = _keyed(conf.secret_key).copy()
     mac.update(address.packed)
     return mac.hexdigest()[:16]
 

@@ -70,23 +70,23 @@ class WhosOnlineMiddleware:
 class _Throttle(NamedTuple):
     """What the throttled path reads from settings, read once per settings object."""
 
-    source: object
+    version: object
     cookie_name: str
     cookie_age: int
     session_cookie_name: str
 
 
-_throttle: _Throttle | None = None
+_throttle = _Throttle(None, "", 0, "")
 
 
 def _settings() -> _Throttle:
-    # One settings read per request instead of three: the throttled path is
-    # most requests, and each read of django.conf.settings costs about a microsecond.
+    # One check per request instead of four settings reads: the throttled path
+    # is most requests, and it costs about a microsecond a page here.
     global _throttle
-    source, current = conf.settings_source(), _throttle
-    if current is None or current.source is not source:
+    version, current = conf.version, _throttle
+    if current.version is not version:
         current = _throttle = _Throttle(
-            source, conf.cookie_name, conf.cookie_age, settings.SESSION_COOKIE_NAME
+            version, conf.cookie_name, conf.cookie_age, conf.session_cookie_name
         )
     return current
 
@@ -100,14 +100,14 @@ def _due(request: HttpRequest) -> bool:
         return True
     session = cookies.get(throttle.session_cookie_name)
     if session:
-        issued = _issued(value, "session", session, throttle.source)
+        issued = _issued(value, "session", session, throttle.version)
     else:
         meta = request.META
         xff, forwarded = meta.get("HTTP_X_FORWARDED_FOR"), meta.get("HTTP_FORWARDED")
         # Long headers are not kept as cache keys (memory): worked out each time.
         cached = len(xff or "") + len(forwarded or "") <= MAX_CACHED_HEADERS
         check = _guest_issued if cached else _guest_issued.__wrapped__
-        issued = check(value, meta.get("REMOTE_ADDR"), xff, forwarded, throttle.source)
+        issued = check(value, meta.get("REMOTE_ADDR"), xff, forwarded, throttle.version)
     # Either way round: a server whose clock runs ahead may have issued it.
     return issued is None or abs(time.time() - issued) >= throttle.cookie_age
 
@@ -118,7 +118,7 @@ def _identity(request: HttpRequest) -> str | None:
     None for a guest without a session or a usable address: such a guest gets
     no cookie, so a later request retries.
     """
-    session = request.COOKIES.get(settings.SESSION_COOKIE_NAME)
+    session = request.COOKIES.get(conf.session_cookie_name)
     if session:
         return "session:" + session
     ip = client_ip(request)
@@ -139,13 +139,13 @@ def _signer(identity: str) -> signing.Signer:
 
 
 @lru_cache(maxsize=4096)
-def _issued(value: str, kind: str, who: str, source: object) -> int | None:
+def _issued(value: str, kind: str, who: str, version: object) -> int | None:
     """When ``value`` was issued for the identity ``kind:who``, or None if it was not.
 
     Cached: each visitor sends the same cookies on every request, and the
     signature check costs more than the rest of the throttled path. The expiry
-    is checked by the caller on every request. ``source`` (the settings
-    object) keeps an overridden SECRET_KEY from reusing an old answer.
+    is checked by the caller on every request. ``version`` (``conf.version``)
+    keeps an overridden SECRET_KEY from reusing an old answer.
     """
     try:
         return signing.b62_decode(_signer(f"{kind}:{who}").unsign(value))
@@ -155,11 +155,11 @@ def _issued(value: str, kind: str, who: str, source: object) -> int | None:
 
 @lru_cache(maxsize=4096)
 def _guest_issued(
-    value: str, remote: object, x_forwarded_for: object, forwarded: object, source: object
+    value: str, remote: object, x_forwarded_for: object, forwarded: object, version: object
 ) -> int | None:
     """``_issued`` for a guest without a session, cached by the headers its address comes from."""
     ip = address_of(remote, x_forwarded_for, forwarded)
-    return None if ip is None else _issued(value, "guest", network(ip), source)
+    return None if ip is None else _issued(value, "guest", network(ip), version)
 
 
 def _cookie_value(identity: str) -> str:

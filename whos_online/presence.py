@@ -33,6 +33,7 @@ import time
 from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone
+from itertools import repeat
 from typing import Any, Iterable, NamedTuple, TypeVar, cast
 
 from whos_online import counting, scripts
@@ -384,14 +385,14 @@ def summary(
     members = [
         _merged(member_from(pk, score, card, now, idle_after, False), socket)
         for (pk, score), card, socket in zip(
-            _pairs(listed), parse_cards(listed_cards), listed_sockets
+            _pairs(listed), parse_cards(listed_cards), listed_sockets or repeat(None)
         )
     ]
     if staff_view:
         members += [
             _merged(member_from(pk, score, card, now, idle_after, True), socket)
             for (pk, score), card, socket in zip(
-                _pairs(hidden), parse_cards(hidden_cards), hidden_sockets
+                _pairs(hidden), parse_cards(hidden_cards), hidden_sockets or repeat(None)
             )
         ]
         members.sort(key=lambda m: m.last_seen, reverse=True)

@@ -254,14 +254,12 @@ local function cards(pairs) return each('HMGET', KEYS[5], pairs) end
 -- now minus the heartbeat timeout), per listed member: 'online' while one of their
 -- connections is alive; 'idle' once the newest sign of them was a connection
 -- that is gone (closed, or its process died), so a closed tab is not "online"
--- for the window; false where the HTTP rule applies.
+-- for the window; false where the HTTP rule applies. Empty, not a false for
+-- each, where nobody has a socket (a site without Channels): nothing to read,
+-- and half as many values in the reply.
 local function sockets(pairs)
   local found = {}
-  if redis.call('EXISTS', KEYS[#KEYS - 1], KEYS[#KEYS]) == 0 then
-    -- No WebSocket presence here (a site without Channels): no scores to read and format.
-    for i = 1, #pairs, 2 do found[#found + 1] = false end
-    return found
-  end
+  if redis.call('EXISTS', KEYS[#KEYS - 1], KEYS[#KEYS]) == 0 then return found end
   local beats, lefts = each('ZMSCORE', KEYS[#KEYS - 1], pairs), each('ZMSCORE', KEYS[#KEYS], pairs)
   for i = 1, #pairs, 2 do
     local beat = tonumber(beats[(i + 1) / 2] or '0')

@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.core.exceptions import SynchronousOnlyOperation
 from django.http import HttpRequest, HttpResponseBase
 from django.utils.functional import SimpleLazyObject
@@ -63,7 +62,7 @@ class Visit:
 
 async def load_user_async(request: HttpRequest) -> None:
     """Resolve ``request.user`` in a thread, so a block on the event loop needs no database."""
-    if settings.SESSION_COOKIE_NAME in request.COOKIES:
+    if conf.session_cookie_name in request.COOKIES:
         await sync_to_async(lambda: request.user.is_authenticated)()
 
 
@@ -86,7 +85,7 @@ def viewer(request: Any) -> Any:
     A user set some other way (another auth middleware, a test) is read as is.
     """
     user = getattr(request, "user", None)
-    if type(user) is SimpleLazyObject and settings.SESSION_COOKIE_NAME not in request.COOKIES:
+    if type(user) is SimpleLazyObject and conf.session_cookie_name not in request.COOKIES:
         return None
     return user
 
@@ -129,7 +128,7 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
         return False
     # Without a session cookie nobody is logged in, and reading request.user
     # would load the session for nothing (and add Vary: Cookie).
-    if settings.SESSION_COOKIE_NAME in request.COOKIES and request.user.is_authenticated:
+    if conf.session_cookie_name in request.COOKIES and request.user.is_authenticated:
         return record_member(request.user, request, room)
     if not conf.track_guests:
         return False
