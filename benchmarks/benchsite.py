@@ -14,9 +14,11 @@ the same; one with cookies from the first of them, the address a guest's
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 from typing import Any, Awaitable, Callable, Mapping
 
+import redis
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.core.handlers.asgi import ASGIHandler
 from django.core.handlers.wsgi import WSGIHandler
@@ -24,6 +26,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.test import RequestFactory
 from django.test.utils import override_settings
 from django.urls import include, path
+from redis._parsers import _HiredisParser
 
 GetResponse = Callable[[HttpRequest], HttpResponseBase | Awaitable[HttpResponseBase]]
 
@@ -110,6 +113,14 @@ class PingMiddleware(_SyncAndAsync):
         from whos_online.connection import get_client
 
         get_client().ping()
+
+
+@functools.cache
+def hiredis_client() -> redis.Redis:
+    """whos_online's client with hiredis's reply parser (WHOS_ONLINE_REDIS_CLIENT), one per run."""
+    from bench_settings import REDIS_URL
+
+    return redis.Redis.from_url(REDIS_URL, parser_class=_HiredisParser, socket_timeout=5)
 
 
 def create_member() -> tuple[str, str]:

@@ -27,6 +27,7 @@ from whos_online.connection import get_client
 CACHED = "WHOS_ONLINE_BLOCK_CACHE" in DEFAULTS  # the resilience issue's per-process cache
 MISS = {"WHOS_ONLINE_BLOCK_CACHE": 0} if CACHED else {}
 TARGET_US = 300
+HIREDIS = {"WHOS_ONLINE_REDIS_CLIENT": "benchsite.hiredis_client"}
 
 
 class Render:
@@ -63,8 +64,10 @@ def cases(setup: Any) -> list[Case]:
     for n in setup.onlines:
         made.append(Case(f"presence.summary(), {n:,} online", summary, setup.prefix(n)))
         block = Render("{% load whos_online %}{% whos_online %}", n)
+        miss = setup.prefix(n) | MISS
+        made.append(Case(f"whos_online, {n:,} online, miss", block, miss, block.check))
         made.append(
-            Case(f"whos_online, {n:,} online, miss", block, setup.prefix(n) | MISS, block.check)
+            Case(f"whos_online, {n:,} online, miss, hiredis", block, miss | HIREDIS, block.check)
         )
         if CACHED:
             made.append(
@@ -91,6 +94,7 @@ def report(c: dict[str, Case], onlines: list[int]) -> tuple[list[list[str]], lis
     """(target rows, the section)."""
     first, last = onlines[0], onlines[-1]
     misses = {n: extra(c[f"whos_online, {n:,} online, miss"], c["PING"]) for n in onlines}
+    hiredis = {n: extra(c[f"whos_online, {n:,} online, miss, hiredis"], c["PING"]) for n in onlines}
     data = {n: extra(c[f"presence.summary(), {n:,} online"], c["PING"]) for n in onlines}
     flat = ratio(
         c[f"whos_online, {last:,} online, miss"], c[f"whos_online, {first:,} online, miss"]
@@ -104,7 +108,9 @@ def report(c: dict[str, Case], onlines: list[int]) -> tuple[list[list[str]], lis
             f"Block on a miss: ≤ one round trip (PING) + {TARGET_US} µs, flat from "
             f"{first:,} to {last:,} online (≤ 1.1×)",
             ", ".join(f"{n:,}: PING + {m.median:,.0f} µs" for n, m in misses.items())
-            + f"; {last:,} ÷ {first:,}: {flat:.2f}; the data alone (`presence.summary()`): "
+            + f"; {last:,} ÷ {first:,}: {flat:.2f}; with hiredis: "
+            + ", ".join(f"{n:,}: PING + {m.median:,.0f} µs" for n, m in hiredis.items())
+            + "; the data alone (`presence.summary()`): "
             + ", ".join(f"{n:,}: PING + {m.median:,.0f} µs" for n, m in data.items()),
             verdict(all(m.median <= TARGET_US for m in misses.values()) and flat.median <= 1.1),
         ],

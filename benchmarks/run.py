@@ -37,6 +37,7 @@ import sys
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -199,7 +200,7 @@ def measure(args: argparse.Namespace, admin: redis.Redis) -> tuple[str, dict[str
             "## Machine",
             "",
             f"whos_online {commit()}, Python {platform.python_version()}, Django {django.get_version()}, "
-            f"redis-py {redis.__version__}, "
+            f"redis-py {redis.__version__} (hiredis {version('hiredis')} for the rows marked so), "
             f"Redis {admin.info('server')['redis_version']} at {REDIS_URL}, {platform.platform()}.",
             "",
         ]
