@@ -14,7 +14,8 @@ from django.test import override_settings
 from tests.test_connection import fakeredis_client
 from tests.test_hidden import wants_privacy
 from whos_online import bots, members
-from whos_online.conf import conf, room_name
+from whos_online import conf as conf_module
+from whos_online.conf import Settings, cached_setting, conf, room_name
 
 
 def test_defaults() -> None:
@@ -204,6 +205,25 @@ def test_exclusions_are_one_regex(settings: Any) -> None:
     for broken in ("/api/", 3, ["(unclosed"], []):
         settings.WHOS_ONLINE_EXCLUDE_PATHS = broken
         assert conf.exclude_paths is None
+
+
+def test_a_value_is_read_from_django_once_per_settings_object(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reads: list[str] = []
+    read = conf_module._get
+    monkeypatch.setattr(conf_module, "_get", lambda name: reads.append(name) or read(name))
+    with override_settings(WHOS_ONLINE_COOKIE_AGE=5):
+        assert [conf.cookie_age for _ in range(3)] == [5, 5, 5]
+    assert conf.cookie_age == 300
+    assert reads == ["WHOS_ONLINE_COOKIE_AGE"] * 2
+
+
+def test_the_settings_class_documents_its_values() -> None:
+    assert isinstance(Settings.max_age, cached_setting)
+    assert (
+        Settings.max_age.__doc__ == "The online window in seconds (the setting may be a timedelta)."
+    )
 
 
 def test_values_are_read_again_when_a_setting_changes() -> None:
