@@ -194,8 +194,10 @@ def measure(args: argparse.Namespace, admin: redis.Redis) -> tuple[str, dict[str
             *pruned,
             "## Measured apart",
             "",
-            "[SCALING.md](SCALING.md) (`scaling.py`: how far one Redis goes) and "
-            "[COUNTING.md](COUNTING.md) (`counting.py`: exact against approximate guest counting).",
+            "[SCALING.md](SCALING.md) (`scaling.py`: how far one Redis goes), "
+            "[COUNTING.md](COUNTING.md) (`counting.py`: exact against approximate guest counting) "
+            "and [INSTRUCTIONS.md](INSTRUCTIONS.md) (`instructions.py`: instructions per request, "
+            "counted by callgrind, where timing cannot tell 1% apart).",
             "",
             "## Machine",
             "",

@@ -1,0 +1,108 @@
+"""Instructions per request, counted by callgrind: the throttled path without the machine's noise.
+
+    .venv/bin/python benchmarks/instructions.py   # about 4 minutes; rewrites benchmarks/INSTRUCTIONS.md
+
+On a shared machine timing cannot tell 1% apart: two identical bare cases land
+±10% from each other within one round (RESULTS.md). valgrind's callgrind counts
+the instructions a process runs, the same on every run whatever else the machine
+does. Each case runs in two fresh processes under callgrind, one making 0 and one
+N requests after the same set-up and warm-up; the difference ÷ N is the case's
+instructions per request. Every process first records one guest, so each loads
+the same modules (a larger heap makes each garbage collection dearer).
+
+Needs valgrind, the bench's packages (after ``python3 dev.py bench``) and a Redis
+at REDIS_URL (as run.py); each process deletes its keys and database file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REQUESTS = 1000
+WHOS_ONLINE = "whos_online.middleware.WhosOnlineMiddleware"
+CASES = {
+    # name: (middleware after SessionMiddleware + AuthenticationMiddleware, cookies)
+    "bare, a guest's cookies": ([], "guest"),
+    "a do-nothing middleware": (["benchsite.PassThroughMiddleware"], "guest"),
+    "throttled guest": ([WHOS_ONLINE], "guest"),
+    "bare + one Redis PING": (["benchsite.PingMiddleware"], None),
+    "recording guest": ([WHOS_ONLINE], None),
+}
+
+
+def child(case: str, n: int) -> None:
+    """Set up as every case does, then make n requests of ``case``."""
+    sys.path.insert(0, str(HERE.parent))
+    os.environ["DJANGO_SETTINGS_MODULE"] = "bench_settings"
+    import django
+
+    django.setup()
+    import redis
+    from bench_settings import DATABASE_FILE, PREFIX, REDIS_URL, SESSION_AND_AUTH
+    from benchsite import Wsgi, create_member
+
+    create_member()
+    try:
+        _, headers, _ = Wsgi([*SESSION_AND_AUTH, WHOS_ONLINE]).response()
+        online = next(v for k, v in headers if k == "Set-Cookie").split(";")[0].split("=", 1)
+        middleware, cookies = CASES[case]
+        send = Wsgi([*SESSION_AND_AUTH, *middleware], dict([online]) if cookies else {})
+        send(300)
+        send(n)
+    finally:
+        admin = redis.Redis.from_url(REDIS_URL)
+        for key in admin.scan_iter(f"{PREFIX}:*"):
+            admin.delete(key)
+        DATABASE_FILE.unlink(missing_ok=True)
+
+
+def collected(case: str, n: int) -> int:
+    """The instructions a process running ``child(case, n)`` executes in all."""
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+        + [sys.executable, __file__, "--child", case, str(n)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(re.search(r"Collected : (\d+)", done.stderr)[1])  # type: ignore[index]
+
+
+def per_request(case: str) -> float:
+    return (collected(case, REQUESTS) - collected(case, 0)) / REQUESTS
+
+
+def main() -> None:
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        counts = dict(zip(CASES, pool.map(per_request, CASES)))
+    bare = counts["bare, a guest's cookies"]
+    rows = [f"| {case} | {count:,.0f} | {count / bare:.3f} |" for case, count in counts.items()]
+    text = "\n".join(
+        [
+            "# Instructions per request",
+            "",
+            f"Counted by callgrind (`{Path(__file__).name}`, its docstring has the method): "
+            f"{REQUESTS:,} WSGI requests per case. The throttled guest sends a valid "
+            "`online` cookie; the bare site and the do-nothing middleware get the same cookies.",
+            "",
+            "| Request | Instructions | × bare |",
+            "|---|---:|---:|",
+            *rows,
+            "",
+        ]
+    )
+    (HERE / "INSTRUCTIONS.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--child"]:
+        child(sys.argv[2], int(sys.argv[3]))
+    else:
+        main()
