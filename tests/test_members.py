@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from dataclasses import FrozenInstanceError
+from datetime import datetime, timedelta, timezone
 from types import SimpleNamespace
 from typing import Any
 
@@ -15,7 +16,7 @@ from django.template import engines
 
 from tests.conftest import NOW, BrowserClient, names
 from whos_online import failsafe, presence
-from whos_online.members import MAX_CARD_BYTES, card_json, default_card, read_member
+from whos_online.members import MAX_CARD_BYTES, Member, card_json, default_card, read_member
 
 pytestmark = pytest.mark.django_db
 
@@ -257,3 +258,22 @@ def test_what_templates_and_the_live_endpoint_get() -> None:
         "hidden": True,
         "role": "mod",
     }
+
+
+def test_a_member_read_back_is_the_member_built_from_its_fields() -> None:
+    card = card_json({"name": "Ann", "url": "/a/", "avatar": "/a.png", "role": "mod"}, "/p/")
+    read = read_member(b"7", T - 90, card, T, 60.0, True)
+    built = Member(
+        pk="7",
+        display_name="Ann",
+        url="/a/",
+        avatar="/a.png",
+        last_seen=datetime.fromtimestamp(T - 90, tz=timezone.utc),
+        status="idle",
+        hidden=True,
+        where="/p/",
+        extra={"role": "mod"},
+    )
+    assert read == built
+    with pytest.raises(FrozenInstanceError):
+        read.status = "online"  # type: ignore[misc]
