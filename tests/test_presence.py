@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from datetime import timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -187,6 +188,12 @@ def test_summary_is_one_round_trip(redis_db: redis.Redis, round_trips: Any, peop
     assert round_trips.count == 1
     assert names(summary.members) == ["carol", "bob"]
     assert (summary.user_count, summary.guest_count, summary.total, summary.more) == (3, 1, 4, 1)
+
+
+def test_a_pk_of_any_characters_comes_back_whole(redis_db: redis.Redis) -> None:
+    presence.record_user(SimpleNamespace(pk="team|7|1.5", get_full_name=lambda: "Ann"))
+    (member,) = presence.summary().members
+    assert (member.pk, member.name, member.status) == ("team|7|1.5", "Ann", "online")
 
 
 def test_names_round_trip_as_utf8(redis_db: redis.Redis, people: Any) -> None:

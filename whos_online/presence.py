@@ -385,14 +385,14 @@ def summary(
     members = [
         _merged(member_from(pk, score, card, now, idle_after, False), socket)
         for (pk, score), card, socket in zip(
-            _pairs(listed), parse_cards(listed_cards), listed_sockets or repeat(None)
+            _scored(listed), parse_cards(listed_cards), listed_sockets or repeat(None)
         )
     ]
     if staff_view:
         members += [
             _merged(member_from(pk, score, card, now, idle_after, True), socket)
             for (pk, score), card, socket in zip(
-                _pairs(hidden), parse_cards(hidden_cards), hidden_sockets or repeat(None)
+                _scored(hidden), parse_cards(hidden_cards), hidden_sockets or repeat(None)
             )
         ]
         members.sort(key=lambda m: m.last_seen, reverse=True)
@@ -689,10 +689,13 @@ def _count_and_raise_peak(client: Any, now: float, keys: Keys) -> Any:
     )
 
 
-def _pairs(flat: list[Any]) -> list[tuple[Any, float]]:
-    """[member, score, member, score, …] as a script returns WITHSCORES: (member, score)s."""
-    members = iter(flat)
-    return [(member, float(score)) for member, score in zip(members, members)]
+def _scored(values: list[Any]) -> list[tuple[str, float]]:
+    """(pk, score)s from scripts.SUMMARY's 'score|pk' values."""
+    pairs = []
+    for value in values:
+        score, _, pk = _text(value).partition("|")
+        pairs.append((pk, float(score)))
+    return pairs
 
 
 def _peak(count: Any = None, at: Any = None) -> Peak | None:
