@@ -27,7 +27,7 @@ def get_client() -> redis.Redis:
 
     A site on Redis Cluster (which django-redis has no client for) names a
     callable returning e.g. a ``redis.cluster.RedisCluster``; it is called once
-    per change of settings and its own timeouts apply.
+    per settings object and its own timeouts apply.
 
     Otherwise the client talks to ``WHOS_ONLINE_CACHE_ALIAS``'s server with
     socket timeouts of ours.
