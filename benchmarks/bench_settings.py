@@ -9,6 +9,9 @@ import os
 import tempfile
 from pathlib import Path
 
+from redis._parsers import Encoder
+from redis.connection import PythonRespSerializer
+
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/13")
 PREFIX = f"whos_online_bench:{os.getpid()}"
 # A file, not ":memory:": under ASGI each thread has its own connection.
@@ -39,14 +42,20 @@ DATABASES = {
     }
 }
 DEFAULT_AUTO_FIELD = "django.db.models.AutoField"
-# The bench installs hiredis; the site uses redis-py's own reply parser anyway, as a site
-# without the extra does. The rows marked "hiredis" use benchsite.hiredis_client.
+# The bench installs hiredis; the site uses redis-py's own reply parser and command
+# packer anyway (redis-py packs with hiredis whenever it is installed, whatever the
+# parser), as a site without the extra does. The rows marked "hiredis" use
+# benchsite.hiredis_client.
+PYTHON_PACKER = PythonRespSerializer(6000, Encoder("utf-8", "strict", False).encode)
 CACHES = {
     "default": {
         "BACKEND": "django_redis.cache.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": PREFIX,
-        "OPTIONS": {"PARSER_CLASS": "redis._parsers._RESP2Parser"},
+        "OPTIONS": {
+            "PARSER_CLASS": "redis._parsers._RESP2Parser",
+            "CONNECTION_POOL_KWARGS": {"command_packer": PYTHON_PACKER},
+        },
     }
 }
 TEMPLATES = [

@@ -117,7 +117,7 @@ class PingMiddleware(_SyncAndAsync):
 
 @functools.cache
 def hiredis_client() -> redis.Redis:
-    """whos_online's client with hiredis's reply parser (WHOS_ONLINE_REDIS_CLIENT), one per run."""
+    """whos_online's client with hiredis's parser and packer (WHOS_ONLINE_REDIS_CLIENT), one per run."""
     from bench_settings import REDIS_URL
 
     return redis.Redis.from_url(REDIS_URL, parser_class=_HiredisParser, socket_timeout=5)

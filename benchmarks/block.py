@@ -17,7 +17,7 @@ from typing import Any
 from bench_settings import SESSION_AND_AUTH
 from benchsite import LIVE_PATH
 from django.template import engines
-from paths import WHOS_ONLINE
+from paths import HIREDIS, WHOS_ONLINE
 from runner import Case, extra, ratio, table, us, verdict
 
 from whos_online import presence
@@ -27,7 +27,6 @@ from whos_online.connection import get_client
 CACHED = "WHOS_ONLINE_BLOCK_CACHE" in DEFAULTS  # the resilience issue's per-process cache
 MISS = {"WHOS_ONLINE_BLOCK_CACHE": 0} if CACHED else {}
 TARGET_US = 300
-HIREDIS = {"WHOS_ONLINE_REDIS_CLIENT": "benchsite.hiredis_client"}
 
 
 class Render:

@@ -1,6 +1,6 @@
 """Instructions per request, counted by callgrind: the throttled path without the machine's noise.
 
-    .venv/bin/python benchmarks/instructions.py   # about 4 minutes; rewrites benchmarks/INSTRUCTIONS.md
+    .venv/bin/python benchmarks/instructions.py   # about 6 minutes; rewrites benchmarks/INSTRUCTIONS.md
 
 On a shared machine timing cannot tell 1% apart: two identical bare cases land
 ±10% from each other within one round (RESULTS.md). valgrind's callgrind counts
@@ -8,7 +8,9 @@ the instructions a process runs, the same on every run whatever else the machine
 does. Each case runs in two fresh processes under callgrind, one making 0 and one
 N requests after the same set-up and warm-up; the difference ÷ N is the case's
 instructions per request. Every process first records one guest, so each loads
-the same modules (a larger heap makes each garbage collection dearer).
+the same modules (a larger heap makes each garbage collection dearer), and runs
+with PYTHONHASHSEED=0: with its own hash seed each laid dicts out differently,
+and counts wandered by a few thousand from run to run.
 
 Needs valgrind, the bench's packages (after ``python3 dev.py bench``) and a Redis
 at REDIS_URL (as run.py); each process deletes its keys and database file.
@@ -23,16 +25,19 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from paths import HIREDIS, WHOS_ONLINE
+
 HERE = Path(__file__).resolve().parent
 REQUESTS = 1000
-WHOS_ONLINE = "whos_online.middleware.WhosOnlineMiddleware"
 CASES = {
-    # name: (middleware after SessionMiddleware + AuthenticationMiddleware, cookies)
-    "bare, a guest's cookies": ([], "guest"),
-    "a do-nothing middleware": (["benchsite.PassThroughMiddleware"], "guest"),
-    "throttled guest": ([WHOS_ONLINE], "guest"),
-    "bare + one Redis PING": (["benchsite.PingMiddleware"], None),
-    "recording guest": ([WHOS_ONLINE], None),
+    # name: (middleware after SessionMiddleware + AuthenticationMiddleware, cookies, settings)
+    "bare, a guest's cookies": ([], "guest", {}),
+    "a do-nothing middleware": (["benchsite.PassThroughMiddleware"], "guest", {}),
+    "throttled guest": ([WHOS_ONLINE], "guest", {}),
+    "bare + one Redis PING": (["benchsite.PingMiddleware"], None, {}),
+    "recording guest": ([WHOS_ONLINE], None, {}),
+    "bare + one Redis PING, hiredis": (["benchsite.PingMiddleware"], None, HIREDIS),
+    "recording guest, hiredis": ([WHOS_ONLINE], None, HIREDIS),
 }
 
 
@@ -46,12 +51,14 @@ def child(case: str, n: int) -> None:
     import redis
     from bench_settings import DATABASE_FILE, PREFIX, REDIS_URL, SESSION_AND_AUTH
     from benchsite import Wsgi, create_member
+    from django.test.utils import override_settings
 
     create_member()
     try:
         _, headers, _ = Wsgi([*SESSION_AND_AUTH, WHOS_ONLINE]).response()
         online = next(v for k, v in headers if k == "Set-Cookie").split(";")[0].split("=", 1)
-        middleware, cookies = CASES[case]
+        middleware, cookies, settings = CASES[case]
+        override_settings(**settings).enable()
         send = Wsgi([*SESSION_AND_AUTH, *middleware], dict([online]) if cookies else {})
         send(300)
         send(n)
@@ -70,6 +77,7 @@ def collected(case: str, n: int) -> int:
         capture_output=True,
         text=True,
         check=True,
+        env={**os.environ, "PYTHONHASHSEED": "0"},  # the same dict layouts in every process
     )
     return int(re.search(r"Collected : (\d+)", done.stderr)[1])  # type: ignore[index]
 
@@ -89,7 +97,9 @@ def main() -> None:
             "",
             f"Counted by callgrind (`{Path(__file__).name}`, its docstring has the method): "
             f"{REQUESTS:,} WSGI requests per case. The throttled guest sends a valid "
-            "`online` cookie; the bare site and the do-nothing middleware get the same cookies.",
+            "`online` cookie; the bare site and the do-nothing middleware get the same cookies. "
+            "Redis commands are packed and replies parsed by redis-py's own code, by hiredis's "
+            "in the rows marked so.",
             "",
             "| Request | Instructions | × bare |",
             "|---|---:|---:|",

@@ -18,6 +18,8 @@ from runner import Case, extra, ratio, table, us, verdict
 
 WHOS_ONLINE = "whos_online.middleware.WhosOnlineMiddleware"
 INTERFACES = ("WSGI", "ASGI")
+# whos_online's client with hiredis (the `hiredis` extra) instead of redis-py's own code.
+HIREDIS = {"WHOS_ONLINE_REDIS_CLIENT": "benchsite.hiredis_client"}
 
 
 def cases(setup: Any) -> list[Case]:
@@ -43,11 +45,14 @@ def cases(setup: Any) -> list[Case]:
         add("a do-nothing middleware", ("benchsite.PassThroughMiddleware",), setup.guest_cookies)
         add("bare + request.user", ("benchsite.TouchUserMiddleware",), setup.session)
         add("bare + one Redis PING", ("benchsite.PingMiddleware",))
+        add("bare + one Redis PING, hiredis", ("benchsite.PingMiddleware",), settings=HIREDIS)
         add("throttled guest", (WHOS_ONLINE,), setup.guest_cookies)
         add("throttled member", (WHOS_ONLINE,), setup.member_cookies)
         add("recording member", (WHOS_ONLINE,), setup.session, setup.prefix(1000), True)
         for n in setup.onlines:
             add(f"recording guest, {n:,} online", (WHOS_ONLINE,), {}, setup.prefix(n), True)
+        hiredis = {**setup.prefix(1000), **HIREDIS}
+        add("recording guest, 1,000 online, hiredis", (WHOS_ONLINE,), {}, hiredis, True)
         for n in setup.baseline_onlines:
             base = {"BENCH_BASELINE_KEY": setup.base(n)}
             add(
@@ -68,6 +73,7 @@ def report(c: dict[str, Case]) -> tuple[list[list[str]], list[str]]:
         f"{i} {ratio(c[f'{i}: bare again'], c[f'{i}: bare']):.3f}" for i in INTERFACES
     )
     recording = {(i, who): trips_over(c, i, *RECORDING[who]) for i, who in whos}
+    hiredis = {i: trips_over(c, i, *RECORDING["guest, hiredis"], ", hiredis") for i in INTERFACES}
     targets = [
         [
             "Throttled path (valid cookie): ≤ 1.01 × bare Django receiving the same cookies",
@@ -78,7 +84,9 @@ def report(c: dict[str, Case]) -> tuple[list[list[str]], list[str]]:
         [
             "Recording path: extra time ≤ 1.3 × what one PING adds to a request "
             "(a member's over bare + `request.user`)",
-            ", ".join(f"{i} {who} {v:.2f}×" for (i, who), v in recording.items()),
+            ", ".join(f"{i} {who} {v:.2f}×" for (i, who), v in recording.items())
+            + "; with hiredis (over its PING): "
+            + ", ".join(f"{i} guest {v:.2f}×" for i, v in hiredis.items()),
             verdict(all(v <= 1.3 for v in recording.values())),
         ],
     ]
@@ -95,10 +103,11 @@ def report(c: dict[str, Case]) -> tuple[list[list[str]], list[str]]:
 RECORDING = {
     "guest": ("recording guest, 1,000 online", "bare"),
     "member": ("recording member", "bare + request.user"),
+    "guest, hiredis": ("recording guest, 1,000 online, hiredis", "bare"),
 }
 
 
-def trips_over(c: dict[str, Case], interface: str, case: str, base: str) -> float:
-    """The case's extra time over ``base``, in units of what one PING adds to bare Django."""
-    ping = extra(c[f"{interface}: bare + one Redis PING"], c[f"{interface}: bare"]).median
+def trips_over(c: dict[str, Case], interface: str, case: str, base: str, client: str = "") -> float:
+    """The case's extra time over ``base``, in units of what one PING (by ``client``) adds."""
+    ping = extra(c[f"{interface}: bare + one Redis PING{client}"], c[f"{interface}: bare"]).median
     return extra(c[f"{interface}: {case}"], c[f"{interface}: {base}"]).median / ping

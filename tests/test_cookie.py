@@ -82,6 +82,18 @@ def test_an_ipv6_guest_rotating_inside_its_64_keeps_its_cookie(
     assert round_trips.records == 1
 
 
+@pytest.mark.parametrize(("prefix", "records"), [(48, 0), (128, 1)])
+def test_a_guests_cookie_is_bound_to_the_network_the_site_counts_by(
+    redis_db: redis.Redis, round_trips: Any, settings: Any, prefix: int, records: int
+) -> None:
+    settings.WHOS_ONLINE_IPV6_PREFIX = prefix
+    client = BrowserClient()
+    first_cookie(client, REMOTE_ADDR="2001:db8:1:2::aaaa")
+    round_trips.clear()
+    client.get("/", REMOTE_ADDR="2001:db8:1:3::1")  # the same /48, another /64
+    assert round_trips.records == records
+
+
 @pytest.mark.parametrize("age", [300, 42])
 def test_an_expired_cookie_records_again_even_if_the_browser_keeps_sending_it(
     redis_db: redis.Redis, round_trips: Any, settings: Any, age: int

@@ -28,12 +28,6 @@ from whos_online.guests import Address
 HEADERS = ("X-Forwarded-For", "Forwarded")
 
 
-def client_ip(request: HttpRequest) -> str | None:
-    """The visitor's address as text, or None if there is no usable one."""
-    address = client_address(request)
-    return None if address is None else str(address)
-
-
 def client_address(request: HttpRequest) -> Address | None:
     """Return the visitor's address, parsed (once per request), or None if there is no usable one.
 

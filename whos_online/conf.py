@@ -61,11 +61,11 @@ T = TypeVar("T")
 # LazySettings keeps the settings object it wraps in its own __dict__, which is
 # always the same dict: a lookup there tells which settings are current without
 # LazyObject's Python-level __getattribute__.
-_lazy: dict[str, Any] = object.__getattribute__(settings, "__dict__")
+settings_holder: dict[str, Any] = object.__getattribute__(settings, "__dict__")
 
 
 def _source() -> object:
-    return _lazy["_wrapped"]
+    return settings_holder["_wrapped"]
 
 
 def _get(name: str) -> Any:
@@ -90,7 +90,7 @@ class cached_setting(Generic[T]):
         if instance is None:
             return self
         # About 30 reads a recording request: no function call on the way to the value.
-        entry, source = self.entry, _lazy["_wrapped"]
+        entry, source = self.entry, settings_holder["_wrapped"]
         if entry[0] is not source:
             entry = self.entry = (source, self.compute(instance))
         return entry[1]

@@ -52,7 +52,13 @@ def network(ip: str | Address) -> str:
     What the "online" cookie of a guest without a session is bound to. Raises
     ValueError if ``ip`` is not an IP address.
     """
-    address, network_bits = _network(ip, conf.ipv6_prefix)
+    return _network_text(ip, conf.ipv6_prefix)
+
+
+@lru_cache(maxsize=4096)
+def _network_text(ip: str | Address, ipv6_prefix: int) -> str:
+    # Cached apart from _network: formatting an address costs as much as parsing it.
+    address, network_bits = _network(ip, ipv6_prefix)
     return f"{address}/{network_bits}"
 
 

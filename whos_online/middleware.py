@@ -13,8 +13,8 @@ from django.http import HttpRequest, HttpResponseBase
 from django.utils.cache import patch_cache_control
 from django.utils.http import http_date
 
-from whos_online.client_ip import address_of, client_ip
-from whos_online.conf import conf
+from whos_online.client_ip import address_of, client_address
+from whos_online.conf import conf, settings_holder
 from whos_online.guests import network
 from whos_online.visits import Visit, cancel, finish_async, is_visit
 
@@ -48,17 +48,21 @@ class WhosOnlineMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponseBase | Awaitable[HttpResponseBase]:
         if self.async_mode:
             return self.__acall__(request)
-        visit = Visit(request) if _due(request) and is_visit(request) else None
+        if not (_due(request) and is_visit(request)):
+            return self.get_response(request)  # most requests: nothing more to do
+        visit = Visit(request)
         response = cast(HttpResponseBase, self.get_response(request))
         # The cookie only when recorded, so a failed write is retried.
-        if visit is not None and visit.finish(response):
+        if visit.finish(response):
             _set_cookie(request, response)
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
-        visit = Visit(request) if _due(request) and is_visit(request) else None
+        if not (_due(request) and is_visit(request)):
+            return await cast(Awaitable[HttpResponseBase], self.get_response(request))
+        visit = Visit(request)
         response = await cast(Awaitable[HttpResponseBase], self.get_response(request))
-        if visit is not None and await finish_async(visit, response):
+        if await finish_async(visit, response):
             _set_cookie(request, response)
         return response
 
@@ -79,21 +83,18 @@ class _Throttle(NamedTuple):
 _throttle = _Throttle(None, "", 0, "")
 
 
-def _settings() -> _Throttle:
-    # One check per request instead of four settings reads: the throttled path
-    # is most requests, and it costs about a microsecond a page here.
+def _refresh() -> _Throttle:
     global _throttle
-    version, current = conf.version, _throttle
-    if current.version is not version:
-        current = _throttle = _Throttle(
-            version, conf.cookie_name, conf.cookie_age, conf.session_cookie_name
-        )
-    return current
+    _throttle = _Throttle(conf.version, conf.cookie_name, conf.cookie_age, conf.session_cookie_name)
+    return _throttle
 
 
 def _due(request: HttpRequest) -> bool:
     """Whether the request comes without a valid "online" cookie for its identity."""
-    throttle = _settings()
+    # Most requests end here: one check of which settings are current, no call.
+    throttle = _throttle
+    if throttle.version is not settings_holder["_wrapped"]:
+        throttle = _refresh()
     cookies = request.COOKIES
     value = cookies.get(throttle.cookie_name)
     if value is None or len(value) > MAX_VALUE:
@@ -121,7 +122,7 @@ def _identity(request: HttpRequest) -> str | None:
     session = request.COOKIES.get(conf.session_cookie_name)
     if session:
         return "session:" + session
-    ip = client_ip(request)
+    ip = client_address(request)
     return None if ip is None else "guest:" + network(ip)
 
 
