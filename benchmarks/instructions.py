@@ -1,6 +1,6 @@
 """Instructions per request, counted by callgrind: the throttled path without the machine's noise.
 
-    .venv/bin/python benchmarks/instructions.py   # about 6 minutes; rewrites benchmarks/INSTRUCTIONS.md
+    .venv/bin/python benchmarks/instructions.py   # about 10 minutes; rewrites benchmarks/INSTRUCTIONS.md
 
 On a shared machine timing cannot tell 1% apart: two identical bare cases land
 ±10% from each other within one round (RESULTS.md). valgrind's callgrind counts

@@ -91,7 +91,8 @@ def _refresh() -> _Throttle:
 
 def _due(request: HttpRequest) -> bool:
     """Whether the request comes without a valid "online" cookie for its identity."""
-    # Most requests end here: one check of which settings are current, no call.
+    # Which settings are current: one dict lookup, no call (most requests go no further
+    # than this function).
     throttle = _throttle
     if throttle.version is not settings_holder["_wrapped"]:
         throttle = _refresh()
