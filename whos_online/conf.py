@@ -64,10 +64,6 @@ T = TypeVar("T")
 settings_holder: dict[str, Any] = object.__getattribute__(settings, "__dict__")
 
 
-def _source() -> object:
-    return settings_holder["_wrapped"]
-
-
 def _get(name: str) -> Any:
     return getattr(settings, name, DEFAULTS[name])
 
@@ -314,7 +310,7 @@ class Settings:
     @property
     def version(self) -> object:
         """The settings object values are read from; values derived from them are kept by it."""
-        return _source()
+        return settings_holder["_wrapped"]
 
     @cached_setting
     def session_cookie_name(self) -> str:

@@ -381,20 +381,9 @@ def summary(
         now - conf.heartbeat_timeout,
         _guest_cap(),
     )
-    idle_after = conf.idle_after
-    members = [
-        _merged(member_from(pk, score, card, now, idle_after, False), socket)
-        for (pk, score), card, socket in zip(
-            _scored(listed), parse_cards(listed_cards), listed_sockets or repeat(None)
-        )
-    ]
+    members = _members(listed, listed_cards, listed_sockets, now, hidden=False)
     if staff_view:
-        members += [
-            _merged(member_from(pk, score, card, now, idle_after, True), socket)
-            for (pk, score), card, socket in zip(
-                _scored(hidden), parse_cards(hidden_cards), hidden_sockets or repeat(None)
-            )
-        ]
+        members += _members(hidden, hidden_cards, hidden_sockets, now, hidden=True)
         members.sort(key=lambda m: m.last_seen, reverse=True)
         if limit >= 0:
             del members[limit:]
@@ -750,6 +739,22 @@ def _status(
     if max(beat or 0, left or 0) >= score:
         return "idle"
     return "online" if score >= now - conf.idle_after else "idle"
+
+
+def _members(
+    values: list[Any], cards: list[Any], sockets: list[Any], now: float, hidden: bool
+) -> list[Member]:
+    """The Members of one of scripts.SUMMARY's lists: its 'score|pk' values, cards and sockets.
+
+    ``sockets`` is empty where nobody has a WebSocket open (no state to merge).
+    """
+    idle_after = conf.idle_after
+    return [
+        _merged(member_from(pk, score, card, now, idle_after, hidden), socket)
+        for (pk, score), card, socket in zip(
+            _scored(values), parse_cards(cards), sockets or repeat(None)
+        )
+    ]
 
 
 def _merged(member: Member, socket: Any) -> Member:
