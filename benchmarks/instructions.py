@@ -10,7 +10,10 @@ N requests after the same set-up and warm-up; the difference ÷ N is the case's
 instructions per request. Every process first records one guest, so each loads
 the same modules (a larger heap makes each garbage collection dearer), and runs
 with PYTHONHASHSEED=0: with its own hash seed each laid dicts out differently,
-and counts wandered by a few thousand from run to run.
+and counts wandered by a few thousand from run to run. After the warm-up the
+heap is frozen (``gc.freeze()``): a full collection walks every object of the
+process, so whether one fell within the N requests moved a case by thousands of
+instructions per request; young-object collections still count.
 
 Needs valgrind, the bench's packages (after ``python3 dev.py bench``) and a Redis
 at REDIS_URL (as run.py); each process deletes its keys and database file.
@@ -18,6 +21,7 @@ at REDIS_URL (as run.py); each process deletes its keys and database file.
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import subprocess
@@ -61,6 +65,8 @@ def child(case: str, n: int) -> None:
         override_settings(**settings).enable()
         send = Wsgi([*SESSION_AND_AUTH, *middleware], dict([online]) if cookies else {})
         send(300)
+        gc.collect()
+        gc.freeze()
         send(n)
     finally:
         admin = redis.Redis.from_url(REDIS_URL)

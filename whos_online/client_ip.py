@@ -46,13 +46,19 @@ def client_address(request: HttpRequest) -> Address | None:
     whoever wrote the entries to its left.
     """
     meta = request.META
-    return address_of(
-        meta.get("REMOTE_ADDR"), meta.get("HTTP_X_FORWARDED_FOR"), meta.get("HTTP_FORWARDED")
-    )
+    header = believed_header()
+    return address_of(meta.get("REMOTE_ADDR"), meta.get(header) if header else None)
 
 
-def address_of(remote_addr: object, x_forwarded_for: object, forwarded: object) -> Address | None:
-    """``client_address`` from the only three META values it reads (callers may cache by them)."""
+def believed_header() -> str | None:
+    """The ``request.META`` key of the forwarding header the settings believe; None: none is."""
+    if not (conf.trusted_proxies or conf.proxy_count):
+        return None
+    return "HTTP_FORWARDED" if conf.proxy_header == "Forwarded" else "HTTP_X_FORWARDED_FOR"
+
+
+def address_of(remote_addr: object, forwarded_for: object) -> Address | None:
+    """``client_address`` from ``REMOTE_ADDR`` and the believed header (callers may cache by them)."""
     remote = str(remote_addr or "")
     trusted = conf.trusted_proxies
     if trusted is None:  # an invalid setting (check E010): believe nobody
@@ -61,7 +67,7 @@ def address_of(remote_addr: object, x_forwarded_for: object, forwarded: object) 
     if not trusted and not proxies:
         return parse_hop(remote)
     rfc7239 = conf.proxy_header == "Forwarded"
-    raw = str((forwarded if rfc7239 else x_forwarded_for) or "")
+    raw = str(forwarded_for or "")
     if trusted:
         return _right_most_untrusted(remote, raw, trusted, rfc7239)
     hops = raw.rsplit(",", proxies)

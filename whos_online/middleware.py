@@ -13,7 +13,7 @@ from django.http import HttpRequest, HttpResponseBase
 from django.utils.cache import patch_cache_control
 from django.utils.http import http_date
 
-from whos_online.client_ip import address_of, client_address
+from whos_online.client_ip import address_of, believed_header, client_address
 from whos_online.conf import conf, settings_holder
 from whos_online.guests import network
 from whos_online.visits import Visit, cancel, finish_async, is_visit
@@ -78,40 +78,43 @@ class _Throttle(NamedTuple):
     cookie_name: str
     cookie_age: int
     session_cookie_name: str
+    forwarding_header: str | None
 
 
-_throttle = _Throttle(None, "", 0, "")
+_throttle = _Throttle(None, "", 0, "", None)
 
 
 def _refresh() -> _Throttle:
     global _throttle
-    _throttle = _Throttle(conf.version, conf.cookie_name, conf.cookie_age, conf.session_cookie_name)
+    _throttle = _Throttle(
+        conf.version, conf.cookie_name, conf.cookie_age, conf.session_cookie_name, believed_header()
+    )
     return _throttle
 
 
 def _due(request: HttpRequest) -> bool:
     """Whether the request comes without a valid "online" cookie for its identity."""
-    # Which settings are current: one dict lookup, no call (most requests go no further
-    # than this function).
-    throttle = _throttle
-    if throttle.version is not settings_holder["_wrapped"]:
-        throttle = _refresh()
+    # Most requests go no further than this function: which settings are current is
+    # one dict lookup, and they are unpacked rather than read as attributes.
+    version, cookie_name, cookie_age, session_cookie_name, header = _throttle
+    if version is not settings_holder["_wrapped"]:
+        version, cookie_name, cookie_age, session_cookie_name, header = _refresh()
     cookies = request.COOKIES
-    value = cookies.get(throttle.cookie_name)
+    value = cookies.get(cookie_name)
     if value is None or len(value) > MAX_VALUE:
         return True
-    session = cookies.get(throttle.session_cookie_name)
+    session = cookies.get(session_cookie_name)
     if session:
-        issued = _issued(value, "session", session, throttle.version)
+        issued = _issued(value, "session", session, version)
     else:
         meta = request.META
-        xff, forwarded = meta.get("HTTP_X_FORWARDED_FOR"), meta.get("HTTP_FORWARDED")
-        # Long headers are not kept as cache keys (memory): worked out each time.
-        cached = len(xff or "") + len(forwarded or "") <= MAX_CACHED_HEADERS
-        check = _guest_issued if cached else _guest_issued.__wrapped__
-        issued = check(value, meta.get("REMOTE_ADDR"), xff, forwarded, throttle.version)
+        forwarded = meta.get(header) if header else None
+        # A long header is not kept as a cache key (memory): worked out each time.
+        short = forwarded is None or len(forwarded) <= MAX_CACHED_HEADERS
+        check = _guest_issued if short else _guest_issued.__wrapped__
+        issued = check(value, meta.get("REMOTE_ADDR"), forwarded, version)
     # Either way round: a server whose clock runs ahead may have issued it.
-    return issued is None or abs(time.time() - issued) >= throttle.cookie_age
+    return issued is None or abs(time.time() - issued) >= cookie_age
 
 
 def _identity(request: HttpRequest) -> str | None:
@@ -130,7 +133,7 @@ def _identity(request: HttpRequest) -> str | None:
 SALT = "whos_online.online"
 # Our values are about 50 characters; a longer one is forged and not worth a look.
 MAX_VALUE = 100
-# Forwarding headers longer than this are not cached by value (memory).
+# A forwarding header longer than this is not cached by value (memory).
 MAX_CACHED_HEADERS = 512
 
 
@@ -156,11 +159,9 @@ def _issued(value: str, kind: str, who: str, version: object) -> int | None:
 
 
 @lru_cache(maxsize=4096)
-def _guest_issued(
-    value: str, remote: object, x_forwarded_for: object, forwarded: object, version: object
-) -> int | None:
+def _guest_issued(value: str, remote: object, forwarded: object, version: object) -> int | None:
     """``_issued`` for a guest without a session, cached by the headers its address comes from."""
-    ip = address_of(remote, x_forwarded_for, forwarded)
+    ip = address_of(remote, forwarded)
     return None if ip is None else _issued(value, "guest", network(ip), version)
 
 
