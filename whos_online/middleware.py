@@ -137,10 +137,16 @@ MAX_VALUE = 100
 MAX_CACHED_HEADERS = 512
 
 
-def _signer(identity: str) -> signing.Signer:
-    # The identity is in the key, not in the cookie: the value shows neither
-    # the session key nor the address. Fallback keys: SECRET_KEY_FALLBACKS.
-    return signing.Signer(salt=f"{SALT}|{identity}")
+@lru_cache(maxsize=1)
+def _signer(version: object) -> signing.Signer:
+    """One Signer per settings object (``conf.version``): SECRET_KEY and its fallbacks."""
+    return signing.Signer(salt=SALT)
+
+
+def _signed(issued: str, identity: str) -> str:
+    # The identity is signed with the time but left out of the value, which shows
+    # neither the session key nor the address.
+    return f"{issued}|{identity}"
 
 
 @lru_cache(maxsize=4096)
@@ -152,8 +158,10 @@ def _issued(value: str, kind: str, who: str, version: object) -> int | None:
     is checked by the caller on every request. ``version`` (``conf.version``)
     keeps an overridden SECRET_KEY from reusing an old answer.
     """
+    issued, _, signature = value.rpartition(":")
     try:
-        return signing.b62_decode(_signer(f"{kind}:{who}").unsign(value))
+        _signer(version).unsign(f"{_signed(issued, f'{kind}:{who}')}:{signature}")
+        return signing.b62_decode(issued)
     except (signing.BadSignature, ValueError):
         return None
 
@@ -166,7 +174,9 @@ def _guest_issued(value: str, remote: object, forwarded: object, version: object
 
 
 def _cookie_value(identity: str) -> str:
-    return _signer(identity).sign(signing.b62_encode(int(time.time())))
+    issued = signing.b62_encode(int(time.time()))
+    signature = _signer(conf.version).sign(_signed(issued, identity)).rpartition(":")[2]
+    return f"{issued}:{signature}"
 
 
 def _set_cookie(request: HttpRequest, response: HttpResponseBase) -> None:
