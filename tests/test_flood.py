@@ -19,6 +19,7 @@ from django.core.management import call_command
 
 from tests.conftest import NOW, BrowserClient
 from whos_online import presence
+from whos_online.conf import conf
 
 pytestmark = pytest.mark.django_db
 
@@ -75,6 +76,21 @@ def test_a_flood_within_the_window_of_a_first_peak_leaves_none(
         assert presence.guest_count() == 5
         assert presence.peak() is None
         assert "Most ever online" not in BrowserClient().get("/block/").content.decode()
+
+
+def test_a_flood_in_a_room_leaves_the_sites_peak_alone_and_marks_nothing(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_GUESTS = 3
+    with time_machine.travel(NOW, tick=False):
+        presence.record_guest("203.0.113.1")
+        presence.record_guest("203.0.113.2")
+        presence.summary(limit=10)  # what the block counts raises the peak
+        visits = [presence.record_guest(f"10.0.0.{i}", room="thread:1") for i in range(5)]
+        assert [v.refused for v in visits] == [False, False, False, True, True]
+        assert presence.peak() == presence.Peak(2, NOW)
+    # Rooms keep no peak, so no flood mark either.
+    assert redis_db.exists(conf.keys("thread:1").peak) == 0
 
 
 def test_a_guest_refused_at_the_cap_is_no_error(redis_db: redis.Redis, settings: Any) -> None:

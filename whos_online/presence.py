@@ -33,6 +33,7 @@ import time
 from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone
+from functools import lru_cache
 from itertools import repeat
 from typing import Any, Iterable, NamedTuple, TypeVar, cast
 
@@ -643,19 +644,21 @@ def _record(
         member,
         math.ceil(ttl),
         keep or 0,
-        TRIM_PER_WRITE,
         "" if room is None else room_name(room) or "",
-        math.ceil(conf.max_age),
         card,
         guest,
         "" if listed else "1",
-        conf.max_rooms,
-        conf.key_prefix,
-        now - conf.max_age,
         counting.counted_since(now) if counters else 0,
+        _constants(conf.version),
         *(ttl for _, ttl in counters),
     )
     return (None if before is None else float(before)), bool(refused)
+
+
+@lru_cache(maxsize=1)
+def _constants(version: object) -> str:
+    """RECORD's argument that is the same for every call under one settings object (``conf.version``)."""
+    return f"{conf.max_age} {TRIM_PER_WRITE} {conf.max_rooms} {conf.key_prefix}"
 
 
 PEAK_TTL = 366 * 24 * 3600

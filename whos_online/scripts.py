@@ -61,46 +61,53 @@ return n
 # server whose clock lags never moves a score backwards; ZREM from KEYS[2] (a
 # member who moved between listed and hidden; KEYS[1] itself when there is no
 # such set); the guest cap ARGV[4] (0: none; see the script's first lines); a
-# room registers ARGV[6] ('' if none) in KEYS[3]; a member's card ARGV[8] (''
-# for guests) goes into the hash KEYS[4], and the guest ARGV[9] they were until
+# room registers ARGV[5] ('' if none) in KEYS[3]; a member's card ARGV[6] (''
+# for guests) goes into the hash KEYS[4], and the guest ARGV[7] they were until
 # logging in ('' if none) leaves the guests KEYS[5], so nobody counts twice;
-# and each key written gets its TTL (ARGV[3], ARGV[7]), so an abandoned
+# and each key written gets its TTL (ARGV[3], or the window's), so an abandoned
 # namespace disappears. KEYS[6] is the site's peak (see the flood below).
-# Rooms are capped at ARGV[11]: registering one beyond it drops the least
-# recently visited (at most ARGV[5] per write) with their sets, named from the
-# prefix ARGV[12]. Those keys are not in KEYS (their names come from the
-# registry), which Redis allows for keys of the same hash slot: on Cluster the
-# prefix carries a hash tag (check W006), so every room key shares KEYS[3]'s slot.
+# ARGV[10] holds what is the same for every call of a process, space-separated:
+# the window (seconds), how many stale guests one write may drop, the rooms'
+# cap, and the key prefix (last: it may hold spaces). Rooms are capped: registering
+# one beyond it drops the least recently visited (at most that many per write)
+# with their sets, named from the prefix. Those keys are not in KEYS (their
+# names come from the registry), which Redis allows for keys of the same hash
+# slot: on Cluster the prefix carries a hash tag (check W006), so every room
+# key shares KEYS[3]'s slot.
 # Counting (see counting.py): ARGV[2] also goes into the HyperLogLogs KEYS[7..],
-# each given its TTL ARGV[15..] (KEYS[i], ARGV[i + 8]), unless its score before
-# is at or after ARGV[14]: since then every one of those counters holds it
-# already (most records are of visitors seen a minute before). With ARGV[10] =
+# each given its TTL ARGV[11..] (KEYS[i], ARGV[i + 4]), unless its score before
+# is at or after ARGV[9]: since then every one of those counters holds it
+# already (most records are of visitors seen a minute before). With ARGV[8] =
 # '1' (approximate guest counting) they are all it goes into: no sorted set
 # KEYS[1], so neither a cap nor a refusal.
 # Returns {the member's score before this write (false if none or not kept),
 # 1 if the newcomer was refused (nothing written) else 0}.
 RECORD = Script("""
-local listed = ARGV[10] ~= '1'
+local window, trim, max_rooms, prefix = string.match(ARGV[10], '^(%S+) (%S+) (%S+) (.*)$')
+window, trim = tonumber(window), tonumber(trim)
+local window_ttl = math.ceil(window)
+local window_start = tonumber(ARGV[1]) - window
+local listed = ARGV[8] ~= '1'
 local before = false
 if listed then before = redis.call('ZSCORE', KEYS[1], ARGV[2]) end
 local keep = tonumber(ARGV[4])
 if listed and keep > 0 and not before then
   -- A newcomer to a capped set: room is made only from guests already out of
-  -- the window (older than ARGV[13]), at most ARGV[5] of them; while the set is
+  -- the window (older than its start), at most trim of them; while the set is
   -- full of guests inside it, the newcomer is refused, so a flood of new
   -- addresses never pushes out the guests already counted.
   local excess = redis.call('ZCARD', KEYS[1]) - keep + 1
   if excess > 0 then
-    local stale = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. ARGV[13])
-    local n = math.min(excess, stale, tonumber(ARGV[5]))
+    local stale = redis.call('ZCOUNT', KEYS[1], '-inf', string.format('(%.17g', window_start))
+    local n = math.min(excess, stale, trim)
     if n > 0 then redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - 1) end
     if n < excess then
       -- A flood. On the site (no room), the peak it raised since the window's
       -- start goes back to the one before (see count_and_raise_peak), and no
       -- peak is taken for a window (flood_until in the peak hash KEYS[6]).
-      if ARGV[6] == '' then
+      if ARGV[5] == '' then
         local at = tonumber(redis.call('HGET', KEYS[6], 'at') or '0')
-        if at >= tonumber(ARGV[13]) then
+        if at >= window_start then
           local kept = redis.call('HMGET', KEYS[6], 'before', 'before_at')
           if kept[1] then
             redis.call('HSET', KEYS[6], 'count', kept[1], 'at', kept[2])
@@ -108,11 +115,11 @@ if listed and keep > 0 and not before then
             redis.call('HDEL', KEYS[6], 'count', 'at')
           end
         end
-        redis.call('HSET', KEYS[6], 'flood_until', tonumber(ARGV[1]) + tonumber(ARGV[7]))
+        redis.call('HSET', KEYS[6], 'flood_until', tonumber(ARGV[1]) + window_ttl)
         -- The mark outlives flood_until, also when a count has not renewed it since
         -- an earlier flood's shorter TTL.
-        if redis.call('TTL', KEYS[6]) < tonumber(ARGV[7]) then
-          redis.call('EXPIRE', KEYS[6], ARGV[7])
+        if redis.call('TTL', KEYS[6]) < window_ttl then
+          redis.call('EXPIRE', KEYS[6], window_ttl)
         end
       end
       return {false, 1}
@@ -121,29 +128,29 @@ if listed and keep > 0 and not before then
 end
 if listed then redis.call('ZADD', KEYS[1], 'GT', ARGV[1], ARGV[2]) end
 if KEYS[2] ~= KEYS[1] then redis.call('ZREM', KEYS[2], ARGV[2]) end
-if ARGV[6] ~= '' then
-  redis.call('ZADD', KEYS[3], ARGV[1], ARGV[6])
-  redis.call('EXPIRE', KEYS[3], ARGV[7])
-  local over = redis.call('ZCARD', KEYS[3]) - tonumber(ARGV[11])
+if ARGV[5] ~= '' then
+  redis.call('ZADD', KEYS[3], ARGV[1], ARGV[5])
+  redis.call('EXPIRE', KEYS[3], window_ttl)
+  local over = redis.call('ZCARD', KEYS[3]) - tonumber(max_rooms)
   if over > 0 then
-    local dropped = redis.call('ZPOPMIN', KEYS[3], math.min(over, tonumber(ARGV[5])))
+    local dropped = redis.call('ZPOPMIN', KEYS[3], math.min(over, trim))
     for i = 1, #dropped, 2 do
-      local room = ARGV[12] .. ':room:' .. dropped[i]
+      local room = prefix .. ':room:' .. dropped[i]
       redis.call('DEL', room .. ':users', room .. ':hidden', room .. ':guests',
                  room .. ':live', room .. ':left')
     end
   end
 end
-if ARGV[8] ~= '' then
-  redis.call('HSET', KEYS[4], ARGV[2], ARGV[8])
+if ARGV[6] ~= '' then
+  redis.call('HSET', KEYS[4], ARGV[2], ARGV[6])
   redis.call('EXPIRE', KEYS[4], ARGV[3])
 end
-if ARGV[9] ~= '' then redis.call('ZREM', KEYS[5], ARGV[9]) end
+if ARGV[7] ~= '' then redis.call('ZREM', KEYS[5], ARGV[7]) end
 if listed then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
-if not (before and tonumber(before) >= tonumber(ARGV[14])) then
+if not (before and tonumber(before) >= tonumber(ARGV[9])) then
   for i = 7, #KEYS do
     redis.call('PFADD', KEYS[i], ARGV[2])
-    redis.call('EXPIRE', KEYS[i], ARGV[i + 8])
+    redis.call('EXPIRE', KEYS[i], ARGV[i + 4])
   end
 end
 return {before, 0}
