@@ -87,11 +87,19 @@ def plot(c: dict[str, Case], title: str, path: Path) -> None:
 
 
 def series_of(c: dict[str, Case], prefix: str, suffix: str = "") -> dict[int, Case]:
-    """{N: case} of the cases named "<prefix>N online<suffix…>"."""
+    """{N: case} of the cases named "<prefix>N online", or "<prefix>N online, <suffix>" if given.
+
+    Exactly: "recording guest, 1,000 online, hiredis" is not a point of "recording guest, ".
+    """
+    tail = f", {suffix}" if suffix else ""
     found = {}
     for name, case in c.items():
-        if name.startswith(prefix) and name.endswith(suffix) and " online" in name:
-            number = name[len(prefix) :].split(" online", 1)[0]
-            if number.replace(",", "").isdigit():
-                found[int(number.replace(",", ""))] = case
+        number, online, rest = name.removeprefix(prefix).partition(" online")
+        if (
+            name.startswith(prefix)
+            and online
+            and rest == tail
+            and number.replace(",", "").isdigit()
+        ):
+            found[int(number.replace(",", ""))] = case
     return found
