@@ -39,3 +39,23 @@ def test_a_damaged_card_reads_as_no_card_and_spares_the_others(
     redis_db.hset(conf.keys().cards, "1", '{"name": "Person 1"}, {"name": "Forged"}')
     online = presence.summary()
     assert [member.name for member in online.members] == ["Person 2", "Member #1", "Person 0"]
+
+
+def test_any_pk_comes_through_the_listing_as_it_was_recorded(
+    redis_db: redis.Redis, named: Any
+) -> None:
+    pks = ['a"b\\c', "é/ü", "1\n2"]
+    for pk in pks:
+        presence.record_user(named(pk))
+    online = presence.summary()
+    assert [member.pk for member in online.members] == pks[::-1]
+    assert [member.name for member in online.members] == [f"Person {pk}" for pk in pks[::-1]]
+
+
+# fakeredis's cjson refuses bytes that are not UTF-8; Redis passes them through.
+@pytest.mark.parametrize("redis_db", ["real"], indirect=True)
+def test_a_card_that_is_not_utf8_spares_the_others(redis_db: redis.Redis, named: Any) -> None:
+    for pk in range(2):
+        presence.record_user(named(pk))
+    redis_db.hset(conf.keys().cards, "1", b'{"name": "\xff\xfe"}')
+    assert [member.name for member in presence.summary().members] == ["\ufffd\ufffd", "Person 0"]

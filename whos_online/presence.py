@@ -28,6 +28,7 @@ the middleware, template tag and signals call them through
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Hashable
@@ -351,9 +352,7 @@ def summary(
         hours = [*counting.hour_buckets(now), past_hours]
     (
         listed,
-        listed_cards,
         hidden,
-        hidden_cards,
         users,
         hidden_count,
         guests,
@@ -382,9 +381,9 @@ def summary(
         now - conf.heartbeat_timeout,
         _guest_cap(),
     )
-    members = _members(listed, listed_cards, listed_sockets, now, hidden=False)
+    members = _members(listed, listed_sockets, now, hidden=False)
     if staff_view:
-        members += _members(hidden, hidden_cards, hidden_sockets, now, hidden=True)
+        members += _members(hidden, hidden_sockets, now, hidden=True)
         members.sort(key=lambda m: m.last_seen, reverse=True)
         if limit >= 0:
             del members[limit:]
@@ -681,15 +680,6 @@ def _count_and_raise_peak(client: Any, now: float, keys: Keys) -> Any:
     )
 
 
-def _scored(values: list[Any]) -> list[tuple[str, float]]:
-    """(pk, score)s from scripts.SUMMARY's 'score|pk' values."""
-    pairs = []
-    for value in values:
-        score, _, pk = _text(value).partition("|")
-        pairs.append((pk, float(score)))
-    return pairs
-
-
 def _peak(count: Any = None, at: Any = None) -> Peak | None:
     if count is None or at is None:
         return None
@@ -744,18 +734,17 @@ def _status(
     return "online" if score >= now - conf.idle_after else "idle"
 
 
-def _members(
-    values: list[Any], cards: list[Any], sockets: list[Any], now: float, hidden: bool
-) -> list[Member]:
-    """The Members of one of scripts.SUMMARY's lists: its 'score|pk' values, cards and sockets.
+def _members(listing: Any, sockets: list[Any], now: float, hidden: bool) -> list[Member]:
+    """The Members of one of scripts.SUMMARY's listings (JSON ``[[score, pk, card], ...]``).
 
     ``sockets`` is empty where nobody has a WebSocket open (no state to merge).
     """
+    rows = json.loads(_text(listing))
     idle_after = conf.idle_after
     return [
-        _merged(member_from(pk, score, card, now, idle_after, hidden), socket)
-        for (pk, score), card, socket in zip(
-            _scored(values), parse_cards(cards), sockets or repeat(None)
+        _merged(member_from(pk, float(score), card, now, idle_after, hidden), socket)
+        for (score, pk, _), card, socket in zip(
+            rows, parse_cards([raw for _, _, raw in rows]), sockets or repeat(None)
         )
     ]
 

@@ -223,9 +223,9 @@ return count_and_raise_peak(#KEYS > 5 and union or nil, tonumber(ARGV[4]))
 
 # What the block shows, in one call (so one round trip, also on Redis Cluster,
 # whose pipelines cannot carry a script): the ARGV[4] newest listed members
-# as 'score|pk' values (ARGV[4] = -1: all), and the hidden ones too when ARGV[5]
-# is '1' (for staff, merged by the caller), each list followed by its cards
-# from KEYS[5]; then the counts and peak of count_and_raise_peak() with the
+# (ARGV[4] = -1: all) with their cards from KEYS[5], and the hidden ones too
+# when ARGV[5] is '1' (for staff, merged by the caller), each list as one JSON
+# text (see listing below); then the counts and peak of count_and_raise_peak() with the
 # guest cap ARGV[11] (0: none). With
 # approximate guest counting ARGV[6] is n > 0: KEYS[6..4 + n] are the window's
 # buckets, oldest first, KEYS[5 + n] where their union is kept ARGV[8] ms (see
@@ -281,17 +281,19 @@ local function sockets(pairs)
   end
   return found
 end
--- Each member of pairs (member, score, ...) as one value, 'score|pk' (a score
--- holds no '|'): half as many values for the client to parse.
-local function joined(pairs)
-  local found = {}
-  for i = 1, #pairs, 2 do found[#found + 1] = pairs[i + 1] .. '|' .. pairs[i] end
-  return found
+-- The members of pairs (member, score, ...) as one JSON text, [[score, pk,
+-- card], ...] (the card as stored, or false): one value for the client to
+-- parse (in C), not two per member (in redis-py's Python reply parser).
+local function listing(pairs)
+  if #pairs == 0 then return '[]' end  -- cjson writes an empty table as {}
+  local found, rows = cards(pairs), {}
+  for i = 1, #pairs, 2 do rows[#rows + 1] = {pairs[i + 1], pairs[i], found[(i + 1) / 2]} end
+  return cjson.encode(rows)
 end
 local listed = newest(KEYS[1])
 local hidden = {}
 if ARGV[5] == '1' then hidden = newest(KEYS[2]) end
-local result = {joined(listed), cards(listed), joined(hidden), cards(hidden)}
+local result = {listing(listed), listing(hidden)}
 -- The union of the HyperLogLogs KEYS[first..last], oldest first. Only the
 -- newest still changes (a lagging server's late write to an older one waits
 -- for the next union), so the first count after it began merges the others
