@@ -1,5 +1,7 @@
 """Pages for the simulated visitors: a home page with the block, a plain page, a login."""
 
+import os
+
 from django.contrib.auth import authenticate, login
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 from django.template import engines
@@ -14,7 +16,10 @@ PAGE = engines["django"].from_string(
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    return HttpResponse(PAGE.render({"title": "Home", "block": True}, request))
+    response = HttpResponse(PAGE.render({"title": "Home", "block": True}, request))
+    # Which worker answered: the fault tests read whos_online's log lines per process.
+    response["X-Worker"] = str(os.getpid())
+    return response
 
 
 def about(request: HttpRequest) -> HttpResponse:
