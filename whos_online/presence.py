@@ -737,7 +737,8 @@ def _status(
 def _members(listing: Any, sockets: list[Any], now: float, hidden: bool) -> list[Member]:
     """The Members of one of scripts.SUMMARY's listings (JSON ``[[score, pk, card], ...]``).
 
-    ``sockets`` is empty where nobody has a WebSocket open (no state to merge).
+    ``sockets`` is empty where nobody has a WebSocket open (no state to merge). An
+    empty listing is ``{}`` (cjson cannot tell an empty array from an empty object).
     """
     rows = json.loads(_text(listing))
     idle_after = conf.idle_after

@@ -285,7 +285,6 @@ end
 -- card], ...] (the card as stored, or false): one value for the client to
 -- parse (in C), not two per member (in redis-py's Python reply parser).
 local function listing(pairs)
-  if #pairs == 0 then return '[]' end  -- cjson writes an empty table as {}
   local found, rows = cards(pairs), {}
   for i = 1, #pairs, 2 do rows[#rows + 1] = {pairs[i + 1], pairs[i], found[(i + 1) / 2]} end
   return cjson.encode(rows)
