@@ -17,6 +17,7 @@ import asyncio
 import functools
 import itertools
 from typing import Any, Awaitable, Callable, Mapping
+from unittest import mock
 
 import redis
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
@@ -113,6 +114,30 @@ class PingMiddleware(_SyncAndAsync):
         from whos_online.connection import get_client
 
         get_client().ping()
+
+
+class RecordCallMiddleware(_SyncAndAsync):
+    """Only the Redis call a guest's recording makes, its arguments made once.
+
+    No cookie, no keyed hash, no key names: what is left is what redis-py costs
+    for RECORD's EVALSHA, the floor under the recording path.
+    """
+
+    def before(self, request: HttpRequest) -> None:
+        from whos_online import scripts
+        from whos_online.connection import get_client
+
+        scripts.RECORD(get_client(), *_record_arguments())
+
+
+@functools.cache
+def _record_arguments() -> tuple[Any, ...]:
+    """RECORD's arguments for a guest of GUEST_POOL, as whos_online passed them once."""
+    from whos_online import presence, scripts
+
+    with mock.patch.object(scripts, "RECORD", wraps=scripts.RECORD) as record:
+        presence.record_guest(GUEST_POOL[0])
+    return tuple(record.call_args.args[1:])
 
 
 @functools.cache

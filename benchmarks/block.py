@@ -4,7 +4,8 @@ A template holding only ``{% whos_online %}`` is rendered with N members and N
 guests online (and ``presence.summary()``, its data, read alone): on a miss (the summary read from Redis, one round trip) and at
 steady state (from the per-process cache, ``WHOS_ONLINE_BLOCK_CACHE``, when
 this build has it). A PING called directly is the round trip it is read
-against. A poll is a guest's GET of the live endpoint, against a bare request
+against; Redis's own time per summary (INFO commandstats) is what the server
+spends of that budget before the reply leaves it. A poll is a guest's GET of the live endpoint, against a bare request
 carrying the same cookies. The baselines fill whos_online's template from their
 own data, so all render the same HTML.
 """
@@ -17,6 +18,7 @@ from typing import Any
 from bench_settings import SESSION_AND_AUTH
 from benchsite import LIVE_PATH
 from django.template import engines
+from django.test.utils import override_settings
 from paths import HIREDIS, WHOS_ONLINE
 from runner import Case, extra, ratio, table, us, verdict
 
@@ -89,8 +91,29 @@ def cases(setup: Any) -> list[Case]:
     return made
 
 
-def report(c: dict[str, Case], onlines: list[int]) -> tuple[list[list[str]], list[str]]:
-    """(target rows, the section)."""
+def server_us(admin: Any, prefix: dict[str, Any], n: int = 200) -> float:
+    """Redis's own time per summary (the script and the commands it runs), from INFO commandstats.
+
+    The count is the server's, for every client: read while only this process calls EVALSHA.
+    """
+
+    def evalsha() -> tuple[int, int]:
+        stats = admin.info("commandstats").get("cmdstat_evalsha", {})
+        return stats.get("calls", 0), stats.get("usec", 0)
+
+    with override_settings(**prefix, **MISS):
+        presence.summary()  # the script loaded
+        calls, usec = evalsha()
+        for _ in range(n):
+            presence.summary()
+        after_calls, after_usec = evalsha()
+    return (after_usec - usec) / (after_calls - calls)
+
+
+def report(
+    c: dict[str, Case], onlines: list[int], server: dict[int, float]
+) -> tuple[list[list[str]], list[str]]:
+    """(target rows, the section); ``server``: Redis's own µs per summary, by population."""
     first, last = onlines[0], onlines[-1]
     misses = {n: extra(c[f"whos_online, {n:,} online, miss"], c["PING"]) for n in onlines}
     hiredis = {n: extra(c[f"whos_online, {n:,} online, miss, hiredis"], c["PING"]) for n in onlines}
@@ -110,7 +133,9 @@ def report(c: dict[str, Case], onlines: list[int]) -> tuple[list[list[str]], lis
             + f"; {last:,} ÷ {first:,}: {flat:.2f}; with hiredis: "
             + ", ".join(f"{n:,}: PING + {m.median:,.0f} µs" for n, m in hiredis.items())
             + "; the data alone (`presence.summary()`): "
-            + ", ".join(f"{n:,}: PING + {m.median:,.0f} µs" for n, m in data.items()),
+            + ", ".join(f"{n:,}: PING + {m.median:,.0f} µs" for n, m in data.items())
+            + "; of which Redis's own time running the script (INFO commandstats): "
+            + ", ".join(f"{n:,}: {server[n]:,.0f} µs" for n in onlines),
             verdict(all(m.median <= TARGET_US for m in misses.values()) and flat.median <= 1.1),
         ],
         [f"Block at steady state (per-process cache): ≤ {TARGET_US} µs", *steady(c, onlines)],

@@ -39,6 +39,7 @@ CASES = {
     "a do-nothing middleware": (["benchsite.PassThroughMiddleware"], "guest", {}),
     "throttled guest": ([WHOS_ONLINE], "guest", {}),
     "bare + one Redis PING": (["benchsite.PingMiddleware"], None, {}),
+    "bare + RECORD's Redis call alone": (["benchsite.RecordCallMiddleware"], None, {}),
     "recording guest": ([WHOS_ONLINE], None, {}),
     "bare + one Redis PING, hiredis": (["benchsite.PingMiddleware"], None, HIREDIS),
     "recording guest, hiredis": ([WHOS_ONLINE], None, HIREDIS),

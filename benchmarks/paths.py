@@ -46,6 +46,7 @@ def cases(setup: Any) -> list[Case]:
         add("bare + request.user", ("benchsite.TouchUserMiddleware",), setup.session)
         add("bare + one Redis PING", ("benchsite.PingMiddleware",))
         add("bare + one Redis PING, hiredis", ("benchsite.PingMiddleware",), settings=HIREDIS)
+        add("bare + RECORD's Redis call alone", ("benchsite.RecordCallMiddleware",))
         add("throttled guest", (WHOS_ONLINE,), setup.guest_cookies)
         add("throttled member", (WHOS_ONLINE,), setup.member_cookies)
         add("recording member", (WHOS_ONLINE,), setup.session, setup.prefix(1000), True)
@@ -74,6 +75,7 @@ def report(c: dict[str, Case]) -> tuple[list[list[str]], list[str]]:
     )
     recording = {(i, who): trips_over(c, i, *RECORDING[who]) for i, who in whos}
     hiredis = {i: trips_over(c, i, *RECORDING["guest, hiredis"], ", hiredis") for i in INTERFACES}
+    floor = {i: trips_over(c, i, *RECORDING["the call alone"]) for i in INTERFACES}
     targets = [
         [
             "Throttled path (valid cookie): ≤ 1.01 × bare Django receiving the same cookies",
@@ -86,7 +88,9 @@ def report(c: dict[str, Case]) -> tuple[list[list[str]], list[str]]:
             "(a member's over bare + `request.user`)",
             ", ".join(f"{i} {who} {v:.2f}×" for (i, who), v in recording.items())
             + "; with hiredis (over its PING): "
-            + ", ".join(f"{i} guest {v:.2f}×" for i, v in hiredis.items()),
+            + ", ".join(f"{i} guest {v:.2f}×" for i, v in hiredis.items())
+            + "; the floor, RECORD's EVALSHA alone through redis-py: "
+            + ", ".join(f"{i} {v:.2f}×" for i, v in floor.items()),
             verdict(all(v <= 1.3 for v in recording.values())),
         ],
     ]
@@ -104,6 +108,7 @@ RECORDING = {
     "guest": ("recording guest, 1,000 online", "bare"),
     "member": ("recording member", "bare + request.user"),
     "guest, hiredis": ("recording guest, 1,000 online, hiredis", "bare"),
+    "the call alone": ("bare + RECORD's Redis call alone", "bare"),
 }
 
 

@@ -150,7 +150,8 @@ def measure(args: argparse.Namespace, admin: redis.Redis) -> tuple[str, dict[str
     log("pruning")
     pruned = prune.run(admin, f"{PREFIX}:prune", 100_000 if args.quick else 1_000_000)
     request_targets, requests = paths.report(c)
-    block_targets, blocks = block.report(c, onlines)
+    server = {n: block.server_us(admin, Setup.prefix(n)) for n in onlines}
+    block_targets, blocks = block.report(c, onlines, server)
     seconds = (datetime.now(timezone.utc) - started).total_seconds()
     memory_target = [
         "Memory per guest and per member reported",
