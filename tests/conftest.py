@@ -7,6 +7,7 @@ can share a Redis with anything else.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import logging
 import os
@@ -24,7 +25,7 @@ from django.test import AsyncClient, Client
 from fakeredis import FakeRedisConnection
 
 from tests.redis_server import REDIS_CLI, REDIS_SERVER
-from whos_online import blockcache, failsafe, scripts
+from whos_online import blockcache, failsafe, presence, scripts
 from whos_online.connection import get_client
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
@@ -156,6 +157,11 @@ def people(db: None, django_user_model: Any) -> Callable[..., list[Any]]:
     return make
 
 
+def tab(user: Any, id: str = "tab", room: str | None = None) -> Any:
+    """An open WebSocket connection of ``user`` (with their card) named ``id``."""
+    return dataclasses.replace(presence.open_connection(user, room), id=id)
+
+
 def names(members: Any) -> list[str]:
     """The display names of listed members, e.g. ``names(presence.online_users())``."""
     return [member.name for member in members]
@@ -215,8 +221,12 @@ class RoundTrips:
 
     @property
     def records(self) -> int:
-        """Round trips that recorded a visitor (they carry scripts.RECORD's SHA1)."""
-        return sum(scripts.RECORD.sha.encode() in payload for payload in self.payloads)
+        """Round trips that recorded a visitor."""
+        return self.ran(scripts.RECORD)
+
+    def ran(self, script: scripts.Script) -> int:
+        """Round trips that ran ``script`` (they carry its SHA1)."""
+        return sum(script.sha.encode() in payload for payload in self.payloads)
 
     def clear(self) -> None:
         self.payloads.clear()

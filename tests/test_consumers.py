@@ -25,9 +25,10 @@ from django.contrib.auth.models import AnonymousUser
 from django.urls import path
 
 from tests.conftest import NOW, RoundTrips, names
-from whos_online import hub, presence
-from whos_online.consumers import PresenceMixin
-from whos_online.routing import websocket_urlpatterns
+from whos_online import presence
+from whos_online.realtime import hub
+from whos_online.realtime.consumers import PresenceMixin
+from whos_online.realtime.routing import websocket_urlpatterns
 
 pytestmark = pytest.mark.django_db
 
@@ -208,6 +209,7 @@ def test_one_heartbeat_round_trip_per_batch_of_a_process_connections(
     redis_db: redis.Redis, round_trips: RoundTrips, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(presence, "HEARTBEAT_BATCH", 20)
+    presence.record_guest("203.0.113.9", "thread:1")  # heartbeats write to registered rooms only
     connections = [presence.Connection(str(pk), f"c{pk}", "thread:1") for pk in range(50)]
     round_trips.clear()
     presence.heartbeat(connections)
@@ -240,8 +242,14 @@ def test_hidden_members_reach_staff_subscribers_alone(
     assert sorted(names(presence.online_users())) == ["admin", "visitor"]
 
 
+@pytest.fixture
+def public_rooms(settings: Any) -> None:
+    """Every room is declared public (see whos_online.realtime.access)."""
+    settings.WHOS_ONLINE_ROOM_ACCESS = "whos_online.realtime.access.public"
+
+
 def test_a_room_connection_is_in_the_room_and_on_the_site(
-    redis_db: redis.Redis, people: Any
+    redis_db: redis.Redis, people: Any, public_rooms: None
 ) -> None:
     alice, bob = people("alice", "bob")
 
@@ -280,15 +288,15 @@ def test_a_connect_redis_skipped_is_recorded_by_the_ticker_once_it_answers(
     redis_db: redis.Redis, people: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (alice,) = people("alice")
-    record = presence.record_user
+    connect = presence.connect
     failures = [redis.ConnectionError("a blip")]
 
-    def blip(*args: Any, **kwargs: Any) -> presence.Visit:
+    def blip(connection: presence.Connection) -> float:
         if failures:
             raise failures.pop()
-        return record(*args, **kwargs)
+        return connect(connection)
 
-    monkeypatch.setattr(presence, "record_user", blip)
+    monkeypatch.setattr(presence, "connect", blip)
 
     async def scenario() -> None:
         alice_tab = await tab(alice)
@@ -323,8 +331,8 @@ def test_the_merge_holds_with_approximate_counting_and_the_day_total(
     settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
     settings.WHOS_ONLINE_SHOW_DAY_TOTAL = True
     (alice,) = people("alice")
-    connection = presence.Connection(str(alice.pk), "tab")
-    presence.connect(alice, connection)
+    connection = presence.open_connection(alice)
+    presence.connect(connection)
     presence.record_guest("203.0.113.7")
     assert listed() == {"alice": "online"}
     presence.disconnect(connection)
@@ -384,11 +392,12 @@ def test_after_an_outage_the_ticker_records_at_most_100_skipped_connects_a_tick(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     recorded: list[str] = []
-    monkeypatch.setattr(presence, "connect", lambda user, c: recorded.append(c.id) or c)
+    monkeypatch.setattr(presence, "connect", lambda c: recorded.append(c.id) or c)
     ticker = DrivenHub()
     connections = [presence.Connection(str(n), f"tab{n}") for n in range(102)]
     for connection in connections:
-        ticker.track(connection, unrecorded_user=connection.pk)
+        ticker.track(connection)
+        ticker.record_later(connection)
     ticker.untrack(connections[0])  # closed before Redis answered again: never recorded
     run(ticker.tick)
     assert recorded == [f"tab{n}" for n in range(1, 101)]
@@ -479,7 +488,7 @@ def test_a_page_closing_as_it_is_sent_to_is_logged_at_debug_and_the_others_get_t
         run(ticker.tick)
     assert page.counts()[0]["type"] == "presence_state"
     assert [(r.levelname, r.name, r.getMessage()) for r in caplog.records] == [
-        ("DEBUG", "whos_online.hub", "whos_online: a push was not delivered")
+        ("DEBUG", "whos_online.realtime.hub", "whos_online: a push was not delivered")
     ]
 
 
@@ -527,14 +536,14 @@ def test_a_failed_tick_is_logged_and_the_next_one_sends_what_it_could_not(
         run(scenario)
     [record] = caplog.records
     assert (record.name, record.getMessage()) == (
-        "whos_online.hub",
+        "whos_online.realtime.hub",
         "whos_online: a push tick failed",
     )
     assert record.exc_info is not None and record.exc_info[0] is RuntimeError
 
 
 def test_once_the_last_tab_closes_the_process_neither_beats_nor_reads_for_it(
-    redis_db: redis.Redis, people: Any
+    redis_db: redis.Redis, people: Any, public_rooms: None
 ) -> None:
     (alice,) = people("alice")
 
@@ -560,7 +569,7 @@ chat = URLRouter([path("ws/chat/<room>/", ChatConsumer.as_asgi())])
 
 
 def test_a_site_consumer_with_the_mixin_keeps_its_member_online_in_the_route_room(
-    redis_db: redis.Redis, people: Any, settings: Any
+    redis_db: redis.Redis, people: Any, settings: Any, public_rooms: None
 ) -> None:
     settings.WHOS_ONLINE_HEARTBEAT = 20
     settings.WHOS_ONLINE_HEARTBEAT_TIMEOUT = 45

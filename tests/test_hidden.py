@@ -12,7 +12,7 @@ import time_machine
 from django.contrib.auth.models import AnonymousUser, User
 from django.template import engines
 
-from tests.conftest import NOW, BrowserClient, names
+from tests.conftest import NOW, BrowserClient, names, tab
 from whos_online import presence
 
 pytestmark = pytest.mark.django_db
@@ -192,6 +192,6 @@ def test_a_hidden_members_open_socket_does_not_show_them(
 ) -> None:
     settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
     (shy,) = people("shy", email="hidden")
-    presence.connect(shy, presence.Connection(str(shy.pk), "tab", hidden=True))
+    presence.connect(tab(shy))
     assert presence.status(shy) == "offline"
     assert presence.status(shy, include_hidden=True) == "online"

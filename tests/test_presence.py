@@ -11,7 +11,7 @@ import pytest
 import redis
 import time_machine
 
-from tests.conftest import NOW, names
+from tests.conftest import NOW, names, tab
 from whos_online import presence
 
 
@@ -88,16 +88,16 @@ def test_forget_guest_takes_the_guest_off_the_count(redis_db: redis.Redis) -> No
 @pytest.mark.parametrize(
     "call, commands",
     [
-        (lambda: presence.forget_user(1), ["ZREM", "ZREM", "HDEL"]),
+        (lambda: presence.forget_user(1), ["EVALSHA"]),
         (lambda: presence.user_count(), ["ZCOUNT", "ZCOUNT"]),
         (lambda: presence.reset_peak(), ["HMGET", "DEL"]),
     ],
     ids=["forget_user", "user_count", "reset_peak"],
 )
-def test_each_call_is_one_plain_pipeline(
+def test_each_call_is_one_round_trip(
     redis_db: redis.Redis, round_trips: Any, call: Any, commands: list[str]
 ) -> None:
-    # No MULTI/EXEC: one round trip, and nothing a Redis Cluster client refuses.
+    # No MULTI/EXEC: one round trip (a pipeline or a script), nothing Redis Cluster refuses.
     round_trips.clear()
     call()
     assert round_trips.commands == [commands]
@@ -243,13 +243,24 @@ def test_a_heartbeat_carries_200_connections_per_round_trip(
     assert len(presence.connected()) == sockets
 
 
-def test_a_heartbeat_moves_a_listed_members_last_seen(redis_db: redis.Redis, people: Any) -> None:
-    (alice,) = people("alice")
+def test_a_heartbeat_keeps_a_member_in_the_window_without_moving_them_up(
+    redis_db: redis.Redis, people: Any, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_HEARTBEAT_TIMEOUT = 60
+    alice, bob = people("alice", "bob")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_user(alice)
-        traveller.shift(30)
-        presence.heartbeat([presence.Connection(str(alice.pk), "tab")])
-    assert presence.last_seen(alice) == NOW + timedelta(seconds=30)
+        traveller.shift(1)
+        presence.record_user(bob)
+        for _ in range(19):  # 19 beats, 25 s apart: alice stays below bob, inside the window
+            traveller.shift(25)
+            presence.heartbeat([tab(alice)])
+            assert names(presence.online_users()) == ["bob", "alice"]
+        traveller.shift(25)  # 501 s: her score would leave the window before two more beats
+        presence.heartbeat([tab(alice)])  # it moves on by the window less two timeouts
+        assert presence.last_seen(alice) == NOW + timedelta(seconds=480)
+        assert names(presence.online_users()) == ["alice", "bob"]
 
 
 @pytest.mark.parametrize("room", [None, "thread:1"])
@@ -258,7 +269,7 @@ def test_connect_records_the_member_and_returns_when(
 ) -> None:
     (alice,) = people("alice")
     with time_machine.travel(NOW, tick=False):
-        at = presence.connect(alice, presence.Connection(str(alice.pk), "tab", room))
+        at = presence.connect(tab(alice, room=room))
         assert at == NOW.timestamp()
         assert names(presence.online_users()) == ["alice"]
         assert names(presence.online_users(room=room)) == ["alice"]
@@ -270,10 +281,10 @@ def test_a_member_leaves_when_their_last_connection_closes(
 ) -> None:
     (alice,) = people("alice")
     pk = str(alice.pk)
-    tabs = [presence.Connection(pk, tab, "thread:1") for tab in ("one", "two")]
+    tabs = [tab(alice, name, "thread:1") for name in ("one", "two")]
     with time_machine.travel(NOW, tick=False) as traveller:
-        for tab in tabs:
-            presence.connect(alice, tab)
+        for opened in tabs:
+            presence.connect(opened)
         traveller.shift(5)
         presence.disconnect(tabs[0])
         assert presence.connected() == presence.connected("thread:1") == [pk]

@@ -179,3 +179,52 @@ def test_another_site_s_page_cannot_open_a_socket(server: Server) -> None:
     with pytest.raises(InvalidStatus) as refused:
         connect(url, origin="http://evil.example", open_timeout=10)
     assert refused.value.response.status_code == 403
+
+
+# A room block for the given socket path, and live.js run again to pick it up.
+ADD_A_ROOM_BLOCK = """(path) => {
+  delete window.whosOnlineLive;
+  const block = document.createElement("section");
+  block.id = "added";
+  block.setAttribute("data-whos-online-ws", path);
+  block.innerHTML = "<p>as rendered</p>";
+  document.body.append(block);
+  const script = document.createElement("script");
+  script.src = "/static/whos_online/live.js?again";
+  document.body.append(script);
+}"""
+
+
+def test_a_room_the_site_did_not_declare_is_closed_with_4403_and_not_retried(
+    server: Server, browser: Any
+) -> None:
+    """On the real server, and in the browser: live.js takes the refusal as final."""
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    url = server.site.url.replace("http", "ws") + "/ws/whos-online/staff-only/"
+    with connect(url, origin=server.site.url, open_timeout=10) as socket:
+        with pytest.raises(ConnectionClosed) as closed:
+            socket.recv(timeout=10)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4403
+    assert connected_names("staff-only") == set() and presence.user_count("staff-only") == 0
+
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.clock.install()
+        opened: list[str] = []
+        page.on("websocket", lambda socket: opened.append(socket.url))
+        page.goto(f"{server.site.url}/about/")
+        with page.expect_websocket(lambda socket: socket.url == url) as first:
+            page.evaluate(ADD_A_ROOM_BLOCK, "/ws/whos-online/staff-only/")
+        for _ in range(100):
+            if first.value.is_closed():
+                break
+            page.wait_for_timeout(100)
+        page.clock.run_for(120_000)  # two minutes of the page's time: no second attempt
+        page.wait_for_timeout(500)  # (events reach this process while Playwright waits)
+        assert opened.count(url) == 1
+        assert page.locator("#added p").inner_text() == "as rendered"
+    finally:
+        context.close()

@@ -43,7 +43,7 @@ CONNECTIONS = 2000
 SUBSCRIBERS = 50
 HEARTBEAT = 2.0  # s; the timeout is three beats (tests/load_site/settings.py)
 STEADY = 6.0  # s of steady state in which Redis commands are counted
-TICK = 0.5  # whos_online.hub.TICK
+TICK = 0.5  # whos_online.realtime.hub.TICK
 CONNECT_BATCH = 100  # connects in flight at once (the listen backlog is finite)
 
 

@@ -104,11 +104,12 @@ def test_any_name_a_view_produces_is_a_room(
     assert response.status_code == 200
     assert "1 here now: 0 members, 1 guest" in response.content.decode()
     assert "1 here now" in client.get(path).content.decode()  # the same room again
-    (key,) = room_keys(redis_db, settings)
-    assert len(key) < len(settings.WHOS_ONLINE_KEY_PREFIX) + 230  # a short, stable name
+    changed, guests = sorted(room_keys(redis_db, settings))  # the room's change mark and guests
+    assert guests.endswith(b":guests") and changed == guests[:-7] + b":changed"
+    assert len(guests) < len(settings.WHOS_ONLINE_KEY_PREFIX) + 230  # a short, stable name
     other = path[:-2] + "8/"
     assert "1 here now" in BrowserClient().get(other, REMOTE_ADDR="203.0.113.9").content.decode()
-    assert len(room_keys(redis_db, settings)) == 2  # a different long name is another room
+    assert len(room_keys(redis_db, settings)) == 4  # a different long name is another room
 
 
 def test_async_client_with_long_names(redis_db: redis.Redis) -> None:
@@ -121,7 +122,7 @@ def test_a_room_name_that_is_no_text_or_empty(redis_db: redis.Redis, settings: A
     assert presence.guest_count(room="7") == presence.guest_count(room=7) == 1
     response = BrowserClient().get("/post/0/")  # the view's room is ""
     assert response.status_code == 200 and "Nobody is here right now." in response.content.decode()
-    assert len(room_keys(redis_db, settings)) == 1
+    assert len(room_keys(redis_db, settings)) == 2  # room 7's guests and change mark
 
 
 def test_a_room_view_that_fails_creates_no_room(redis_db: redis.Redis, settings: Any) -> None:
@@ -139,7 +140,9 @@ def test_live_rooms_are_capped_and_the_oldest_dropped(redis_db: redis.Redis, set
     rooms = redis_db.zrange(f"{settings.WHOS_ONLINE_KEY_PREFIX}:rooms", 0, -1)
     assert rooms == [b"thread:3", b"thread:4", b"thread:5"]
     assert sorted(room_keys(redis_db, settings)) == [
-        f"{settings.WHOS_ONLINE_KEY_PREFIX}:room:thread:{pk}:guests".encode() for pk in (3, 4, 5)
+        f"{settings.WHOS_ONLINE_KEY_PREFIX}:room:thread:{pk}:{key}".encode()
+        for pk in (3, 4, 5)
+        for key in ("changed", "guests")
     ]
 
 
@@ -196,7 +199,7 @@ def test_one_address_opening_100000_rooms(
             if room % 1000 == 999:
                 pipe.execute()
     keys = room_keys(redis_db, settings)
-    assert len(keys) == 10_000  # WHOS_ONLINE_MAX_ROOMS, the newest
+    assert len(keys) == 2 * 10_000  # WHOS_ONLINE_MAX_ROOMS, the newest: guests, change mark
     assert redis_db.zcard(f"{settings.WHOS_ONLINE_KEY_PREFIX}:rooms") == 10_000
     round_trips.clear()
     call_command("whos_online_prune", stdout=StringIO())

@@ -16,7 +16,7 @@ import pytest
 import redis
 import time_machine
 
-from tests.conftest import NOW, names
+from tests.conftest import NOW, names, tab
 from whos_online import counting, presence, scripts
 from whos_online.conf import conf
 from whos_online.guests import guest_id
@@ -379,8 +379,8 @@ def test_a_room_is_registered_capped_and_dropped_with_its_sets(
     assert redis_db.zrange(rooms, 0, -1) == [b"thread:5", b"thread:6"]
     left = sorted(redis_db.scan_iter(match=key(settings, "room:*"), count=1000))
     assert left == [
-        key(settings, name).encode()
-        for name in ("room:thread:5:guests", "room:thread:5:users", "room:thread:6:guests")
+        key(settings, f"room:thread:{name}").encode()
+        for name in ("5:changed", "5:guests", "5:users", "6:changed", "6:guests")
     ]
 
 
@@ -517,17 +517,16 @@ def test_approximate_guests_in_a_window_of_one_bucket(redis_db: redis.Redis, set
 # --- HEARTBEAT, DISCONNECT, and the block's merge of them
 
 
-def test_heartbeats_write_through_and_move_a_dead_process_members_to_left(
+def test_heartbeats_keep_members_in_the_window_and_move_a_dead_process_members_to_left(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_HEARTBEAT_TIMEOUT = 60
     alice, carol, bob = people("alice", "carol", "bob")
-    tabs = {
-        user: Connection(str(user.pk), f"tab-{user.username}", "r") for user in (alice, carol, bob)
-    }
+    tabs = {user: tab(user, f"tab-{user.username}", "r") for user in (alice, carol, bob)}
     with time_machine.travel(NOW, tick=False) as traveller:
-        for user, tab in tabs.items():
-            presence.connect(user, tab)
+        for opened in tabs.values():
+            presence.connect(opened)
         traveller.shift(61)
         presence.heartbeat([tabs[bob]])  # alice's and carol's process died
         for room in (None, "r"):
@@ -542,12 +541,20 @@ def test_heartbeats_write_through_and_move_a_dead_process_members_to_left(
             assert (redis_db.hkeys(conns), redis_db.ttl(conns)) == ([b"tab-bob"], 60)
             assert statuses(room) == {"alice": "idle", "carol": "idle", "bob": "online"}
         assert redis_db.ttl(key(settings, "cards")) == 600
-        assert (presence.last_seen(bob), presence.last_seen(alice)) == (at(61), NOW)
-        traveller.move_to(at(50))  # a process whose clock lags beats too: nothing goes back
+        # A beat does not move bob up the newest-first list while he is well inside the window...
+        assert (presence.last_seen(bob), presence.last_seen(alice)) == (NOW, NOW)
+        traveller.move_to(at(480))
         presence.heartbeat([tabs[bob]])
-        assert presence.last_seen(bob) == at(61)
+        assert presence.last_seen(bob) == NOW
+        traveller.move_to(at(481))  # ...only once he would leave it before two more beats,
+        presence.heartbeat([tabs[bob]])  # and then by the window less two timeouts
+        assert presence.last_seen(bob) == at(480)
+        assert presence.online_users(room="r")[0].name == "bob"  # now first in the list
+        traveller.move_to(at(450))  # a process whose clock lags beats too: nothing goes back
+        presence.heartbeat([tabs[bob]])
+        assert presence.last_seen(bob) == at(480)
         for room in (None, "r"):
-            assert redis_db.zscore(conf.socket_keys(room).live, str(bob.pk)) == T + 61
+            assert redis_db.zscore(conf.socket_keys(room).live, str(bob.pk)) == T + 481
 
 
 def test_closing_tabs_keeps_a_member_live_at_their_newest_other_tab(
@@ -555,16 +562,16 @@ def test_closing_tabs_keeps_a_member_live_at_their_newest_other_tab(
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
     alice, bob, carol = people("alice", "bob", "carol")
-    a = [Connection(str(alice.pk), f"a{i}", "r") for i in range(3)]
-    b = [Connection(str(bob.pk), f"b{i}", "r") for i in range(2)]
-    c = Connection(str(carol.pk), "c", "r")
+    a = [tab(alice, f"a{i}", "r") for i in range(3)]
+    b = [tab(bob, f"b{i}", "r") for i in range(2)]
+    c = tab(carol, "c", "r")
     pk = str(alice.pk).encode()
     with time_machine.travel(NOW, tick=False) as traveller:
-        presence.connect(carol, c)
+        presence.connect(c)
         for i in range(3):  # alice's tabs beat at NOW, +10, +20; bob's at NOW, +10
-            presence.connect(alice, a[i])
+            presence.connect(a[i])
             if i < 2:
-                presence.connect(bob, b[i])
+                presence.connect(b[i])
             traveller.shift(10)
         presence.disconnect(a[2])
         for room in (None, "r"):
@@ -582,21 +589,24 @@ def test_closing_tabs_keeps_a_member_live_at_their_newest_other_tab(
             assert redis_db.ttl(left) == 600
             assert statuses(room)["bob"] == "idle"
         traveller.move_to(at(650))
+        # Nothing beat in room "r" since +20: prune takes it out of the registry with its
+        # window, and closing its sockets writes none of its keys again.
+        presence.prune()
+        redis_db.delete(*conf.socket_keys("r"))  # what their TTL does on Redis's own clock
         presence.disconnect(c)
         traveller.move_to(at(700))
         presence.disconnect(a[1])  # left keeps the window's leavers only
-        for room in (None, "r"):
-            left = conf.socket_keys(room).left
-            assert redis_db.zrange(left, 0, -1) == [str(carol.pk).encode(), pk]
+        assert redis_db.zrange(conf.socket_keys().left, 0, -1) == [str(carol.pk).encode(), pk]
+        assert redis_db.exists(*conf.socket_keys("r")) == 0
 
 
 def test_the_socket_rule_at_its_edges(redis_db: redis.Redis, settings: Any, people: Any) -> None:
     settings.WHOS_ONLINE_IDLE_AFTER = 60  # the heartbeat timeout: both rules turn together
     alice, bob, carol = people("alice", "bob", "carol")
     with time_machine.travel(NOW, tick=False) as traveller:
-        presence.connect(alice, Connection(str(alice.pk), "a"))
-        closed = Connection(str(bob.pk), "b")
-        presence.connect(bob, closed)
+        presence.connect(tab(alice, "a"))
+        closed = tab(bob, "b")
+        presence.connect(closed)
         presence.disconnect(closed)  # at once: gone as recently as last seen
         presence.record_user(carol)  # no socket: the HTTP rule
         traveller.shift(60)  # alice's beat is exactly the timeout old
@@ -615,7 +625,7 @@ def test_an_open_socket_shows_when_the_window_is_one_guest_bucket(
     (alice,) = people("alice")
     minute = NOW.replace(second=0)
     with time_machine.travel(minute + timedelta(seconds=35), tick=False) as traveller:
-        presence.connect(alice, Connection(str(alice.pk), "a"))
+        presence.connect(tab(alice, "a"))
         traveller.shift(20)  # idle by her last record, online by her open tab
         assert statuses() == {"alice": "online"}
 
@@ -624,10 +634,10 @@ def test_a_lagging_process_never_moves_a_leave_back(redis_db: redis.Redis, peopl
     alice, bob = people("alice", "bob")
     left = conf.socket_keys().left
     with time_machine.travel(NOW, tick=False) as traveller:
-        tab = Connection(str(alice.pk), "a")
-        presence.connect(alice, tab)
+        opened = tab(alice, "a")
+        presence.connect(opened)
         traveller.shift(100)
-        presence.disconnect(tab)  # her last connection closed at NOW + 100
+        presence.disconnect(opened)  # her last connection closed at NOW + 100
         traveller.move_to(at(50))  # a process whose clock lags beats for another tab of hers
         presence.heartbeat([Connection(str(alice.pk), "z")])
         traveller.move_to(at(111))  # that process died: its beat goes to left

@@ -10,7 +10,7 @@ import redis
 import time_machine
 from django.template import engines
 
-from tests.conftest import NOW
+from tests.conftest import NOW, tab
 from whos_online import presence
 
 pytestmark = pytest.mark.django_db
@@ -151,7 +151,7 @@ def test_a_connection_keeps_its_member_online_until_the_heartbeat_timeout(
     settings.WHOS_ONLINE_HEARTBEAT_TIMEOUT = 90
     (alice,) = people("alice")
     with time_machine.travel(NOW, tick=False) as traveller:
-        presence.connect(alice, presence.Connection(str(alice.pk), "tab"))
+        presence.connect(tab(alice))
         assert presence.status(alice) == "online"
         traveller.shift(90)  # past IDLE_AFTER, but the last heartbeat is not timed out yet
         assert presence.status(alice) == "online"
@@ -163,8 +163,8 @@ def test_a_connection_keeps_its_member_online_until_the_heartbeat_timeout(
 
 def test_a_tab_closed_at_once_leaves_its_member_idle(redis_db: redis.Redis, people: Any) -> None:
     (alice,) = people("alice")
-    tab = presence.Connection(str(alice.pk), "tab")
+    opened = tab(alice)
     with time_machine.travel(NOW, tick=False):
-        presence.connect(alice, tab)
-        presence.disconnect(tab)  # in the very second of the visit
+        presence.connect(opened)
+        presence.disconnect(opened)  # in the very second of the visit
         assert presence.status(alice) == "idle"

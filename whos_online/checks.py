@@ -206,6 +206,7 @@ CALLABLES = {
     "WHOS_ONLINE_IS_HIDDEN": "whos_online.E007",
     "WHOS_ONLINE_REDIS_CLIENT": "whos_online.E008",
     "WHOS_ONLINE_MEMBER_CARD": "whos_online.E009",
+    "WHOS_ONLINE_ROOM_ACCESS": "whos_online.E014",
 }
 
 

@@ -53,6 +53,7 @@ DEFAULTS: dict[str, Any] = {
     "WHOS_ONLINE_HEARTBEAT": 25,
     "WHOS_ONLINE_HEARTBEAT_TIMEOUT": 60,
     "WHOS_ONLINE_WEBSOCKET_URL": None,
+    "WHOS_ONLINE_ROOM_ACCESS": None,
 }
 GUEST_COUNTING_MODES = ("exact", "approximate")
 
@@ -125,7 +126,7 @@ class Keys(NamedTuple):
 
 
 class SocketKeys(NamedTuple):
-    """WebSocket presence (see whos_online.consumers) in a namespace: pk -> newest
+    """WebSocket presence (see whos_online.realtime.consumers) in a namespace: pk -> newest
     heartbeat of their open connections, and pk -> when their last one closed."""
 
     live: str
@@ -171,6 +172,15 @@ class Settings:
     def connections_key(self, room: object, pk: str) -> str:
         """One member's open connections in a namespace: connection id -> last heartbeat."""
         return f"{self._namespace(room)}:conns:{pk}"
+
+    def changes_key(self, room: object = None) -> str:
+        """When a namespace last changed (a mark the hubs compare, in case a notice was lost)."""
+        return f"{self._namespace(room)}:changed"
+
+    @cached_setting
+    def notices_channel(self) -> str:
+        """The Pub/Sub channel the scripts publish a changed namespace's room on ('': the site)."""
+        return f"{self.key_prefix}:notices"
 
     def _namespace(self, room: object) -> str:
         """The site's prefix, or a room's (named as ``room_name`` names it; ValueError if empty)."""
@@ -355,6 +365,11 @@ class Settings:
         """Where the site routes ``WhosOnlineConsumer`` (e.g. "/ws/whos-online/"); None: poll."""
         value = _get("WHOS_ONLINE_WEBSOCKET_URL")
         return None if value is None else str(value)
+
+    @cached_setting
+    def room_access(self) -> Callable[[Any, str], Any] | None:
+        """Who may see and join which room over WebSockets (see whos_online.realtime.access)."""
+        return cast("Callable[[Any, str], Any] | None", _callable("WHOS_ONLINE_ROOM_ACCESS"))
 
     @cached_setting
     def is_hidden(self) -> Callable[[Any], bool]:

@@ -11,7 +11,7 @@ day (see :mod:`whos_online.counting`).
 "Online" means a score inside the window (``WHOS_ONLINE_MAX_AGE``), so stale
 members never show even when pruning is late.
 
-WebSocket connections (see :mod:`whos_online.consumers`) add, per namespace,
+WebSocket connections (see :mod:`whos_online.realtime.consumers`) add, per namespace,
 ``live`` (pk -> newest heartbeat), ``left`` (pk -> when their last connection
 closed) and ``conns:<pk>`` (connection id -> heartbeat). Heartbeats write
 through to the member sets; reads merge: a living connection (a heartbeat
@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import math
 import time
+import uuid
 from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone
@@ -69,6 +70,9 @@ class Summary:
     # Members and guests seen in the past 24 hours, when asked for (``summary(day=True)``).
     day_users: int | None = None
     day_guests: int | None = None
+    # When this picture changes by time alone (Unix time: a member turning idle,
+    # someone leaving the window), None if nothing will until someone acts.
+    changes_at: float | None = None
     # Renderings of this very summary (e.g. the block's member list per language),
     # so a cached summary is rendered once; a changed copy (``replace``) starts empty.
     rendered: dict[Any, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
@@ -121,12 +125,17 @@ def record_user(
     the guests, so a login never counts one person twice. ``where`` is the page
     (kept on the card for staff).
     """
+    card = card_json(conf.member_card(user), where)
+    return _record_member(str(user.pk), conf.is_hidden(user), card, room, guest_ip)
+
+
+def _record_member(
+    pk: str, hidden: bool, card: str, room: str | None, guest_ip: str | Address | None = None
+) -> Visit:
+    """record_user's Redis part: no site callable runs here (see ``open_connection``)."""
     now = time.time()
     keys = conf.keys(room)
-    pk = str(user.pk)
-    hidden = conf.is_hidden(user)
     key, other = (keys.hidden, keys.users) if hidden else (keys.users, keys.hidden)
-    card = card_json(conf.member_card(user), where)
     drop = guest_id(guest_ip) if guest_ip else ""
     counters = counting.member_counters(now, site=room is None)
     before, _ = _record(
@@ -174,13 +183,19 @@ def record_guest(ip: str | Address, room: str | None = None) -> Visit:
 def forget_user(user: Any) -> bool:
     """Take a member (user or pk) off the list at once (e.g. on logout); True if they were there."""
     keys = conf.keys()
-    pk = member_id(user)
-    pipe = get_client().pipeline(transaction=False)
-    pipe.zrem(keys.users, pk)
-    pipe.zrem(keys.hidden, pk)
-    pipe.hdel(keys.cards, pk)
-    listed, hidden, _ = pipe.execute()
-    return bool(listed or hidden)
+    forgotten = scripts.FORGET(
+        get_client(),
+        4,
+        keys.users,
+        keys.hidden,
+        keys.cards,
+        conf.changes_key(),
+        member_id(user),
+        time.time(),
+        math.ceil(conf.max_age),
+        conf.notices_channel,
+    )
+    return bool(forgotten)
 
 
 def forget_guest(ip: str) -> bool:
@@ -195,26 +210,46 @@ def forget_guest(ip: str) -> bool:
 
 @dataclass(frozen=True)
 class Connection:
-    """One open WebSocket connection of a member: site-wide, and in ``room`` if given."""
+    """One open WebSocket connection of a member: site-wide, and in ``room`` if given.
+
+    It carries what recording the member needs (``hidden``, ``card``), made
+    once by ``open_connection``, so ``connect`` and heartbeats talk to Redis only.
+    """
 
     pk: str
     id: str
     room: str | None = None
     # Which member set its heartbeats write through to (WHOS_ONLINE_IS_HIDDEN at connect).
     hidden: bool = False
+    # The member's card as connect records it ("": none, shown as "Member #pk").
+    card: str = ""
 
     @property
     def namespaces(self) -> tuple[str | None, ...]:
         return (None,) if self.room is None else (None, self.room)
 
 
-def connect(user: Any, connection: Connection) -> float:
-    """A member opened ``connection``: record them (a visit, with their card) and beat once.
+def open_connection(user: Any, room: str | None = None) -> Connection:
+    """A new connection of the member ``user``, in ``room`` if given.
+
+    This runs the site's ``WHOS_ONLINE_IS_HIDDEN`` and ``WHOS_ONLINE_MEMBER_CARD``,
+    which may read the database: call it where Django manages connections
+    (a sync view, or ``database_sync_to_async``), then ``connect`` anywhere.
+    """
+    card = card_json(conf.member_card(user), None)
+    return Connection(str(user.pk), uuid.uuid4().hex, room, conf.is_hidden(user), card)
+
+
+def connect(connection: Connection) -> float:
+    """A member opened ``connection``: record them (a visit, with its card) and beat once.
 
     One round trip per namespace for the record, plus the first heartbeat.
     Returns the score recorded on the site.
     """
-    visits = [record_user(user, room) for room in connection.namespaces]
+    visits = [
+        _record_member(connection.pk, connection.hidden, connection.card, room)
+        for room in connection.namespaces
+    ]
     heartbeat([connection])
     return visits[0].at
 
@@ -233,7 +268,7 @@ def heartbeat(connections: Iterable[Connection]) -> None:
 
 
 def _beat(connections: list[Connection]) -> None:
-    keys = [conf.keys().cards]
+    keys = [conf.keys().cards, conf.rooms_key]
     args: list[str] = []
     for connection in connections:
         for room in connection.namespaces:
@@ -244,8 +279,9 @@ def _beat(connections: list[Connection]) -> None:
                 socket.left,
                 conf.connections_key(room, connection.pk),
                 member_set,
+                conf.changes_key(room),
             ]
-            args += [connection.pk, connection.id]
+            args += [connection.pk, connection.id, _room_arg(room)]
     now = time.time()
     timeout = conf.heartbeat_timeout
     scripts.HEARTBEAT(
@@ -256,16 +292,26 @@ def _beat(connections: list[Connection]) -> None:
         math.ceil(timeout),
         math.ceil(conf.retention),
         now - timeout,
+        # Two timeouts before leaving the window (a beat is due twice by then), a
+        # connected member moves forward by the rest of the window.
+        now - conf.max_age + 2 * timeout,
+        max(conf.max_age - 2 * timeout, timeout),
+        conf.notices_channel,
         *args,
     )
 
 
 def disconnect(connection: Connection) -> None:
     """``connection`` closed: the member leaves at once unless another connection is alive."""
-    keys: list[str] = []
+    keys: list[str] = [conf.rooms_key]
     for room in connection.namespaces:
         socket = conf.socket_keys(room)
-        keys += [socket.live, socket.left, conf.connections_key(room, connection.pk)]
+        keys += [
+            socket.live,
+            socket.left,
+            conf.connections_key(room, connection.pk),
+            conf.changes_key(room),
+        ]
     now = time.time()
     scripts.DISCONNECT(
         get_client(),
@@ -276,7 +322,36 @@ def disconnect(connection: Connection) -> None:
         math.ceil(conf.max_age),
         connection.pk,
         connection.id,
+        conf.notices_channel,
+        *(_room_arg(room) for room in connection.namespaces),
     )
+
+
+def check(rooms: list[str | None]) -> dict[str | None, Any]:
+    """Sweep the namespaces of ``rooms`` (None: the site) for connections of dead
+    processes, and return each one's change mark (what the hub compares, to catch a
+    lost notice): one round trip."""
+    keys: list[str] = []
+    for room in rooms:
+        socket = conf.socket_keys(room)
+        keys += [socket.live, socket.left, conf.changes_key(room)]
+    now = time.time()
+    marks = scripts.CHECK(
+        get_client(),
+        len(keys),
+        *keys,
+        now - conf.heartbeat_timeout,
+        now,
+        math.ceil(conf.retention),
+        conf.notices_channel,
+        *(_room_arg(room) for room in rooms),
+    )
+    return dict(zip(rooms, marks))
+
+
+def _room_arg(room: str | None) -> str:
+    """A room as the scripts' ARGV name it (as the registry keeps it); '' for the site."""
+    return "" if room is None else room_name(room) or ""
 
 
 def connected(room: str | None = None) -> list[str]:
@@ -362,6 +437,7 @@ def summary(
         day_guests,
         listed_sockets,
         hidden_sockets,
+        oldest,
     ) = scripts.SUMMARY(
         get_client(),
         len(keys) + len(buckets) + len(hours) + len(sockets),
@@ -381,9 +457,11 @@ def summary(
         now - conf.heartbeat_timeout,
         _guest_cap(),
     )
-    members = _members(listed, listed_sockets, now, hidden=False)
+    members, idle_at = _members(listed, listed_sockets, now, hidden=False)
     if staff_view:
-        members += _members(hidden, hidden_sockets, now, hidden=True)
+        hidden_members, hidden_idle_at = _members(hidden, hidden_sockets, now, hidden=True)
+        members += hidden_members
+        idle_at = min(idle_at, hidden_idle_at)
         members.sort(key=lambda m: m.last_seen, reverse=True)
         if limit >= 0:
             del members[limit:]
@@ -398,7 +476,22 @@ def summary(
         hidden_listed=staff_view,
         day_users=None if day_users is None else int(day_users),
         day_guests=None if day_guests is None else int(day_guests),
+        changes_at=_changes_at(now, oldest, idle_at, approximate=bool(buckets)),
     )
+
+
+def _changes_at(now: float, oldest: Any, idle_at: float, approximate: bool) -> float | None:
+    """When a summary read at ``now`` changes by time alone: a listed member turns idle,
+    the ``oldest`` score inside the window leaves it, or (approximate counting) the
+    window's guest buckets move on. None: never, until something happens."""
+    times = [idle_at]
+    if oldest is not None:
+        times.append(float(oldest) + conf.max_age)
+    if approximate:
+        width = counting.bucket_seconds()
+        times.append((now // width + 1) * width)
+    first = min(times)
+    return None if first == math.inf else first
 
 
 @dataclass(frozen=True)
@@ -631,24 +724,26 @@ def _record(
     counters = counters or []
     before, refused = scripts.RECORD(
         get_client(),
-        6 + len(counters),
+        7 + len(counters),
         key,
         drop_from or key,
         conf.rooms_key,
         keys.cards,
         keys.guests,
         keys.peak,
+        conf.changes_key(room),
         *(counter for counter, _ in counters),
         now,
         member,
         math.ceil(ttl),
         keep or 0,
-        "" if room is None else room_name(room) or "",
+        _room_arg(room),
         card,
         guest,
         "" if listed else "1",
         counting.counted_since(now) if counters else 0,
         _constants(conf.version),
+        conf.notices_channel,
         *(ttl for _, ttl in counters),
     )
     return (None if before is None else float(before)), bool(refused)
@@ -734,25 +829,28 @@ def _status(
     return "online" if score >= now - conf.idle_after else "idle"
 
 
-def _members(listing: Any, sockets: list[Any], now: float, hidden: bool) -> list[Member]:
-    """The Members of one of scripts.SUMMARY's listings (JSON ``[[score, pk, card], ...]``).
+def _members(
+    listing: Any, sockets: list[Any], now: float, hidden: bool
+) -> tuple[list[Member], float]:
+    """The Members of one of scripts.SUMMARY's listings (JSON ``[[score, pk, card], ...]``),
+    and when the first of those online by the HTTP rule turns idle (inf: none).
 
     ``sockets`` is empty where nobody has a WebSocket open (no state to merge). An
     empty listing is ``{}`` (cjson cannot tell an empty array from an empty object).
     """
     rows = json.loads(_text(listing))
     idle_after = conf.idle_after
-    return [
-        _merged(member_from(pk, float(score), card, now, idle_after, hidden), socket)
-        for (score, pk, _), card, socket in zip(
-            rows, parse_cards([raw for _, _, raw in rows]), sockets or repeat(None)
-        )
-    ]
-
-
-def _merged(member: Member, socket: Any) -> Member:
-    """The member with the status scripts.SUMMARY merged from WebSocket presence, if any."""
-    return member if not socket else replace(member, status=cast(Status, _text(socket)))
+    members, idle_at = [], math.inf
+    for (score, pk, _), card, socket in zip(
+        rows, parse_cards([raw for _, _, raw in rows]), sockets or repeat(None)
+    ):
+        member = member_from(pk, float(score), card, now, idle_after, hidden)
+        if socket:  # the status WebSocket presence gives, which no clock changes
+            member = replace(member, status=cast(Status, _text(socket)))
+        elif member.status == "online":
+            idle_at = min(idle_at, float(score) + idle_after)
+        members.append(member)
+    return members, idle_at
 
 
 def _float(value: Any) -> float | None:

@@ -74,8 +74,11 @@ return n
 # names come from the registry), which Redis allows for keys of the same hash
 # slot: on Cluster the prefix carries a hash tag (check W006), so every room
 # key shares KEYS[3]'s slot.
-# Counting (see counting.py): ARGV[2] also goes into the HyperLogLogs KEYS[7..],
-# each given its TTL ARGV[11..] (KEYS[i], ARGV[i + 4]), unless its score before
+# A write that changes what the namespace shows (any member's; a guest's unless
+# they were inside the window already) sets its change mark KEYS[7] and
+# publishes the room ARGV[5] on the channel ARGV[11] (see realtime/hub.py).
+# Counting (see counting.py): ARGV[2] also goes into the HyperLogLogs KEYS[8..],
+# each given its TTL ARGV[12..] (KEYS[i], ARGV[i + 4]), unless its score before
 # is at or after ARGV[9]: since then every one of those counters holds it
 # already (most records are of visitors seen a minute before). With ARGV[8] =
 # '1' (approximate guest counting) they are all it goes into: no sorted set
@@ -128,6 +131,12 @@ if listed and keep > 0 and not before then
 end
 if listed then redis.call('ZADD', KEYS[1], 'GT', ARGV[1], ARGV[2]) end
 if KEYS[2] ~= KEYS[1] then redis.call('ZREM', KEYS[2], ARGV[2]) end
+-- Before the rooms' cap: a room recorded with a score older than the others' (a
+-- lagging clock) is the one dropped, with its mark.
+if ARGV[6] ~= '' or not (before and tonumber(before) >= window_start) then
+  redis.call('SET', KEYS[7], ARGV[1], 'EX', window_ttl)
+  redis.call('PUBLISH', ARGV[11], ARGV[5])
+end
 if ARGV[5] ~= '' then
   redis.call('ZADD', KEYS[3], ARGV[1], ARGV[5])
   redis.call('EXPIRE', KEYS[3], window_ttl)
@@ -137,7 +146,7 @@ if ARGV[5] ~= '' then
     for i = 1, #dropped, 2 do
       local room = prefix .. ':room:' .. dropped[i]
       redis.call('DEL', room .. ':users', room .. ':hidden', room .. ':guests',
-                 room .. ':live', room .. ':left')
+                 room .. ':live', room .. ':left', room .. ':changed')
     end
   end
 end
@@ -148,7 +157,7 @@ end
 if ARGV[7] ~= '' then redis.call('ZREM', KEYS[5], ARGV[7]) end
 if listed then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
 if not (before and tonumber(before) >= tonumber(ARGV[9])) then
-  for i = 7, #KEYS do
+  for i = 8, #KEYS do
     redis.call('PFADD', KEYS[i], ARGV[2])
     redis.call('EXPIRE', KEYS[i], ARGV[i + 4])
   end
@@ -232,8 +241,9 @@ return count_and_raise_peak(#KEYS > 5 and union or nil, tonumber(ARGV[4]))
 # union_count). Then, when ARGV[7] (the start of the past 24 hours) is not '',
 # the members seen since then and the guests of the hour HyperLogLogs that
 # fill the rest of KEYS but the last two (the last hour one keeping their union
-# ARGV[9] ms), else {false, false}. Last, WebSocket presence of each list (see
-# sockets below), from the last two KEYS.
+# ARGV[9] ms), else {false, false}. Then WebSocket presence of each list (see
+# sockets below), from the last two KEYS; last, the oldest score time alone
+# will end (see oldest below).
 SUMMARY = Script(
     _COUNT_AND_RAISE_PEAK
     + """
@@ -323,6 +333,23 @@ else
 end
 table.insert(result, sockets(listed))
 table.insert(result, sockets(hidden))
+-- When the counts next change by time alone: the oldest score inside the window
+-- over the three sets, passing over (20 at most) members a living connection keeps
+-- inside it; false if nobody is there. A score, as text (Lua would truncate it).
+local function oldest(key)
+  local rows = redis.call('ZRANGE', key, ARGV[1], '+inf', 'BYSCORE', 'LIMIT', 0, 20, 'WITHSCORES')
+  for i = 1, #rows, 2 do
+    local beat = redis.call('ZSCORE', KEYS[#KEYS - 1], rows[i])
+    if not (beat and tonumber(beat) >= tonumber(ARGV[10])) then return rows[i + 1] end
+  end
+  return rows[#rows] or false
+end
+local first = false
+for i = 1, 3 do
+  local score = oldest(KEYS[i])
+  if score and (not first or tonumber(score) < tonumber(first)) then first = score end
+end
+table.insert(result, first)
 return result
 """
 )
@@ -336,67 +363,144 @@ return counts
 """)
 
 # A process's heartbeat for all its open WebSocket connections, in one call.
-# KEYS[1] is the cards hash (kept alive as a record keeps it); then four keys
-# per connection: its namespace's live and left sets, the member's connections
-# hash, and the member set they are listed in (users or hidden). ARGV[1] is now,
-# ARGV[2] the connections hash's TTL (the heartbeat timeout), ARGV[3] the TTL
-# of the sets (the retention), ARGV[4] now minus the timeout; then a pk and a connection id
-# per connection. A heartbeat writes through to the member set (ZADD XX GT), so
-# counts, peaks, rooms and pruning see connected members unchanged; XX: only a
-# member the connect recorded, so one forgotten since (logged out) stays gone.
-# Members of a dead process found stale in a live set move to its left set.
+# KEYS[1] is the cards hash (kept alive as a record keeps it), KEYS[2] the
+# rooms' registry; then five keys per connection and namespace: the
+# namespace's live and left sets, the member's connections hash, the member
+# set they are listed in (users or hidden) and the namespace's change mark.
+# ARGV[1] is now, ARGV[2] the connections hash's TTL (the heartbeat timeout),
+# ARGV[3] the TTL of the sets (the retention), ARGV[4] now minus the timeout,
+# ARGV[5] the score below which a member would leave the window before the
+# next beats, ARGV[6] how far such a score moves, ARGV[7] the notices channel;
+# then a pk, a connection id and a room ('' for the site) per connection and
+# namespace.
+# A heartbeat keeps a connected member inside the window by writing through to
+# the member set (ZADD XX GT: only a member the connect recorded, so one
+# forgotten since, logged out, stays gone), but only once their score would
+# leave the window before the next beats, and then by the same ARGV[6] for
+# everyone (never past now): connected members keep their order among
+# themselves in the newest-first list, so a steady crowd does not churn. A room the cap evicted (gone from the registry) is
+# left alone, so open sockets never bring its keys back; a registered room's
+# place in the registry is kept current. Members of a dead process found stale
+# in a live set move to its left set. A namespace whose picture changed (a
+# member newly live, gone stale, or moved up) gets its mark set and is published.
 HEARTBEAT = Script("""
-local now, seen = ARGV[1], {}
+local now, seen, rooms, changed = ARGV[1], {}, false, {}
 redis.call('EXPIRE', KEYS[1], ARGV[3])
+for i = 0, (#KEYS - 2) / 5 - 1 do
+  local live, left, conns = KEYS[3 + 5 * i], KEYS[4 + 5 * i], KEYS[5 + 5 * i]
+  local set, mark = KEYS[6 + 5 * i], KEYS[7 + 5 * i]
+  local pk, conn, room = ARGV[8 + 3 * i], ARGV[9 + 3 * i], ARGV[10 + 3 * i]
+  local registered = room == '' or redis.call('ZSCORE', KEYS[2], room)
+  if registered and room ~= '' then
+    rooms = true
+    redis.call('ZADD', KEYS[2], 'GT', now, room)
+  end
+  if registered then
+    redis.call('HSET', conns, conn, now)
+    redis.call('EXPIRE', conns, ARGV[2])
+    local score = redis.call('ZSCORE', set, pk)
+    if score and tonumber(score) < tonumber(ARGV[5]) then
+      local moved = math.min(tonumber(score) + tonumber(ARGV[6]), tonumber(now))
+      redis.call('ZADD', set, 'XX', 'GT', string.format('%.17g', moved), pk)
+      changed[mark] = room
+    end
+    if redis.call('ZADD', live, 'GT', now, pk) == 1 then changed[mark] = room end
+    if not seen[live] then
+      seen[live] = true
+      local stale = redis.call('ZRANGE', live, '-inf', '(' .. ARGV[4], 'BYSCORE', 'WITHSCORES')
+      for j = 1, #stale, 2 do redis.call('ZADD', left, 'GT', stale[j + 1], stale[j]) end
+      if #stale > 0 then
+        redis.call('ZREMRANGEBYSCORE', live, '-inf', '(' .. ARGV[4])
+        changed[mark] = room
+      end
+      -- As long as the member set: a stale beat still says "their last sign was a socket".
+      redis.call('EXPIRE', live, ARGV[3])
+      redis.call('EXPIRE', left, ARGV[3])
+      redis.call('EXPIRE', set, ARGV[3])
+    end
+  end
+end
+if rooms and redis.call('EXISTS', KEYS[2]) == 1 then redis.call('EXPIRE', KEYS[2], ARGV[3]) end
+for mark, room in pairs(changed) do
+  redis.call('SET', mark, now, 'EX', ARGV[3])
+  redis.call('PUBLISH', ARGV[7], room)
+end
+return 1
+""")
+
+# One connection closed. KEYS[1] is the rooms' registry; then per namespace it
+# was in, four keys (live, left, the member's connections, the change mark).
+# ARGV[1] now, ARGV[2] now minus the heartbeat timeout, ARGV[3] the left set's
+# TTL (the window), ARGV[4] the pk, ARGV[5] the connection id, ARGV[6] the
+# notices channel, then each namespace's room ('' for the site). The member
+# stays live at the newest heartbeat of their other living connections (stale
+# ones, of dead processes, are dropped here); with none left they move to the
+# left set at once, and the namespace is marked and published. A room the cap
+# evicted meanwhile is left alone: closing a socket never brings its keys back.
+DISCONNECT = Script("""
 for i = 0, (#KEYS - 1) / 4 - 1 do
-  local live, left, conns, set = KEYS[2 + 4 * i], KEYS[3 + 4 * i], KEYS[4 + 4 * i], KEYS[5 + 4 * i]
-  local pk, conn = ARGV[5 + 2 * i], ARGV[6 + 2 * i]
-  redis.call('HSET', conns, conn, now)
-  redis.call('EXPIRE', conns, ARGV[2])
-  redis.call('ZADD', set, 'XX', 'GT', now, pk)
-  redis.call('ZADD', live, 'GT', now, pk)
-  if not seen[live] then
-    seen[live] = true
-    local stale = redis.call('ZRANGE', live, '-inf', '(' .. ARGV[4], 'BYSCORE', 'WITHSCORES')
-    for j = 1, #stale, 2 do redis.call('ZADD', left, 'GT', stale[j + 1], stale[j]) end
-    if #stale > 0 then redis.call('ZREMRANGEBYSCORE', live, '-inf', '(' .. ARGV[4]) end
-    -- As long as the member set: a stale beat still says "their last sign was a socket".
-    redis.call('EXPIRE', live, ARGV[3])
-    redis.call('EXPIRE', left, ARGV[3])
-    redis.call('EXPIRE', set, ARGV[3])
+  local live, left, conns, mark = KEYS[2 + 4 * i], KEYS[3 + 4 * i], KEYS[4 + 4 * i], KEYS[5 + 4 * i]
+  local room = ARGV[7 + i]
+  redis.call('HDEL', conns, ARGV[5])
+  if room == '' or redis.call('ZSCORE', KEYS[1], room) then
+    local newest = nil
+    local fields = redis.call('HGETALL', conns)
+    for j = 1, #fields, 2 do
+      local beat = tonumber(fields[j + 1])
+      if beat < tonumber(ARGV[2]) then
+        redis.call('HDEL', conns, fields[j])
+      elseif newest == nil or beat > newest then
+        newest = beat
+      end
+    end
+    if newest then
+      redis.call('ZADD', live, newest, ARGV[4])
+    else
+      redis.call('ZREM', live, ARGV[4])
+      redis.call('ZADD', left, ARGV[1], ARGV[4])
+      redis.call('ZREMRANGEBYSCORE', left, '-inf', '(' .. (tonumber(ARGV[1]) - tonumber(ARGV[3])))
+      redis.call('EXPIRE', left, ARGV[3])
+      redis.call('SET', mark, ARGV[1], 'EX', ARGV[3])
+      redis.call('PUBLISH', ARGV[6], room)
+    end
   end
 end
 return 1
 """)
 
-# One connection closed: per namespace it was in, three keys (KEYS[3i+1] live,
-# KEYS[3i+2] left, KEYS[3i+3] the member's connections). ARGV[1] now, ARGV[2]
-# now minus the heartbeat timeout, ARGV[3] the left set's TTL (the window),
-# ARGV[4] the pk, ARGV[5] the connection id. The member stays live at the
-# newest heartbeat of their other living connections (stale ones, of dead
-# processes, are dropped here); with none left they move to the left set at once.
-DISCONNECT = Script("""
-for i = 0, #KEYS / 3 - 1 do
-  local live, left, conns = KEYS[1 + 3 * i], KEYS[2 + 3 * i], KEYS[3 + 3 * i]
-  redis.call('HDEL', conns, ARGV[5])
-  local newest = nil
-  local fields = redis.call('HGETALL', conns)
-  for j = 1, #fields, 2 do
-    local beat = tonumber(fields[j + 1])
-    if beat < tonumber(ARGV[2]) then
-      redis.call('HDEL', conns, fields[j])
-    elseif newest == nil or beat > newest then
-      newest = beat
-    end
-  end
-  if newest then
-    redis.call('ZADD', live, newest, ARGV[4])
-  else
-    redis.call('ZREM', live, ARGV[4])
-    redis.call('ZADD', left, ARGV[1], ARGV[4])
-    redis.call('ZREMRANGEBYSCORE', left, '-inf', '(' .. (tonumber(ARGV[1]) - tonumber(ARGV[3])))
-    redis.call('EXPIRE', left, ARGV[3])
-  end
-end
+# A member leaves the site's lists (a logout): ARGV[1] out of the member sets
+# KEYS[1] and KEYS[2] and their card out of KEYS[3]; if they were listed, the
+# site's change mark KEYS[4] is set (ARGV[2], kept ARGV[3] s) and the site
+# ('') published on ARGV[4]. Returns 1 if they were listed, else 0.
+FORGET = Script("""
+local removed = redis.call('ZREM', KEYS[1], ARGV[1]) + redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+if removed == 0 then return 0 end
+redis.call('SET', KEYS[4], ARGV[2], 'EX', ARGV[3])
+redis.call('PUBLISH', ARGV[4], '')
 return 1
+""")
+
+# A hub's safety check of the namespaces its views show: three keys each
+# (live, left, the change mark). Connections of dead processes (a heartbeat
+# before ARGV[1], now minus the timeout) move from live to left, as a
+# heartbeat would move them where no process beats any more; such a namespace
+# is marked (ARGV[2], now, kept ARGV[3] s) and its room ARGV[5 + i] published
+# on ARGV[4]. Returns each namespace's mark (false if none), so a hub sees a
+# change whose notice it missed.
+CHECK = Script("""
+local marks = {}
+for i = 0, #KEYS / 3 - 1 do
+  local live, left, mark = KEYS[1 + 3 * i], KEYS[2 + 3 * i], KEYS[3 + 3 * i]
+  local stale = redis.call('ZRANGE', live, '-inf', '(' .. ARGV[1], 'BYSCORE', 'WITHSCORES')
+  if #stale > 0 then
+    for j = 1, #stale, 2 do redis.call('ZADD', left, 'GT', stale[j + 1], stale[j]) end
+    redis.call('ZREMRANGEBYSCORE', live, '-inf', '(' .. ARGV[1])
+    redis.call('EXPIRE', left, ARGV[3])
+    redis.call('SET', mark, ARGV[2], 'EX', ARGV[3])
+    redis.call('PUBLISH', ARGV[4], ARGV[5 + i])
+  end
+  marks[i + 1] = redis.call('GET', mark)
+end
+return marks
 """)

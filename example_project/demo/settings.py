@@ -108,6 +108,8 @@ else:
 # WebSocket presence: live blocks subscribe here (demo/asgi.py routes it). Several
 # server processes share a channel layer through Redis; the embedded default is one process.
 WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
+# Which rooms exist over WebSockets, and for whom (without it, none do).
+WHOS_ONLINE_ROOM_ACCESS = "demo.access.room_access"
 CHANNEL_LAYERS = {
     "default": (
         {

@@ -22,8 +22,8 @@ from channels.middleware import BaseMiddleware  # noqa: E402
 from channels.routing import URLRouter  # noqa: E402
 from django.urls import path  # noqa: E402
 
-from whos_online.consumers import PresenceMixin  # noqa: E402
-from whos_online.routing import websocket_urlpatterns  # noqa: E402
+from whos_online.realtime.consumers import PresenceMixin  # noqa: E402
+from whos_online.realtime.routing import websocket_urlpatterns  # noqa: E402
 
 
 class Member:

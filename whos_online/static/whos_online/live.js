@@ -5,7 +5,8 @@
  * and while the socket is down, a block with data-whos-online-url polls the endpoint every
  * data-whos-online-refresh seconds. Either way this swaps the section's contents and keeps
  * its attributes. Polls are not counted as visits (X-Whos-Online header), hidden tabs do not
- * poll, and a failed poll or a lost socket keeps what is shown. */
+ * poll, and a failed poll or a lost socket keeps what is shown. A socket closed with 4403 (a
+ * room the site did not open to this visitor) or 4429 (too many sockets) is not retried. */
 (function () {
   "use strict";
   if (window.whosOnlineLive) {
@@ -71,9 +72,15 @@
         swap(block.section, data.html);
       }
     };
-    socket.onclose = function () {
-      // Poll meanwhile, and subscribe again after 1, 2, 4 ... 30 s.
+    socket.onclose = function (event) {
       block.pushed = false;
+      if (event.code === 4403 || event.code === 4429) {
+        // The site refused this room, or this visitor has too many sockets open: the
+        // block stays as rendered (a site-wide block polls, if it has an endpoint).
+        schedule(block);
+        return;
+      }
+      // Poll meanwhile, and subscribe again after 1, 2, 4 ... 30 s.
       schedule(block);
       var delay = Math.min(30, Math.pow(2, block.retries));
       block.retries += 1;

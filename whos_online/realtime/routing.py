@@ -1,6 +1,6 @@
 """WebSocket routes for ``WhosOnlineConsumer``; add them to the site's ASGI application::
 
-    from whos_online.routing import websocket_urlpatterns
+    from whos_online.realtime.routing import websocket_urlpatterns
     application = ProtocolTypeRouter({
         "http": get_asgi_application(),
         "websocket": AllowedHostsOriginValidator(
@@ -9,11 +9,12 @@
     })
 
 and set ``WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"`` so the live block subscribes.
+Rooms are served only as ``WHOS_ONLINE_ROOM_ACCESS`` allows (see ``access``).
 """
 
 from django.urls import path
 
-from whos_online.consumers import WhosOnlineConsumer
+from whos_online.realtime.consumers import WhosOnlineConsumer
 
 # django-stubs types path() for views; channels' URLRouter takes ASGI applications.
 websocket_urlpatterns = [

@@ -1,0 +1,165 @@
+"""Redis work that follows changes: a hub reads a view when a notice, its own data's next
+expiry or a check says it changed, never because a tick came round.
+
+Hubs are driven tick by tick (``DrivenHub``) under time travel, and Redis calls are
+counted per script; one test listens for real notices over Pub/Sub.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+import redis
+import time_machine
+
+from tests.conftest import NOW, RoundTrips, tab
+from tests.test_consumers import DEADLINE, SITE, DrivenHub, Page, run
+from whos_online import presence, scripts
+from whos_online.realtime import hub
+
+pytestmark = pytest.mark.django_db
+
+ROOM = hub.View("topic:1", staff=False)
+
+
+def test_a_quiet_view_is_read_only_when_its_data_says_it_changes(
+    redis_db: redis.Redis, people: Any, settings: Any, round_trips: RoundTrips
+) -> None:
+    settings.WHOS_ONLINE_IDLE_AFTER, settings.WHOS_ONLINE_MAX_AGE = 300, 600
+    (alice,) = people("alice")
+    pk = str(alice.pk)
+    ticker, page = DrivenHub(), Page()
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_user(alice)
+        ticker.subscribe(SITE, page)
+        run(ticker.tick)
+        round_trips.clear()
+        for _ in range(59):  # 295 s, a tick every 5 s, nobody moving
+            traveller.shift(5)
+            run(ticker.tick)
+        assert round_trips.ran(scripts.SUMMARY) == 0
+        assert round_trips.count == round_trips.ran(scripts.CHECK) == 29  # one every 10 s
+        traveller.shift(6)  # 301 s: alice turns idle by the clock alone
+        run(ticker.tick)
+        traveller.shift(300)  # 601 s: she leaves the window
+        run(ticker.tick)
+    assert round_trips.ran(scripts.SUMMARY) == 2
+    state, idle, gone = page.messages
+    assert (state["joins"][pk]["status"], idle["joins"][pk]["status"]) == ("online", "idle")
+    assert list(gone["leaves"]) == [pk] and gone["users"] == 0
+
+
+def test_a_notice_rereads_the_views_of_its_namespace_alone(
+    redis_db: redis.Redis, round_trips: RoundTrips
+) -> None:
+    ticker = DrivenHub()
+    for view in (SITE, ROOM, hub.View("topic:2", staff=False), hub.View(None, staff=True)):
+        ticker.subscribe(view, Page())
+    run(ticker.tick)
+    assert round_trips.ran(scripts.SUMMARY) == 4
+    round_trips.clear()
+    run(ticker.tick)
+    ticker.changed("topic:1")
+    run(ticker.tick)
+    assert round_trips.ran(scripts.SUMMARY) == 1
+    ticker.changed(None)  # the site: both of its views, staff and not
+    run(ticker.tick)
+    assert round_trips.ran(scripts.SUMMARY) == 3
+
+
+def test_a_change_made_in_another_process_reaches_the_page_by_its_notice(
+    redis_db: redis.Redis, people: Any
+) -> None:
+    (alice,) = people("alice")
+
+    async def scenario() -> None:
+        ticker, page = hub.get_hub(), Page()
+        ticker.subscribe(ROOM, page)
+        await asyncio.wait_for(page.sent.wait(), DEADLINE)
+        assert ticker.listener is not None
+        await asyncio.to_thread(ticker.listener.subscribed.wait, DEADLINE)
+        page.sent.clear()
+        # Nothing here reads the empty room again until told: its data names no expiry.
+        await asyncio.to_thread(presence.record_user, alice, "topic:1")
+        await asyncio.wait_for(page.sent.wait(), DEADLINE)  # well before a check (10 s)
+        assert list(page.messages[-1]["joins"]) == [str(alice.pk)]
+        ticker.unsubscribe(ROOM, page)
+
+    run(scenario)
+
+
+def test_a_lost_notice_is_caught_by_the_next_check(
+    redis_db: redis.Redis, people: Any, round_trips: RoundTrips
+) -> None:
+    (alice,) = people("alice")
+    ticker, page = DrivenHub(), Page()  # a driven hub listens to no notice: each one is lost
+    with time_machine.travel(NOW, tick=False) as traveller:
+        ticker.subscribe(ROOM, page)
+        run(ticker.tick)
+        traveller.shift(10)
+        run(ticker.tick)  # the first check: the room has no mark yet
+        presence.record_user(alice, "topic:1")
+        traveller.shift(5)
+        run(ticker.tick)
+        assert len(page.messages) == 1  # not yet
+        traveller.shift(5)
+        run(ticker.tick)  # the check sees the room's mark moved
+    assert [list(message["joins"]) for message in page.messages] == [[], [str(alice.pk)]]
+
+
+def test_a_check_sweeps_a_dead_process_connections_where_no_process_beats(
+    redis_db: redis.Redis, people: Any, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_HEARTBEAT_TIMEOUT = 60
+    settings.WHOS_ONLINE_ROOM_ACCESS = "whos_online.realtime.access.public"
+    (alice,) = people("alice")
+    ticker, page = DrivenHub(), Page()
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.connect(tab(alice, room="topic:1"))  # another process, which then dies
+        ticker.subscribe(ROOM, page)
+        run(ticker.tick)
+        traveller.shift(61)
+        run(ticker.tick)
+    statuses = [m["joins"][str(alice.pk)]["status"] for m in page.messages]
+    assert statuses == ["online", "idle"]
+    assert presence.connected("topic:1") == presence.connected() == []
+
+
+def test_a_steady_crowd_on_two_processes_sends_nothing_between_carries(
+    redis_db: redis.Redis, people: Any, settings: Any
+) -> None:
+    """More members than the list shows, each process beating at its own time: heartbeats
+    reorder nothing until a member's last-seen is carried forward, once a window less two
+    timeouts (here 480 s)."""
+    settings.WHOS_ONLINE_LIST_LIMIT = 3
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_HEARTBEAT, settings.WHOS_ONLINE_HEARTBEAT_TIMEOUT = 25, 60
+    members = people(*(f"m{n}" for n in range(6)))
+    page = Page()
+    with time_machine.travel(NOW, tick=False) as traveller:
+        processes = [DrivenHub(), DrivenHub()]
+        for n, member in enumerate(members):
+            connection = tab(member, f"tab{n}")
+            presence.connect(connection)
+            processes[n % 2].track(connection)
+            traveller.shift(1)
+        processes[0].subscribe(SITE, page)
+        processes[1].beat_at += 12.5  # the second process beats 12.5 s after the first
+        for _ in range(470 // 5):
+            for process in processes:
+                run(process.tick)
+            traveller.shift(5)
+        assert len(presence.summary().members) == 3 and presence.user_count() == 6
+    assert [message["type"] for message in page.messages] == ["presence_state"]
+
+
+def test_approximate_counting_reads_again_when_the_guest_buckets_move_on(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
+    with time_machine.travel(NOW, tick=False):
+        presence.record_guest("203.0.113.7")
+        changes_at = presence.summary().changes_at
+    assert changes_at == (NOW.timestamp() // 60 + 1) * 60  # the next one-minute bucket

@@ -1,0 +1,332 @@
+"""Presence channels a site can trust: who may see and join a room, what a refused,
+broken or hostile socket leaves behind (nothing), and bounds that hold under any
+socket pattern. Through the real routes and consumers (WebsocketCommunicator).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+from typing import Any
+
+import pytest
+import redis
+from channels.exceptions import DenyConnection
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import AnonymousUser
+from django.core.exceptions import ImproperlyConfigured
+from django.db.backends.signals import connection_created
+from django.urls import path
+
+from tests.test_consumers import DEADLINE, application, eventually, listed, run, tab, until
+from whos_online import presence
+from whos_online.realtime import hub
+from whos_online.realtime.access import RoomAccess, room_access
+from whos_online.realtime.consumers import PresenceMixin
+
+pytestmark = pytest.mark.django_db
+
+
+def forum(user: Any, room: str) -> Any:
+    """A forum's policy: topics are public (guests see, members join), staff have a room,
+    a private conversation is its two members', a live stream shows counts only."""
+    kind, _, rest = room.partition(":")
+    if kind == "topic":
+        return "join" if user.is_authenticated else "see"
+    if kind == "staff":
+        return "join" if user.is_staff else None
+    if kind == "pm":
+        return "join" if str(user.pk) in rest.split(",") else None
+    if kind == "stream":
+        return RoomAccess(names=False, join=True) if user.is_authenticated else "count"
+    return None
+
+
+@pytest.fixture
+def declared(settings: Any) -> None:
+    settings.WHOS_ONLINE_ROOM_ACCESS = "tests.test_realtime_trust.forum"
+
+
+async def refused(user: Any, path: str) -> int:
+    """The close code a socket to ``path`` gets, asserting it was sent nothing else."""
+    communicator = WebsocketCommunicator(application, path)
+    communicator.scope["user"] = user if user is not None else AnonymousUser()
+    assert (await communicator.connect(timeout=DEADLINE))[0]
+    closed = await communicator.receive_output(timeout=DEADLINE)
+    assert closed["type"] == "websocket.close", closed
+    await communicator.disconnect()  # what the server does once the handshake is closed
+    return int(closed["code"])
+
+
+def nothing_recorded(*rooms: str | None) -> bool:
+    return all(listed(room) == {} and presence.connected(room) == [] for room in rooms)
+
+
+@pytest.mark.parametrize("policy", [None, "whos_online.realtime.access.public"])
+def test_without_a_policy_every_room_is_refused_and_the_site_still_served(
+    redis_db: redis.Redis, people: Any, settings: Any, policy: str | None
+) -> None:
+    settings.WHOS_ONLINE_ROOM_ACCESS = policy
+    (alice,) = people("alice")
+
+    async def scenario() -> None:
+        if policy is None:
+            for user in (alice, None):
+                assert await refused(user, "/ws/whos-online/staff-only/") == 4403
+            assert nothing_recorded(None, "staff-only")
+        site = await tab(alice)
+        state = await until(site, lambda m: m["type"] == "presence_state")
+        assert state["room"] is None
+        await site.disconnect()
+
+    run(scenario)
+
+
+def test_a_declared_policy_decides_who_sees_and_who_joins_each_room(
+    redis_db: redis.Redis, people: Any, declared: None
+) -> None:
+    alice, bob = people("alice", "bob")
+    (admin,) = people("admin", is_staff=True)
+    conversation = f"/ws/whos-online/pm:{alice.pk},{bob.pk}/"
+
+    async def scenario() -> None:
+        # Nobody but its two members reads or joins a private conversation.
+        assert await refused(admin, conversation) == 4403
+        assert await refused(None, conversation) == 4403
+        assert await refused(alice, "/ws/whos-online/staff:mods/") == 4403
+        assert await refused(None, "/ws/whos-online/undeclared/") == 4403
+        assert nothing_recorded(None, "staff:mods", f"pm:{alice.pk},{bob.pk}")
+        pm = await tab(alice, conversation)
+        staff = await tab(admin, "/ws/whos-online/staff:mods/")
+        await until(staff, lambda m: str(admin.pk) in m["joins"])
+        joined = await until(pm, lambda m: str(alice.pk) in m["joins"])
+        assert joined["room"] == f"pm:{alice.pk},{bob.pk}" and 'class="whos-here"' in joined["html"]
+        assert listed(f"pm:{alice.pk},{bob.pk}") == {"alice": "online"}
+        # A guest sees a topic's members without being in it; a member joins it.
+        guest = await tab(None, "/ws/whos-online/topic:7/")
+        bob_topic = await tab(bob, "/ws/whos-online/topic:7/")
+        seen = await until(guest, lambda m: str(bob.pk) in m["joins"])
+        assert seen["joins"][str(bob.pk)]["name"] == "bob" and seen["users"] == 1
+        for closed in (pm, staff, guest, bob_topic):
+            await closed.disconnect()
+
+    run(scenario)
+
+
+def test_a_count_only_room_never_sends_a_name(
+    redis_db: redis.Redis, people: Any, declared: None
+) -> None:
+    alice, bob = people("alice", "bob", first_name="Secret")
+
+    async def scenario() -> None:
+        guest = await tab(None, "/ws/whos-online/stream:1/")
+        viewers = [await tab(user, "/ws/whos-online/stream:1/") for user in (alice, bob)]
+        sent = [await until(socket, lambda m: m["users"] == 2) for socket in (guest, *viewers)]
+        assert presence.user_count("stream:1") == 2  # counted in: names stay on the server
+        for message in sent:
+            assert message["joins"] == {} and message["leaves"] == {} and message["more"] == 0
+            assert "2 here now" in message["html"] and "<li" not in message["html"]
+            assert "Secret" not in str(message)
+        await viewers[0].disconnect()  # online to idle changes no count: nothing is sent
+        assert await guest.receive_nothing(timeout=1.2)
+        await viewers[1].disconnect()
+        await guest.disconnect()
+
+    run(scenario)
+
+
+class Refusing(PresenceMixin, AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+    """A site's own consumer that refuses or fails in each way a connect can."""
+
+    async def connect(self) -> None:
+        how = self.scope["url_route"]["kwargs"]["how"]
+        if how == "close":
+            await self.close()
+        elif how == "deny":
+            raise DenyConnection
+        elif how == "accept-close":
+            await self.accept()
+            await self.close(code=4000)
+        elif how == "accept-raise":
+            await self.accept()
+            raise RuntimeError("the site's connect failed after accepting")
+        else:
+            await self.accept()
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        raise RuntimeError(f"the site's handler broke on {content!r}")
+
+
+site_routes = URLRouter([path("ws/site/<how>/<room>/", Refusing.as_asgi())])
+
+
+@pytest.mark.parametrize("how", ["close", "deny", "accept-close", "accept-raise"])
+def test_a_refused_or_failed_connect_is_never_recorded(
+    redis_db: redis.Redis, people: Any, declared: None, how: str
+) -> None:
+    (alice,) = people("alice")
+
+    async def scenario() -> None:
+        communicator = WebsocketCommunicator(site_routes, f"/ws/site/{how}/topic:1/")
+        communicator.scope["user"] = alice
+        try:
+            await communicator.connect(timeout=DEADLINE)
+            await communicator.receive_nothing(timeout=0.3)
+        except RuntimeError:
+            assert how == "accept-raise"
+        assert nothing_recorded(None, "topic:1")
+        ticker = hub.get_hub()  # nothing is left for a later tick to record or beat for
+        assert ticker.connections == {} and ticker.unrecorded == {}
+        await ticker.tick()
+        assert nothing_recorded(None, "topic:1")
+
+    run(scenario)
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        {"text_data": "not json"},
+        {"text_data": "{"},
+        {"text_data": "[]" * 50_000},
+        {"bytes_data": b"\x00\xff binary"},
+        {"bytes_data": b"\x00"},
+        {"text_data": '{"type": "presence.message", "text": "spoofed"}'},
+    ],
+    ids=["text", "broken-json", "large", "binary", "nul", "spoofed-handler"],
+)
+def test_nothing_a_client_sends_breaks_the_ready_consumer(
+    redis_db: redis.Redis, people: Any, frame: dict[str, Any]
+) -> None:
+    alice, bob = people("alice", "bob")
+
+    async def scenario() -> None:
+        page = await tab(alice)
+        await until(page, lambda m: m["type"] == "presence_state")
+        await page.send_to(**frame)
+        await page.send_to(**frame)
+        bob_tab = await tab(bob)  # the socket still works: it is sent bob's join
+        await until(page, lambda m: str(bob.pk) in m["joins"])
+        await bob_tab.disconnect()
+        await page.disconnect()
+
+    run(scenario)
+
+
+def test_a_consumer_that_raises_or_is_cancelled_leaves_no_member_online(
+    redis_db: redis.Redis, people: Any, declared: None
+) -> None:
+    alice, bob = people("alice", "bob")
+
+    async def scenario() -> None:
+        broken = WebsocketCommunicator(site_routes, "/ws/site/open/topic:1/")
+        broken.scope["user"] = alice
+        assert (await broken.connect(timeout=DEADLINE))[0]
+        await eventually(lambda: listed("topic:1") == {"alice": "online"})
+        await broken.send_json_to({"hello": 1})  # the site's handler raises
+        with pytest.raises(RuntimeError, match="broke on"):
+            await broken.wait(timeout=DEADLINE)
+        assert listed("topic:1") == {"alice": "idle"} and listed() == {"alice": "idle"}
+        assert presence.connected() == [] and hub.get_hub().connections == {}
+
+        stopped = WebsocketCommunicator(site_routes, "/ws/site/open/topic:1/")
+        stopped.scope["user"] = bob
+        assert (await stopped.connect(timeout=DEADLINE))[0]
+        await eventually(lambda: presence.connected() == [str(bob.pk)])
+        stopped.future.cancel()  # a server shutting down
+        with pytest.raises(asyncio.CancelledError):
+            await stopped.future
+        assert presence.connected() == [] and listed("topic:1")["bob"] == "idle"
+
+    run(scenario)
+
+
+def test_the_room_cap_holds_with_sockets_open_and_closing_in_any_order(
+    redis_db: redis.Redis, people: Any, settings: Any, declared: None
+) -> None:
+    settings.WHOS_ONLINE_MAX_ROOMS = 5
+    members = people(*(f"m{n}" for n in range(8)))
+    prefix = settings.WHOS_ONLINE_KEY_PREFIX
+
+    def rooms_with_keys(sockets: bool = False) -> set[bytes]:
+        """Rooms with keys in Redis; with ``sockets``, counting open connections' too."""
+        keys = redis_db.scan_iter(match=f"{prefix}:room:*", count=1000)
+        names = (re.match(rb".*:room:(topic:[\d-]+):(conns:)?", key) for key in keys)
+        return {name[1] for name in names if name and (sockets or not name[2])}
+
+    async def scenario() -> None:
+        for round_ in range(2):
+            sockets = [
+                await tab(member, f"/ws/whos-online/topic:{round_}-{n}/")
+                for n, member in enumerate(members * 3)
+            ]
+            assert len(rooms_with_keys()) <= 5
+            for socket in sockets[1::2] + sockets[::2]:  # closed out of order
+                await socket.disconnect()
+                assert len(rooms_with_keys()) <= 5
+            # An open socket's own state is bounded by the sockets; closed, it is gone too.
+            assert len(rooms_with_keys(sockets=True)) <= 5
+        assert redis_db.zcard(f"{prefix}:rooms") == 5
+
+    run(scenario)
+
+
+def test_one_member_holds_at_most_the_connection_cap_in_a_process(
+    redis_db: redis.Redis, people: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(hub, "MAX_CONNECTIONS_PER_MEMBER", 3)
+    (alice,) = people("alice")
+
+    async def scenario() -> None:
+        tabs = [await tab(alice) for _ in range(3)]
+        await eventually(lambda: len(hub.get_hub().connections) == 3)
+        assert await refused(alice, "/ws/whos-online/") == 4429
+        assert len(hub.get_hub().connections) == 3
+        await tabs[0].disconnect()
+        tabs[0] = await tab(alice)  # one closed: one may open
+        await until(tabs[0], lambda m: m["type"] == "presence_state")
+        for socket in tabs:
+            await socket.disconnect()
+
+    run(scenario)
+
+
+def card_from_the_database(user: Any) -> dict[str, Any]:
+    """A card callable as the README's examples write them: it queries the database."""
+    return {"name": type(user).objects.get(pk=user.pk).username.upper()}
+
+
+def test_the_sites_callables_run_where_django_manages_database_connections(
+    redis_db: redis.Redis, people: Any, settings: Any, declared: None
+) -> None:
+    settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_realtime_trust.card_from_the_database"
+    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
+    (alice,) = people("alice")
+    opened_on: list[str] = []
+
+    def opened(sender: Any, connection: Any, **kwargs: Any) -> None:
+        opened_on.append(threading.current_thread().name)
+
+    connection_created.connect(opened)
+    try:
+
+        async def scenario() -> None:
+            for n in range(20):
+                socket = await tab(alice, f"/ws/whos-online/topic:{n}/")
+                await until(socket, lambda m: "ALICE" in m["html"])
+                await socket.disconnect()
+
+        run(scenario)
+    finally:
+        connection_created.disconnect(opened)
+    # Worker threads (asyncio.to_thread) talk to Redis only: no connection was opened there.
+    assert opened_on == []
+
+
+def test_a_policy_returning_something_else_is_a_clear_error(settings: Any) -> None:
+    settings.WHOS_ONLINE_ROOM_ACCESS = lambda user, room: "yes"
+    with pytest.raises(ImproperlyConfigured, match="returned 'yes' for room 't'"):
+        room_access(AnonymousUser(), "t")
