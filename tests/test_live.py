@@ -69,7 +69,7 @@ def test_a_guest_poll_loads_no_session(
 def test_list_limit_and_hidden_members_are_respected(redis_db: redis.Redis, settings: Any) -> None:
     settings.WHOS_ONLINE_LIST_LIMIT = 1
     settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
-    member("shy", first_name="Shy", email="hidden").get("/")
+    member("Shy", email="hidden").get("/")
     member("alice").get("/")
     member("bob").get("/")
     data = json.loads(BrowserClient().get("/whos-online/", headers=POLL).content)
