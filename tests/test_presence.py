@@ -326,7 +326,7 @@ def test_record_user_returns_the_visit_and_the_members_card(
 
 
 def test_a_summary_made_without_counts_of_hidden_members_has_none() -> None:
-    # What {% whos_here %} gives a room without a name.
+    # As a site's own code may build one (an override's test, say).
     empty = presence.Summary(members=[], user_count=0, guest_count=0)
     assert empty.hidden_count == 0 and not empty.hidden_listed
     assert (empty.peak, empty.day_total, empty.total, empty.more) == (None, None, 0, 0)
