@@ -39,7 +39,7 @@ def test_endpoint_gives_counts_members_peak_and_the_block(redis_db: redis.Redis)
     assert (data["users"], data["guests"], data["total"], data["more"]) == (2, 0, 2, 0)
     assert data["peak"]["count"] == 2 and data["peak"]["at"].endswith("+00:00")
     assert data["available"] is True and data["window_minutes"] == 10
-    assert "<bdi>bob</bdi></li><li" in data["html"]
+    assert "<bdi>bob</bdi></li>\n<li" in data["html"]
     assert "data-whos-online" not in data["html"]  # the page's block already polls
 
 

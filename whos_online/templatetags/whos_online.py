@@ -202,6 +202,9 @@ def members_html(online: presence.Summary | None, css: str) -> SafeString:
 
 def _members_html(members: list[Member], css: str) -> str:
     hidden_mark = escape(gettext("(hidden)"))
+    # In words, not by a colour alone (the stylesheet adds a dot).
+    idle_word = escape(gettext("(idle)"))
+    idle_mark = f'<span class="{css}-status">{idle_word}</span>'
     items = []
     for member in members:
         classes = f"{css}-member {css}-{member.status}"
@@ -220,8 +223,11 @@ def _members_html(members: list[Member], css: str) -> str:
             )
         if member.hidden:
             name += f" {hidden_mark}"
+        if member.status == "idle":
+            name += f" {idle_mark}"
         items.append(f'<li class="{escape(classes)}">{name}</li>')
-    return "".join(items)
+    # A line between items: a site's CSS that makes them inline still shows them apart.
+    return "\n".join(items)
 
 
 @lru_cache(maxsize=256)
