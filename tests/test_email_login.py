@@ -109,7 +109,9 @@ def test_members_are_named_without_their_address(site: dict[str, Any]) -> None:
     assert block is not None
     shown = block.group(0)
     # The short name: the login id is the address, and the full name is more than a handle.
-    assert "<bdi>Alice</bdi>" in shown and "<bdi>Dave</bdi>" in shown
+    alice = users["alice@example.com"]
+    assert f'<a href="/people/{alice.pk}/"><bdi>Alice</bdi></a>' in shown  # get_absolute_url
+    assert "<bdi>Dave</bdi>" in shown
     assert "Archer" not in shown
     # No name, or an address typed as one's name: a neutral name, never the address.
     for email in ("bob@example.com", "carol@example.com", STAFF):
