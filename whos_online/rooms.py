@@ -49,11 +49,12 @@ def in_room(room: object | Callable[..., object]) -> Callable[[View], View]:
     ``room`` is a name, or a callable taking the view's arguments (request
     first) and returning one. Any value names a room as ``{% whos_here %}``
     names it (``conf.room_name``): a tuple is the tag's parts, a model
-    instance is "<app_label>.<model_name>:<pk>", None or "" is no room. Unlike
-    the site-wide record there is no cookie throttle: being in a room means
-    having just opened it. As on the site, a
-    ``{% whos_here %}`` of the room rendered by the view records first, and a
-    view that fails (raises, or answers 4xx/5xx) records nothing.
+    instance is "<app_label>.<model_name>:<pk>", None or "" is no room; parts
+    that name no room are an error under DEBUG (``checked_room``). Unlike the
+    site-wide record there is no cookie throttle: being in a room means having
+    just opened it. As on the site, a ``{% whos_here %}`` of the room rendered
+    by the view records first, and a view that fails (raises, or answers
+    4xx/5xx) records nothing.
     """
 
     def visit(request: HttpRequest, args: Any, kwargs: Any, where: str) -> Visit | None:
