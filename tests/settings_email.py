@@ -20,3 +20,5 @@ if EXAMPLE_PROJECT not in sys.path:
 INSTALLED_APPS = [*INSTALLED_APPS, "accounts"]
 AUTH_USER_MODEL = "accounts.EmailUser"
 # WHOS_ONLINE_MEMBER_CARD is left unset: the default card is what is under test.
+# A profile page per member, by pk (no address in a URL): the default card links it.
+ABSOLUTE_URL_OVERRIDES = {"accounts.emailuser": lambda user: f"/people/{user.pk}/"}

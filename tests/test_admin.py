@@ -72,7 +72,7 @@ def test_staff_see_members_hidden_ones_guests_peak_and_the_chart(
 ) -> None:
     settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
     (alice,) = people("alice")
-    (shy,) = people("shy", first_name="Shy", email="hidden")
+    (shy,) = people("Shy", email="hidden")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_user(alice)
         presence.record_user(shy)

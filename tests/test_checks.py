@@ -305,8 +305,8 @@ def test_email_login_sites_are_told_how_members_are_named(
     assert (found.id, found.msg, found.hint) == (
         "whos_online.W007",
         "Account logs in by email address and WHOS_ONLINE_MEMBER_CARD is not set: the block "
-        'shows members by full or short name, and as "Member #<pk>" when those are empty or '
-        "email addresses.",
+        'shows members by short name, and as "Member #<pk>" when that is empty or an email '
+        "address.",
         "Set WHOS_ONLINE_MEMBER_CARD to a callable returning the display name "
         '(e.g. {"name": user.profile.nickname}); see the README.',
     )

@@ -9,13 +9,14 @@ from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
+from django.contrib.auth.models import User
 from django.test import override_settings
 
 from tests.test_connection import fakeredis_client
 from tests.test_hidden import wants_privacy
 from whos_online import bots, members
 from whos_online import conf as conf_module
-from whos_online.conf import Settings, cached_setting, conf, room_name
+from whos_online.conf import Settings, cached_setting, conf, room_name, room_parts
 
 
 def test_defaults() -> None:
@@ -172,7 +173,7 @@ def test_the_redis_keys(settings: Any) -> None:
 
 
 def test_room_names() -> None:
-    assert room_name("") is None
+    assert room_name("") is None is room_name(None)
     assert room_name(12) == "12"
     assert room_name("caf\udce9") == "caf\ufffd\ufffd\ufffd"  # a lone surrogate cannot go to Redis
     assert room_name("r" * 200) == "r" * 200
@@ -181,6 +182,28 @@ def test_room_names() -> None:
     assert long != room_name("r" * 202)
     odd = room_name("\udce9" * 300)
     assert odd and re.fullmatch("\ufffd{525}~[0-9a-f]{24}", odd)
+
+
+@pytest.mark.django_db
+def test_rooms_named_by_parts_and_model_instances() -> None:
+    user = User.objects.create_user("ann")
+    assert room_name(("topic", 42)) == room_parts("topic", 42) == "topic:42"
+    assert room_parts(("topic", 42)) == "topic:42"  # a view's parts passed whole to the tag
+    assert room_name(user) == room_parts(user) == f"auth.user:{user.pk}"
+    assert room_parts("page", user, 2) == f"page:auth.user:{user.pk}:2"
+    for parts, problem in [
+        ((), "A room needs a name: no parts were given."),
+        (("topic", ""), "('topic', '') names no room: '' is empty."),
+        (("topic", None), "('topic', None) names no room: None is empty."),
+        (
+            (User(username="new"),),
+            "(<User: new>,) names no room: <User: new> is not saved (no pk).",
+        ),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(problem)):
+            room_parts(*parts)
+        with pytest.raises(ValueError, match=re.escape(problem)):
+            room_name(parts)
 
 
 def test_trusted_proxies(settings: Any) -> None:

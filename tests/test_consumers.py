@@ -79,7 +79,7 @@ def listed(room: str | None = None) -> dict[str, str]:
 def test_a_connected_member_is_online_and_subscribers_get_their_card(
     redis_db: redis.Redis, people: Any
 ) -> None:
-    alice, bob = people("alice", "bob", first_name="Ann")
+    alice, bob = people("Ann", "bob")
 
     async def scenario() -> None:
         watcher = await tab(bob)
@@ -221,7 +221,7 @@ def test_hidden_members_reach_staff_subscribers_alone(
     redis_db: redis.Redis, people: Any, settings: Any
 ) -> None:
     settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
-    (shy,) = people("shy", first_name="Shy", email="hidden")
+    (shy,) = people("Shy", email="hidden")
     (visitor,) = people("visitor")
     (admin,) = people("admin", is_staff=True)
     pk = str(shy.pk)

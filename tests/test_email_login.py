@@ -108,7 +108,11 @@ def test_members_are_named_without_their_address(site: dict[str, Any]) -> None:
     block = BLOCK.search(site["clients"]["guest"].get("/block/").content.decode())
     assert block is not None
     shown = block.group(0)
-    assert "<bdi>Alice Archer</bdi>" in shown and "<bdi>Dave Smith</bdi>" in shown
+    # The short name: the login id is the address, and the full name is more than a handle.
+    alice = users["alice@example.com"]
+    assert f'<a href="/people/{alice.pk}/"><bdi>Alice</bdi></a>' in shown  # get_absolute_url
+    assert "<bdi>Dave</bdi>" in shown
+    assert "Archer" not in shown
     # No name, or an address typed as one's name: a neutral name, never the address.
     for email in ("bob@example.com", "carol@example.com", STAFF):
         assert f"<bdi>Member #{users[email].pk}</bdi>" in shown
@@ -128,7 +132,7 @@ def test_no_at_sign_in_the_block_or_the_json_for_anyone(site: dict[str, Any]) ->
         data = json.loads(response.content)
         # Staff also see the hidden member, still without her address.
         listed = {member["name"] for member in data["members"]}
-        assert ("Erin Evans" in listed) == (who == STAFF)
+        assert ("Erin" in listed) == (who == STAFF)
         assert len(listed) == (6 if who == STAFF else 5)
 
 
@@ -137,7 +141,7 @@ def test_no_at_sign_in_redis(site: dict[str, Any]) -> None:
     cards = [item for item in stored if item.endswith(b":cards")]
     assert len(cards) == 1, "the search missed the cards"
     card = site["redis"].hget(cards[0], str(site["users"]["alice@example.com"].pk))
-    assert json.loads(card)["name"] == "Alice Archer"
+    assert json.loads(card)["name"] == "Alice"
     assert len(stored) > 2 * len(PEOPLE), stored  # members, cards, the peak...
     assert not [item for item in stored if b"@" in item]
 
@@ -148,7 +152,7 @@ def test_the_admin_page_links_members_without_their_address(site: dict[str, Any]
     assert table is not None
     assert "@" not in table.group(0)
     erin = site["users"]["erin@example.com"]
-    assert f'<a href="/admin/accounts/emailuser/{erin.pk}/change/"><bdi>Erin Evans</bdi>' in (
+    assert f'<a href="/admin/accounts/emailuser/{erin.pk}/change/"><bdi>Erin</bdi>' in (
         table.group(0)
     )
 

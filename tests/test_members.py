@@ -27,16 +27,34 @@ def logged_in(user: Any) -> BrowserClient:
     return client
 
 
-def test_the_default_name_is_full_then_short_then_username_never_an_email(people: Any) -> None:
-    full, plain, email, email_named = people("ann", "bob", "carol@example.com", "dan@example.com")
-    full.first_name, full.last_name = "Ann", "Lee"
-    email_named.first_name = "Dan"
-    assert [default_card(user)["name"] for user in (full, plain, email, email_named)] == [
-        "Ann Lee",
-        "bob",
-        "",
-        "Dan",
-    ]
+def test_the_default_name_is_the_username_never_a_real_name_nor_an_email(people: Any) -> None:
+    bob, carol, dan = people("bob", "carol@example.com", "dan@example.com")
+    bob.first_name, bob.last_name = "Robert", "Jones"  # the site itself shows "bob"
+    dan.first_name = "Dan"
+    assert [default_card(user)["name"] for user in (bob, carol, dan)] == ["bob", "", "Dan"]
+
+
+def test_an_email_login_id_is_never_the_name_even_without_an_at_sign() -> None:
+    class Account:
+        USERNAME_FIELD = "email"
+
+        def get_username(self) -> str:
+            return "alice.archer"  # a login id: private on such a site, whatever it looks like
+
+        def get_short_name(self) -> str:
+            return "Ali"
+
+    assert default_card(Account())["name"] == "Ali"
+
+
+def test_guests_see_the_username_the_site_shows_not_the_real_name(
+    redis_db: redis.Redis, people: Any
+) -> None:
+    (bob,) = people("bob", first_name="Robert", last_name="Jones")
+    logged_in(bob).get("/")
+    block = BrowserClient().get("/block/").content.decode()
+    assert "<bdi>bob</bdi>" in block
+    assert "Robert" not in block and "Jones" not in block
 
 
 def test_a_rename_shows_within_the_cookie_age_and_keeps_presence(
@@ -187,9 +205,9 @@ def test_a_card_over_the_byte_cap_keeps_only_the_name_and_links() -> None:
 def test_the_default_card_passes_over_an_email_to_the_short_name_and_links_the_profile(
     people: Any,
 ) -> None:
-    (user,) = people("ann")
-    user.first_name, user.last_name = "Ann", "ann@example.com"
-    assert default_card(user) == {"name": "Ann", "url": None}
+    (user,) = people("ann@example.com")
+    user.first_name, user.last_name = "ann@example.org", "Lee"
+    assert default_card(user) == {"name": "", "url": None}
     profile = SimpleNamespace(get_username=lambda: "bob", get_absolute_url=lambda: "/people/bob/")
     assert default_card(profile) == {"name": "bob", "url": "/people/bob/"}
 

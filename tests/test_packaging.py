@@ -59,6 +59,7 @@ def test_the_wheel_has_the_app_its_data_and_the_catalogs(dist: Path) -> None:
         "whos_online/py.typed",
         "whos_online/migrations/0001_initial.py",
         "whos_online/static/whos_online/live.js",
+        "whos_online/static/whos_online/whos_online.css",
         "whos_online/templates/whos_online/whos_online.html",
         "whos_online/templates/admin/whos_online/chart.html",
         "whos_online/management/commands/whos_online_prune.py",

@@ -11,10 +11,13 @@ import redis
 import time_machine
 from asgiref.sync import async_to_sync
 from django.core.management import call_command
+from django.http import HttpResponse
+from django.test import RequestFactory
 
-from tests.conftest import NOW, BrowserAsyncClient, BrowserClient, names
+from tests.conftest import BROWSER, NOW, BrowserAsyncClient, BrowserClient, names
 from tests.test_middleware import async_get
 from whos_online import presence, scripts
+from whos_online.rooms import in_room
 
 pytestmark = pytest.mark.django_db
 
@@ -120,9 +123,83 @@ def test_async_client_with_long_names(redis_db: redis.Redis) -> None:
 def test_a_room_name_that_is_no_text_or_empty(redis_db: redis.Redis, settings: Any) -> None:
     assert "1 here now" in BrowserClient().get("/post/7/").content.decode()
     assert presence.guest_count(room="7") == presence.guest_count(room=7) == 1
-    response = BrowserClient().get("/post/0/")  # the view's room is ""
-    assert response.status_code == 200 and "Nobody is here right now." in response.content.decode()
+    response = BrowserClient().get("/post/0/")  # the view's room is "": no room
+    assert response.status_code == 200 and "whos-here" not in response.content.decode()
     assert len(room_keys(redis_db, settings)) == 2  # room 7's guests and change mark
+
+
+@pytest.mark.parametrize("engine", ["django", "jinja2"])
+def test_a_room_named_by_parts_in_the_template_is_the_views_room(
+    redis_db: redis.Redis, people: Any, engine: str
+) -> None:
+    alice, bob = (logged_in(user) for user in people("alice", "bob"))
+    alice.get(f"/forum/{engine}/42/")
+    BrowserClient().get(f"/forum/{engine}/7/")  # another topic
+    html = bob.get(f"/forum/{engine}/42/").content.decode()
+    assert "<h1>Topic 42</h1>" in html
+    assert "2 here now: 2 members, 0 guests" in html and listed(html) == ["bob", "alice"]
+    assert names(presence.online_users(room=("topic", 42))) == ["bob", "alice"]
+    assert presence.guest_count(room="topic:7") == 1
+
+
+def test_a_model_instance_names_its_room_by_model_and_pk(
+    redis_db: redis.Redis, people: Any
+) -> None:
+    carol, dave = people("carol", "dave")
+    logged_in(dave).get(f"/people/{carol.pk}/")
+    carol.username = "caroline"  # a rename is the same room
+    carol.save()
+    html = BrowserClient().get(f"/people/{carol.pk}/").content.decode()
+    assert "<h1>caroline</h1>" in html and "2 here now: 1 member, 1 guest" in html
+    assert names(presence.online_users(room=f"auth.user:{carol.pk}")) == ["dave"]
+
+
+def test_a_room_that_add_left_empty_is_an_error_under_debug(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.DEBUG = True
+    with pytest.raises(ValueError) as raised:
+        BrowserClient().get("/forum/add/42/")
+    assert str(raised.value).startswith("whos_here: ('',) names no room: '' is empty.")
+    assert '{% whos_here "topic" topic.pk %}' in str(raised.value)
+
+
+def test_a_room_that_add_left_empty_is_a_warning_without_debug(
+    redis_db: redis.Redis, settings: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    response = BrowserClient().get("/forum/add/42/")
+    html = response.content.decode()
+    assert response.status_code == 200 and html == "<h1>Topic 42</h1>"  # never "Nobody is here"
+    [warning] = [r for r in caplog.records if r.name == "whos_online.rooms"]
+    assert warning.levelname == "WARNING"
+    assert warning.getMessage().startswith("whos_here: ('',) names no room: '' is empty.")
+    assert presence.guest_count(room="topic:42") == 1  # the view's room is recorded still
+
+
+@pytest.mark.parametrize("debug", [True, False])
+def test_a_view_whose_room_has_an_empty_part(
+    redis_db: redis.Redis, settings: Any, caplog: pytest.LogCaptureFixture, debug: bool
+) -> None:
+    settings.DEBUG = debug
+
+    @in_room(lambda request, slug: ("tag", slug or None))
+    def tag_page(request: Any, slug: str) -> HttpResponse:
+        return HttpResponse("tagged")
+
+    request = RequestFactory().get("/tag/", HTTP_USER_AGENT=BROWSER)
+    message = (
+        "@in_room on tests.test_rooms.test_a_view_whose_room_has_an_empty_part.<locals>."
+        "tag_page: ('tag', None) names no room: None is empty."
+    )
+    if debug:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            tag_page(request, "")
+    else:
+        assert tag_page(request, "").content == b"tagged"
+        assert [r.getMessage() for r in caplog.records if r.name == "whos_online.rooms"] == [
+            message
+        ]
+    assert room_keys(redis_db, settings) == []
 
 
 def test_a_room_view_that_fails_creates_no_room(redis_db: redis.Redis, settings: Any) -> None:

@@ -9,8 +9,9 @@ import pytest
 import redis
 import time_machine
 from django.template import engines
+from django.utils import translation
 
-from tests.conftest import NOW, tab
+from tests.conftest import NOW, BrowserClient, tab
 from whos_online import presence
 
 pytestmark = pytest.mark.django_db
@@ -39,6 +40,22 @@ def test_online_then_idle_then_offline(redis_db: redis.Redis, settings: Any, peo
         traveller.shift(1)
         assert presence.status(alice) == "offline"
     assert presence.status(NOBODY) == "offline"
+
+
+def test_the_block_says_who_is_idle_in_words_not_by_colour_alone(
+    redis_db: redis.Redis, people: Any
+) -> None:
+    alice, bob = people("alice", "bob")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_user(bob)
+        traveller.shift(400)  # past WHOS_ONLINE_IDLE_AFTER
+        presence.record_user(alice)
+        page = BrowserClient().get("/block/").content.decode()
+        with translation.override("fr"):
+            french = render("{% whos_online %}")
+    idle = '<bdi>bob</bdi> <span class="whos-online-status">{}</span></li>'
+    assert idle.format("(idle)") in page and idle.format("(inactif)") in french
+    assert '<li class="whos-online-member whos-online-online"><bdi>alice</bdi></li>' in page
 
 
 def test_statuses_and_last_seen_of_a_page_in_one_round_trip_each(

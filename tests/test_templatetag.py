@@ -8,10 +8,12 @@ from typing import Any
 
 import pytest
 import redis
+from django.contrib.staticfiles import finders
 from django.template import engines
 from django.test import RequestFactory
 from django.utils.html import escape
 
+import whos_online
 from tests.conftest import BrowserClient
 from whos_online import presence
 
@@ -66,7 +68,7 @@ def test_window_follows_the_setting(redis_db: redis.Redis, settings: Any) -> Non
 
 
 def test_names_are_escaped(redis_db: redis.Redis, people: Any) -> None:
-    (user,) = people("x", first_name='<script>alert("x")</script>')
+    (user,) = people('<script>alert("x")</script>')
     presence.record_user(user)
     html = render()
     assert "<script>" not in html
@@ -83,8 +85,8 @@ ODD_NAMES = [
 
 
 def test_odd_names_render_escaped_and_whole_each_in_bdi(redis_db: redis.Redis, people: Any) -> None:
-    for i, name in enumerate(ODD_NAMES):
-        (user,) = people(f"user{i}", first_name=name)
+    for name in ODD_NAMES:
+        (user,) = people(name)
         presence.record_user(user)
     html = render()
     assert "<b>bold</b>" not in html
@@ -199,3 +201,14 @@ def test_each_name_is_classed_by_its_status_and_role_for_the_sites_css(
         "<bdi>bob</bdi></li>",
         '<li class="whos-online-member whos-online-online"><bdi>alice</bdi></li>',
     ]
+
+
+def test_the_readmes_stylesheet_line_links_the_shipped_stylesheet() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    line = re.search(r"^<link rel=\"stylesheet\" href=\"\{% static .*%\}\">$", readme, re.M)
+    assert line is not None
+    html = engines["django"].from_string("{% load static %}" + line.group(0)).render({})
+    href = re.search(r'href="/static/(.*)"', html)
+    assert href is not None
+    found = finders.find(href.group(1))
+    assert found == str(Path(whos_online.__file__).parent / "static/whos_online/whos_online.css")

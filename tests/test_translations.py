@@ -285,11 +285,11 @@ def test_pages_in_each_language(
     settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
     settings.WHOS_ONLINE_LIST_LIMIT = 2
     settings.WHOS_ONLINE_SHOW_DAY_TOTAL = True
-    (bob,) = people("bob", first_name="Bob")
-    (shy,) = people("shy", first_name="Shy", email="hidden")
+    (bob,) = people("Bob")
+    (shy,) = people("Shy", email="hidden")
     # Known only by an email address: shown as "Member #pk".
     (anonymous,) = people("someone@example.com")
-    (alice,) = people("alice", first_name="Alice")
+    (alice,) = people("Alice")
     expected = PAGES[language]
     headers = {"Accept-Language": language}
     with time_machine.travel(NOW, tick=False) as traveller:

@@ -6,6 +6,7 @@ from django.contrib.auth import authenticate, login
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404
 from django.template import engines
 from django.urls import include, path
 from django.views.decorators.cache import cache_control
@@ -66,6 +67,35 @@ def post(request: HttpRequest, pk: int) -> HttpResponse:
     if pk > 100:
         raise Http404("no such post")
     return HttpResponse(ROOM.render({"room": pk if pk > 0 else ""}, request))
+
+
+# A forum's topic page, its room named by parts as each engine's template says it.
+TOPIC_PAGES = {
+    "django": engines["django"].from_string(
+        '{% load whos_online %}<h1>{{ topic.title }}</h1>{% whos_here "topic" topic.pk %}'
+    ),
+    "jinja2": engines["jinja2"].from_string(
+        '<h1>{{ topic.title }}</h1>{{ whos_here("topic", topic.pk) }}'
+    ),
+    # What issue 27 found on a real forum: add of text and a number is "".
+    "add": engines["django"].from_string(
+        '{% load whos_online %}<h1>{{ topic.title }}</h1>{% whos_here "topic:"|add:topic.pk %}'
+    ),
+}
+PROFILE = engines["django"].from_string(
+    "{% load whos_online %}<h1>{{ person.username }}</h1>{% whos_here person %}"
+)
+
+
+@in_room(lambda request, engine, pk: ("topic", pk))
+def forum_topic(request: HttpRequest, engine: str, pk: int) -> HttpResponse:
+    topic = {"pk": pk, "title": f"Topic {pk}"}
+    return HttpResponse(TOPIC_PAGES[engine].render({"topic": topic}, request))
+
+
+@in_room(lambda request, pk: get_object_or_404(User, pk=pk))
+def profile(request: HttpRequest, pk: int) -> HttpResponse:
+    return HttpResponse(PROFILE.render({"person": get_object_or_404(User, pk=pk)}, request))
 
 
 @in_room("lobby")
@@ -140,6 +170,8 @@ urlpatterns = [
     path("lobby/", lobby),
     path("topic/<str:slug>/", topic),
     path("post/<int:pk>/", post),
+    path("forum/<str:engine>/<int:pk>/", forum_topic),
+    path("people/<int:pk>/", profile),
     path("whos-online/", include("whos_online.urls")),
     path("admin/", admin.site.urls),
     path("login/", log_in),

@@ -9,12 +9,12 @@ from typing import Any, cast
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
-from django.db.models import EmailField
 from django.utils.module_loading import import_string
 
 from whos_online.client_ip import HEADERS
 from whos_online.conf import DEFAULTS, GUEST_COUNTING_MODES, conf
 from whos_online.counting import DAY
+from whos_online.members import logs_in_by_email
 
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
 AUTH_MIDDLEWARE = "django.contrib.auth.middleware.AuthenticationMiddleware"
@@ -299,14 +299,13 @@ def check_member_names(**kwargs: Any) -> list[CheckMessage]:
     if hasattr(settings, "WHOS_ONLINE_MEMBER_CARD"):
         return []
     user_model = get_user_model()
-    login = user_model.USERNAME_FIELD
-    if not isinstance(user_model._meta.get_field(login), EmailField) and "email" not in login:
+    if not logs_in_by_email(user_model):
         return []
     return [
         Warning(
             f"{user_model.__name__} logs in by email address and WHOS_ONLINE_MEMBER_CARD is "
-            "not set: the block shows members by full or short name, and as "
-            '"Member #<pk>" when those are empty or email addresses.',
+            "not set: the block shows members by short name, and as "
+            '"Member #<pk>" when that is empty or an email address.',
             hint="Set WHOS_ONLINE_MEMBER_CARD to a callable returning the display name "
             '(e.g. {"name": user.profile.nickname}); see the README.',
             id="whos_online.W007",

@@ -3,7 +3,7 @@
     TEMPLATES = [..., {"BACKEND": "django.template.backends.jinja2.Jinja2",
                        "OPTIONS": {"extensions": ["whos_online.jinja2.WhosOnlineExtension"]}}]
 
-gives Jinja templates ``whos_online(live=0)``, ``whos_here(room)``,
+gives Jinja templates ``whos_online(live=0)``, ``whos_here(*room)``,
 ``presence_statuses(users)`` and the ``presence`` filter. The blocks are the
 Django templates themselves, filled by the tags' own functions: one source of
 HTML, and a site's override of ``whos_online/whos_online.html`` applies to both.
@@ -47,10 +47,9 @@ def whos_online(context: JinjaContext, live: int = 0) -> Markup:
 
 
 @pass_context
-def whos_here(context: JinjaContext, room: str, live: bool = False) -> Markup:
-    """The ``{% whos_here room %}`` block."""
-    block = tags.room_block(context.get("request"), room, live)
-    return Markup(tags.render_block(tags.ROOM_TEMPLATE, block))
+def whos_here(context: JinjaContext, *room: Any, live: bool = False) -> Markup:
+    """The ``{% whos_here room %}`` block: ``whos_here("topic", topic.pk)`` as the tag takes parts."""
+    return Markup(tags.room_html(context.get("request"), room, live))
 
 
 @pass_context

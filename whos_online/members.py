@@ -16,6 +16,8 @@ from datetime import datetime, timezone
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from django.core.exceptions import FieldDoesNotExist
+from django.db.models import EmailField
 from django.utils.translation import gettext
 
 Status = Literal["online", "idle", "offline"]
@@ -36,16 +38,22 @@ BIDI_CONTROLS = dict.fromkeys(
 )
 
 
-def default_card(user: Any) -> dict[str, Any]:
-    """A card that never shows an email address or a login id that is one.
+# The methods whose value may name a member, in order (see default_card).
+HANDLES = ("get_username", "get_short_name")
 
-    The name is the full name where the model has one, else the short name,
-    else the username; any of them that looks like an email address is passed
-    over, and with none left the block shows a neutral "Member #pk". The URL is
-    ``get_absolute_url()`` when the model defines it.
+
+def default_card(user: Any) -> dict[str, Any]:
+    """The handle the site itself shows everyone: never a real name, never an email address.
+
+    A forum shows "bob", not "Robert Jones": the username, unless the model logs
+    in by email address; then the short name; anything that looks like an
+    email address is passed over, and with nothing left the block shows a
+    neutral "Member #pk". The URL is ``get_absolute_url()`` when the model
+    defines it.
     """
+    methods = ("get_short_name",) if logs_in_by_email(type(user)) else HANDLES
     name = ""
-    for method in ("get_full_name", "get_short_name", "get_username"):
+    for method in methods:
         candidate = getattr(user, method, None)
         value = str(candidate() or "").strip() if callable(candidate) else ""
         if value and "@" not in value:
@@ -53,6 +61,16 @@ def default_card(user: Any) -> dict[str, Any]:
             break
     absolute_url = getattr(user, "get_absolute_url", None)
     return {"name": name, "url": absolute_url() if callable(absolute_url) else None}
+
+
+def logs_in_by_email(model: type) -> bool:
+    """Whether the model's login id is an email address (an EmailField, or named like one)."""
+    login = str(getattr(model, "USERNAME_FIELD", ""))
+    try:
+        field = model._meta.get_field(login)  # type: ignore[attr-defined]
+    except (AttributeError, FieldDoesNotExist):
+        field = None
+    return "email" in login or isinstance(field, EmailField)
 
 
 def card_json(card: dict[str, Any], where: str | None = None) -> str:

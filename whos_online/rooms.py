@@ -3,18 +3,21 @@
 A room is a namespace of its own (``<prefix>:room:<name>:users`` …) with the
 same window, TTLs and pruning as the site. Decorate the view that shows it::
 
-    @in_room(lambda request, pk: f"thread:{pk}")
+    @in_room(lambda request, pk: ("thread", pk))
     def thread(request, pk): ...
 
-and render ``{% whos_here "thread:42" %}`` in its template.
+and render ``{% whos_here "thread" thread.pk %}`` in its template: both name
+the room "thread:42" (``conf.room_parts``).
 """
 
 from __future__ import annotations
 
+import logging
 from functools import wraps
 from typing import Any, Callable, TypeVar, cast
 
 from asgiref.sync import iscoroutinefunction
+from django.conf import settings
 from django.http import HttpRequest
 
 from whos_online.conf import room_name
@@ -22,30 +25,51 @@ from whos_online.visits import Visit, finish_async, is_visit, load_user_async
 
 View = TypeVar("View", bound=Callable[..., Any])
 
+logger = logging.getLogger(__name__)
+
+
+def checked_room(room: object, where: str, hint: str = "") -> str | None:
+    """``room_name(room)``; parts that name no room raise under DEBUG, else are logged and None.
+
+    ``where`` says who was given them and ``hint`` how to fix it, for the
+    message. Without DEBUG a bad room on a page is a warning in the log, not a 500.
+    """
+    try:
+        return room_name(room)
+    except ValueError as error:
+        if settings.DEBUG:
+            raise ValueError(f"{where}: {error}{hint}") from None
+        logger.warning("%s: %s%s", where, error, hint)
+        return None
+
 
 def in_room(room: object | Callable[..., object]) -> Callable[[View], View]:
     """Record the visitor into ``room`` each time the view succeeds (one Redis round trip).
 
     ``room`` is a name, or a callable taking the view's arguments (request
-    first) and returning one: any value (see ``conf.room_name``; empty means
-    no room). Unlike the site-wide record there is no cookie throttle: being
-    in a room means having just opened it. As on the site, a
-    ``{% whos_here %}`` of the room rendered by the view records first, and a
-    view that fails (raises, or answers 4xx/5xx) records nothing.
+    first) and returning one. Any value names a room as ``{% whos_here %}``
+    names it (``conf.room_name``): a tuple is the tag's parts, a model
+    instance is "<app_label>.<model_name>:<pk>", None or "" is no room; parts
+    that name no room are an error under DEBUG (``checked_room``). Unlike the
+    site-wide record there is no cookie throttle: being in a room means having
+    just opened it. As on the site, a ``{% whos_here %}`` of the room rendered
+    by the view records first, and a view that fails (raises, or answers
+    4xx/5xx) records nothing.
     """
 
-    def visit(request: HttpRequest, args: Any, kwargs: Any) -> Visit | None:
+    def visit(request: HttpRequest, args: Any, kwargs: Any, where: str) -> Visit | None:
         if not is_visit(request):
             return None
-        name = room_name(room(request, *args, **kwargs) if callable(room) else room)
+        name = checked_room(room(request, *args, **kwargs) if callable(room) else room, where)
         return None if name is None else Visit(request, name)
 
     def decorate(view: View) -> View:
+        where = f"@in_room on {view.__module__}.{view.__qualname__}"
         if iscoroutinefunction(view):
 
             @wraps(view)
             async def async_view(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-                due = visit(request, args, kwargs)
+                due = visit(request, args, kwargs, where)
                 await load_user_async(request)
                 response = await view(request, *args, **kwargs)
                 if due is not None:
@@ -56,7 +80,7 @@ def in_room(room: object | Callable[..., object]) -> Callable[[View], View]:
 
         @wraps(view)
         def sync_view(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-            due = visit(request, args, kwargs)
+            due = visit(request, args, kwargs, where)
             response = view(request, *args, **kwargs)
             if due is not None:
                 due.finish(response)

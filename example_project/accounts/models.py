@@ -2,7 +2,7 @@
 
 The most common custom user model. Its login id is an email address, so a
 who's-online block that showed ``get_username()`` would list addresses to
-anonymous visitors; whos_online's default card shows the full name instead,
+anonymous visitors; whos_online's default card shows the short name instead,
 or "Member #<pk>" when there is none.
 """
 

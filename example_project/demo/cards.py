@@ -2,10 +2,10 @@
 
 Made from the user on every record (at most once per WHOS_ONLINE_COOKIE_AGE
 per member) and stored in Redis beside their pk, so the block shows names,
-links and avatars with no SQL query. The name comes from whos_online's default
-card (full name, else username, never an email address); the demo adds its
-profile link, a generated initials avatar and a role for staff, which its CSS
-colours as phpBB colours moderators and administrators.
+links and avatars with no SQL query. The demo shows full names with a profile
+link (the README's recipe: whos_online's default shows only the username), plus
+a generated initials avatar and a role for staff, which its CSS colours as
+phpBB colours moderators and administrators.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from typing import Any
 
 from django.urls import reverse
 
-from whos_online.members import default_card
-
 
 def member_card(user: Any) -> dict[str, Any]:
-    card = default_card(user)
-    card["url"] = reverse("profile", args=[user.pk])
-    card["avatar"] = reverse("avatar", args=[user.pk])
+    card = {
+        "name": user.get_full_name() or user.get_username(),
+        "url": reverse("profile", args=[user.pk]),
+        "avatar": reverse("avatar", args=[user.pk]),
+    }
     if user.is_superuser:
         card["role"] = "admin"
     elif user.is_staff:

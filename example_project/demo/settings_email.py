@@ -4,7 +4,7 @@
 
 Everything else is the demo's. The member card is left at whos_online's
 default on purpose: this is the site that would list email addresses if the
-block showed login ids, and it shows what the default does instead (full names,
+block showed login ids, and it shows what the default does instead (short names,
 and "Member #<pk>" for members without one). That is also why the checks warn
 (whos_online.W007, "logs in by email address and WHOS_ONLINE_MEMBER_CARD is not
 set"): the warning is the point here, so it is not silenced. Log in as

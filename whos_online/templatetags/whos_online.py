@@ -29,8 +29,9 @@ from django.utils.timezone import get_current_timezone
 from django.utils.translation import get_language, gettext
 
 from whos_online import blockcache, failsafe, presence
-from whos_online.conf import conf, room_name
+from whos_online.conf import conf
 from whos_online.members import Member
+from whos_online.rooms import checked_room
 from whos_online.visits import record_before_reading
 
 register = template.Library()
@@ -59,14 +60,33 @@ def whos_online(context: template.Context, live: int = 0) -> SafeString:
 
 
 @register.simple_tag(takes_context=True)
-def whos_here(context: template.Context, room: Any, live: bool = False) -> SafeString:
-    """Who is in ``room`` (recorded by the ``in_room`` view decorator); "unavailable" if Redis is down.
+def whos_here(context: template.Context, *room: Any, live: bool = False) -> SafeString:
+    """Who is in the room (recorded by the ``in_room`` view decorator); "unavailable" if Redis is down.
 
-    Any value names a room as ``in_room`` names it; an empty one is nobody's room.
+    The parts name the room as ``in_room`` names it: ``{% whos_here "topic" topic.pk %}``
+    is "topic:42", ``{% whos_here topic %}`` "<app_label>.<model_name>:<pk>".
     ``live=True`` subscribes to the room over the WebSocket (``WHOS_ONLINE_WEBSOCKET_URL``
     plus the room); a room has no polling endpoint, so without the setting it is static.
     """
-    return render_block(ROOM_TEMPLATE, room_block(context.get("request"), room, live), context)
+    return room_html(context.get("request"), room, live, context)
+
+
+# Said with a bad room: a missing variable, or add, which gives "" for text plus a number.
+ROOM_HINT = (
+    ' Pass the parts of the name, e.g. {% whos_here "topic" topic.pk %} (in Jinja2,'
+    ' whos_here("topic", topic.pk)): "topic:"|add:topic.pk is "", add does not join text'
+    " and a number."
+)
+
+
+def room_html(
+    request: Any, parts: tuple[Any, ...], live: bool, context: template.Context | None = None
+) -> SafeString:
+    """The room block; for parts that name no room an error under DEBUG, else nothing."""
+    name = checked_room(parts, "whos_here", ROOM_HINT)
+    if name is None:
+        return SafeString("")
+    return render_block(ROOM_TEMPLATE, room_block(request, name, live), context)
 
 
 def site_block(request: Any, live: int = 0) -> dict[str, Any]:
@@ -92,22 +112,18 @@ def site_block(request: Any, live: int = 0) -> dict[str, Any]:
     return block
 
 
-def room_block(request: Any, room: Any, live: bool = False) -> dict[str, Any]:
+def room_block(request: Any, name: str, live: bool = False) -> dict[str, Any]:
     """The context of ``whos_online/room.html``; ``online`` is None if Redis is down."""
-    name = room_name(room)
-    if name is None:
-        online: presence.Summary | None = presence.Summary(members=[], user_count=0, guest_count=0)
-    else:
-        record_before_reading(request, name)
-        online = blockcache.for_request(request, name)
+    record_before_reading(request, name)
+    online = blockcache.for_request(request, name)
     ws_url = conf.websocket_url
     return {
         "online": online,
         "members_html": members_html(online, "whos-here"),
-        "room": room,
+        "room": name,
         "window_minutes": conf.window_minutes,
         "request": request,
-        "ws_url": f"{ws_url}{quote(name, safe='')}/" if live and ws_url and name else None,
+        "ws_url": f"{ws_url}{quote(name, safe='')}/" if live and ws_url else None,
     }
 
 
@@ -186,6 +202,9 @@ def members_html(online: presence.Summary | None, css: str) -> SafeString:
 
 def _members_html(members: list[Member], css: str) -> str:
     hidden_mark = escape(gettext("(hidden)"))
+    # In words, not by a colour alone (the stylesheet adds a dot).
+    idle_word = escape(gettext("(idle)"))
+    idle_mark = f'<span class="{css}-status">{idle_word}</span>'
     items = []
     for member in members:
         classes = f"{css}-member {css}-{member.status}"
@@ -204,8 +223,11 @@ def _members_html(members: list[Member], css: str) -> str:
             )
         if member.hidden:
             name += f" {hidden_mark}"
+        if member.status == "idle":
+            name += f" {idle_mark}"
         items.append(f'<li class="{escape(classes)}">{name}</li>')
-    return "".join(items)
+    # A line between items: a site's CSS that makes them inline still shows them apart.
+    return "\n".join(items)
 
 
 @lru_cache(maxsize=256)
