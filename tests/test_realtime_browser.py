@@ -196,7 +196,8 @@ ADD_A_ROOM_BLOCK = """(path) => {
 
 
 def test_a_room_the_site_did_not_declare_is_closed_with_4403_and_not_retried(
-    server: Server, browser: Any
+    server: Server,
+    browser: Any,  # noqa: F811 (the fixture imported above)
 ) -> None:
     """On the real server, and in the browser: live.js takes the refusal as final."""
     from websockets.exceptions import ConnectionClosed

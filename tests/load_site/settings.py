@@ -77,6 +77,9 @@ LOGGING = {
     "loggers": {"whos_online": {"handlers": ["stderr"], "level": "WARNING"}},
 }
 
+# Every room is public: members join, guests see (whos_online.realtime.access).
+WHOS_ONLINE_ROOM_ACCESS = "whos_online.realtime.access.public"
+
 # tests/test_realtime_load.py: beats every LOAD_SITE_HEARTBEAT seconds.
 WHOS_ONLINE_HEARTBEAT = float(os.environ.get("LOAD_SITE_HEARTBEAT", 25))
 WHOS_ONLINE_HEARTBEAT_TIMEOUT = 3 * WHOS_ONLINE_HEARTBEAT

@@ -3,7 +3,8 @@
 Two thousand logins would measure the session backend; the load test measures
 presence. ``/ws/chat/?member=N`` is a site's own consumer with the presence
 mixin (what most sockets of a chat site are); whos_online's routes are the
-subscribers.
+subscribers. ``LOAD_SITE_POLL=1`` serves them as the previous design did (see
+benchmarks/rooms_push.py).
 """
 
 from __future__ import annotations
@@ -48,6 +49,19 @@ class MemberFromQuery(BaseMiddleware):  # type: ignore[misc]
 class ChatConsumer(PresenceMixin, AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     async def connect(self) -> None:
         await self.accept()
+
+
+if os.environ.get("LOAD_SITE_POLL"):
+    # benchmarks/rooms_push.py: the design before notices, every view read every tick.
+    from whos_online.realtime import hub
+
+    notified_tick = hub.Hub.tick
+
+    async def polling_tick(self: hub.Hub) -> None:
+        self.changed(everywhere=True)
+        await notified_tick(self)
+
+    hub.Hub.tick = polling_tick  # type: ignore[method-assign]
 
 
 application = MemberFromQuery(

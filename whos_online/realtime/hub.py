@@ -3,14 +3,15 @@
 Redis work follows changes, not rooms or ticks. The scripts that change a
 namespace (a record, a connection that opens, closes or dies, a logout)
 publish its name on ``<prefix>:notices``; a thread of this process listens
-(:class:`Listener`) and marks that namespace's views due. Every ``TICK``
-seconds the ticker reads each due view once (a view is a namespace, the
-site or a room, seen by staff or not, with names or counts only) and sends
-what changed to all of its subscribers. A view is also due when its own data
-says it changes by time alone (a member turning idle, someone leaving the
-window: ``Summary.changes_at``). Every ``CHECK`` seconds one call sweeps the
-views' namespaces for connections of dead processes and reads their change
-marks, so a lost notice delays a view by ``CHECK`` at most; a listener that
+(:class:`Listener`) and marks that namespace's views due: at once, or
+``TICK`` after their last read, so a burst costs one read per ``TICK``. The
+ticker then reads each due view once (a view is a namespace, the site or a
+room, seen by staff or not, with names or counts only) and sends what
+changed to all of its subscribers. A view is also due when its own data says
+it changes by time alone (a member turning idle, someone leaving the window:
+``Summary.changes_at``). Every ``CHECK`` seconds one call sweeps the views'
+namespaces for connections of dead processes and reads their change marks,
+so a lost notice delays a view by ``CHECK`` at most; a listener that
 (re)subscribes marks every view due. Every ``WHOS_ONLINE_HEARTBEAT`` seconds
 the ticker beats for all of the process's connections. All Redis work goes
 through :mod:`whos_online.failsafe`: while Redis is down nothing is sent and
@@ -22,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import threading
 import time
 import weakref
@@ -70,8 +72,12 @@ class _Feed:
     fresh: set[Subscriber] = field(default_factory=set)
     members: dict[str, dict[str, Any]] = field(default_factory=dict)
     counts: dict[str, Any] = field(default_factory=dict)
-    # When to read it next (0: at the next tick).
-    due: float = 0.0
+    # A notice came since the last read.
+    notified: bool = False
+    # When it was read last (monotonic: a burst of notices waits out the TICK), and when
+    # its data changes by time alone (Unix time; 0: read it at the next tick).
+    read_at: float = -math.inf
+    expires_at: float = 0.0
 
 
 class Hub:
@@ -89,6 +95,8 @@ class Hub:
         self.beat_at = self.checked_at = time.time()
         self.task: asyncio.Task[None] | None = None
         self.listener: Listener | None = None
+        # Set by a notice or a subscriber: the ticker runs without waiting out the TICK.
+        self.wake = asyncio.Event()
 
     def is_full(self, pk: str) -> bool:
         """Whether member ``pk`` has as many connections here as one member may."""
@@ -119,6 +127,7 @@ class Hub:
         feed = self.feeds.setdefault(view, _Feed())
         feed.subscribers.add(subscriber)
         feed.fresh.add(subscriber)
+        self.wake.set()
         self._start()
 
     def unsubscribe(self, view: View, subscriber: Subscriber) -> None:
@@ -130,10 +139,12 @@ class Hub:
                 del self.feeds[view]
 
     def changed(self, room: str | None = None, everywhere: bool = False) -> None:
-        """A notice: ``room``'s views (every view, ``everywhere``) are read at the next tick."""
+        """A notice: ``room``'s views (every view, ``everywhere``) are read at once, or a
+        TICK after their last read: a burst of notices costs one read per TICK."""
         for view, feed in self.feeds.items():
             if everywhere or view.room == room:
-                feed.due = 0.0
+                feed.notified = True
+        self.wake.set()
 
     def _start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -149,7 +160,15 @@ class Hub:
                 await self.tick()
             except Exception:  # the ticker serves every socket: it must outlive any one bug
                 logger.exception("whos_online: a push tick failed")
-            await asyncio.sleep(TICK)
+            await self._pause()
+
+    async def _pause(self) -> None:
+        """Until the next tick: TICK at most, less when woken (a notice, a subscriber)."""
+        self.wake.clear()
+        try:
+            await asyncio.wait_for(self.wake.wait(), TICK)
+        except asyncio.TimeoutError:
+            pass
 
     async def tick(self) -> None:
         """Beat and check if due, then read each due view once and send what changed."""
@@ -168,23 +187,30 @@ class Hub:
         if self.feeds and not 0 <= now - self.checked_at < CHECK:
             self.checked_at = now
             await self._check()
+        clock = time.monotonic()
         for view, feed in list(self.feeds.items()):
-            if feed.fresh or feed.due <= now:
+            notified = feed.notified and clock - feed.read_at >= TICK
+            if feed.fresh or notified or feed.expires_at <= now:
+                # A notice that comes during the read is kept for the next one.
+                feed.notified, feed.read_at, feed.expires_at = False, clock, math.inf
                 online = await asyncio.to_thread(
                     failsafe.call, presence.summary, None, view.room, view.staff
                 )
-                if online is not None:
-                    feed.due = online.changes_at or float("inf")
-                    await self._send(view, feed, online)
+                if online is None:  # Redis is down: try again next tick
+                    feed.notified = True
+                    continue
+                feed.expires_at = online.changes_at or math.inf
+                await self._send(view, feed, online)
 
     async def _check(self) -> None:
         rooms = list({view.room for view in self.feeds})
         marks = await asyncio.to_thread(failsafe.write, presence.check, rooms)
         if marks is None:
             return
-        for room, mark in marks.items():
-            if self.marks.get(room) != mark:
-                self.changed(room)  # a notice was lost (or came before this view's first check)
+        moved = {room for room, mark in marks.items() if self.marks.get(room) != mark}
+        for view, feed in self.feeds.items():
+            if view.room in moved:  # a notice was lost (or came before the first check)
+                feed.expires_at = 0.0
         self.marks = marks
 
     async def _send(self, view: View, feed: _Feed, online: presence.Summary) -> None:
