@@ -19,9 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,7 +34,8 @@ import websockets
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.redis_server import RedisServer, spare_port, wait_for  # noqa: E402
+from tests.load_site import uvicorn  # noqa: E402
+from tests.redis_server import RedisServer  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "ROOMS_PUSH.md"
 JOINS = 20
@@ -44,48 +43,16 @@ JOINS = 20
 
 def start_workers(stack: ExitStack, redis_url: str, count: int, poll: bool) -> list[Any]:
     """``count`` uvicorn processes of the load site; returns (port, psutil.Process) pairs."""
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "tests.load_site.settings",
-        "PYTHONPATH": str(ROOT),
-        "LOAD_SITE_DB": str(Path(tempfile.mkdtemp()) / "unused.sqlite3"),
-        "LOAD_SITE_KEY_PREFIX": f"whos_online_bench_push:{uuid.uuid4().hex}",
-        "REDIS_URL": redis_url,
-        **({"LOAD_SITE_POLL": "1"} if poll else {}),
-    }
+    directory = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+    prefix = f"whos_online_bench_push:{uuid.uuid4().hex}"
+    env = uvicorn.environment(
+        redis_url, prefix, directory, **({"LOAD_SITE_POLL": "1"} if poll else {})
+    )
     workers = []
     for _ in range(count):
-        port = spare_port()
-        process = subprocess.Popen(
-            [
-                sys.executable, "-m", "uvicorn", "--workers", "1", "--host", "127.0.0.1",
-                "--port", str(port), "--ws", "websockets", "--lifespan", "off",
-                "--no-access-log", "--log-level", "warning", "--backlog", "4096",
-                "tests.load_site.ws_asgi:application",
-            ],
-            cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-        stack.callback(stop, process)
-        workers.append((port, psutil.Process(process.pid)))
-    for port, _ in workers:
-        wait_for(lambda: listening(port), timeout=60, what=f"uvicorn on {port}")
+        port, pid = stack.enter_context(uvicorn.serving(env))
+        workers.append((port, psutil.Process(pid)))
     return workers
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()  # by its pid
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=10)
-
-
-def listening(port: int) -> bool:
-    import socket
-
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 def redis_counters(client: Any) -> tuple[float, int, int]:

@@ -21,9 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -33,26 +30,18 @@ from typing import Any
 import pytest
 
 from tests.conftest import django_redis_cache, require
+from tests.load_site import uvicorn
 from tests.redis_server import RedisServer
 from whos_online import presence
 
 pytestmark = pytest.mark.load
 
-ROOT = Path(__file__).resolve().parent.parent
 CONNECTIONS = 2000
 SUBSCRIBERS = 50
 HEARTBEAT = 2.0  # s; the timeout is three beats (tests/load_site/settings.py)
 STEADY = 6.0  # s of steady state in which Redis commands are counted
 TICK = 0.5  # whos_online.realtime.hub.TICK
 CONNECT_BATCH = 100  # connects in flight at once (the listen backlog is finite)
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture
@@ -70,48 +59,10 @@ def worker(own_redis: RedisServer, tmp_path: Path, settings: Any) -> Iterator[tu
     settings.WHOS_ONLINE_KEY_PREFIX = prefix
     settings.WHOS_ONLINE_HEARTBEAT_TIMEOUT = 3 * HEARTBEAT
     settings.WHOS_ONLINE_SOCKET_TIMEOUT = 5
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "tests.load_site.settings",
-        "PYTHONPATH": str(ROOT),
-        "LOAD_SITE_DB": str(tmp_path / "unused.sqlite3"),
-        "LOAD_SITE_KEY_PREFIX": prefix,
-        "LOAD_SITE_HEARTBEAT": str(HEARTBEAT),
-        "REDIS_URL": own_redis.url,
-    }
-    port = free_port()
+    env = uvicorn.environment(own_redis.url, prefix, tmp_path, LOAD_SITE_HEARTBEAT=str(HEARTBEAT))
     log = tmp_path / "uvicorn.log"
-    with open(log, "wb") as out:
-        process = subprocess.Popen(
-            [
-                sys.executable, "-m", "uvicorn", "--workers", "1", "--host", "127.0.0.1",
-                "--port", str(port), "--ws", "websockets", "--lifespan", "off",
-                "--no-access-log", "--log-level", "warning", "--backlog", "4096",
-                "tests.load_site.ws_asgi:application",
-            ],
-            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        try:
-            wait(lambda: _listening(port), 30, f"uvicorn did not start:\n{_tail(log)}")
-            yield f"ws://127.0.0.1:{port}", process.pid
-        finally:
-            process.terminate()  # by its pid
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
-
-
-def _listening(port: int) -> bool:
-    import socket
-
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0
-
-
-def _tail(path: Path) -> str:
-    return path.read_text(errors="replace")[-3000:] if path.exists() else ""
+    with open(log, "wb") as out, uvicorn.serving(env, out) as (port, pid):
+        yield f"ws://127.0.0.1:{port}", pid
 
 
 def wait(check: Callable[[], bool], seconds: float, what: str) -> float:
@@ -221,3 +172,35 @@ def test_two_thousand_sockets_on_one_worker(
     # would be thousands.
     batches = -(-CONNECTIONS // presence.HEARTBEAT_BATCH)
     assert report["evals"] <= 2 * (STEADY / HEARTBEAT * batches + STEADY / TICK + 2)
+
+
+def test_a_join_and_a_leave_on_one_worker_reach_a_subscriber_on_another(
+    own_redis: RedisServer, tmp_path: Path
+) -> None:
+    """Two uvicorn processes: the other's notice, not a check (10 s), brings the change."""
+    import websockets
+
+    env = uvicorn.environment(own_redis.url, f"whos_online_two:{uuid.uuid4().hex}", tmp_path)
+    room = "/ws/whos-online/topic:1/?member={}"
+
+    async def until(socket: Any, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        while True:
+            message: dict[str, Any] = json.loads(await asyncio.wait_for(socket.recv(), 5))
+            if wanted(message):
+                return message
+
+    async def scenario(first: int, second: int) -> None:
+        watcher = await websockets.connect(f"ws://127.0.0.1:{first}" + room.format(1))
+        await until(watcher, lambda m: m["type"] == "presence_state")
+        for junk in ("not json", b"\x00\xff", "[]" * 10_000):  # ignored on a real server too
+            await watcher.send(junk)
+        joiner = await websockets.connect(f"ws://127.0.0.1:{second}" + room.format(2))
+        joined = await until(watcher, lambda m: "2" in m["joins"])
+        assert joined["joins"]["2"]["status"] == "online" and joined["users"] == 2
+        await joiner.close()
+        left = await until(watcher, lambda m: "2" in m["leaves"])
+        assert left["joins"]["2"]["status"] == "idle"
+        await watcher.close()
+
+    with uvicorn.serving(env) as (first, _), uvicorn.serving(env) as (second, _):
+        asyncio.run(scenario(first, second))

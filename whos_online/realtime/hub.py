@@ -207,9 +207,11 @@ class Hub:
         marks = await asyncio.to_thread(failsafe.write, presence.check, rooms)
         if marks is None:
             return
-        moved = {room for room, mark in marks.items() if self.marks.get(room) != mark}
+        # A view's first check only takes its mark: until then the listener's own
+        # (re)subscription has made every view due.
+        moved = {room for room, mark in marks.items() if self.marks.get(room, mark) != mark}
         for view, feed in self.feeds.items():
-            if view.room in moved:  # a notice was lost (or came before the first check)
+            if view.room in moved:  # a notice was lost
                 feed.expires_at = 0.0
         self.marks = marks
 
