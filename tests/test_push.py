@@ -139,8 +139,8 @@ def test_a_steady_crowd_on_two_processes_sends_nothing_between_carries(
     redis_db: redis.Redis, people: Any, settings: Any
 ) -> None:
     """More members than the list shows, each process beating at its own time: heartbeats
-    reorder nothing until a member's last-seen is carried forward, once a window less two
-    timeouts (here 480 s)."""
+    reorder nothing until connected members' last-seen is carried forward, once a window
+    less two timeouts (here 480 s)."""
     settings.WHOS_ONLINE_LIST_LIMIT = 3
     settings.WHOS_ONLINE_MAX_AGE = 600
     settings.WHOS_ONLINE_HEARTBEAT, settings.WHOS_ONLINE_HEARTBEAT_TIMEOUT = 25, 60

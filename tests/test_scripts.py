@@ -643,3 +643,27 @@ def test_a_lagging_process_never_moves_a_leave_back(redis_db: redis.Redis, peopl
         traveller.move_to(at(111))  # that process died: its beat goes to left
         presence.heartbeat([Connection(str(bob.pk), "b")])
         assert redis_db.zscore(left, str(alice.pk)) == T + 100
+
+
+def test_a_carry_moves_every_connected_member_below_it_at_once_in_order(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_HEARTBEAT_TIMEOUT = 60
+    alice, bob, carol = people("alice", "bob", "carol")
+    on_a, on_b = tab(alice, "a"), tab(bob, "b")  # two processes
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.connect(on_a)
+        traveller.shift(1)
+        presence.connect(on_b)
+        presence.record_user(carol)  # no socket: nothing carries her
+        traveller.move_to(at(470))
+        presence.heartbeat([on_b])
+        traveller.move_to(at(482))  # alice and bob are both about to leave the window:
+        presence.heartbeat([on_a])  # process A's beat carries both, bob's order kept
+        assert [presence.last_seen(user) for user in (alice, bob, carol)] == [
+            at(480),
+            at(481),
+            at(1),
+        ]
+        assert names(presence.online_users()) == ["bob", "alice", "carol"]

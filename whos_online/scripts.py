@@ -373,11 +373,12 @@ return counts
 # next beats, ARGV[6] how far such a score moves, ARGV[7] the notices channel;
 # then a pk, a connection id and a room ('' for the site) per connection and
 # namespace.
-# A heartbeat keeps a connected member inside the window by writing through to
-# the member set (ZADD XX GT: only a member the connect recorded, so one
+# A heartbeat keeps connected members inside the window by writing through to
+# their member set (ZADD XX GT: only members the connect recorded, so one
 # forgotten since, logged out, stays gone), but only once their score would
-# leave the window before the next beats, and then by the same ARGV[6] for
-# everyone (never past now): connected members keep their order among
+# leave the window before the next beats, and then every connected member of
+# the set below that score at once, whichever process they are on, by the same
+# ARGV[6] (never past now): connected members keep their order among
 # themselves in the newest-first list, so a steady crowd does not churn. A room the cap evicted (gone from the registry) is
 # left alone, so open sockets never bring its keys back; a registered room's
 # place in the registry is kept current. Members of a dead process found stale
@@ -398,13 +399,19 @@ for i = 0, (#KEYS - 2) / 5 - 1 do
   if registered then
     redis.call('HSET', conns, conn, now)
     redis.call('EXPIRE', conns, ARGV[2])
-    local score = redis.call('ZSCORE', set, pk)
-    if score and tonumber(score) < tonumber(ARGV[5]) then
-      local moved = math.min(tonumber(score) + tonumber(ARGV[6]), tonumber(now))
-      redis.call('ZADD', set, 'XX', 'GT', string.format('%.17g', moved), pk)
-      changed[mark] = room
-    end
     if redis.call('ZADD', live, 'GT', now, pk) == 1 then changed[mark] = room end
+    if not seen[set] then
+      seen[set] = true
+      local due = redis.call('ZRANGE', set, '-inf', '(' .. ARGV[5], 'BYSCORE', 'WITHSCORES')
+      for j = 1, #due, 2 do
+        local beat = redis.call('ZSCORE', live, due[j])
+        if beat and tonumber(beat) >= tonumber(ARGV[4]) then
+          local moved = math.min(tonumber(due[j + 1]) + tonumber(ARGV[6]), tonumber(now))
+          redis.call('ZADD', set, 'XX', 'GT', string.format('%.17g', moved), due[j])
+          changed[mark] = room
+        end
+      end
+    end
     if not seen[live] then
       seen[live] = true
       local stale = redis.call('ZRANGE', live, '-inf', '(' .. ARGV[4], 'BYSCORE', 'WITHSCORES')
