@@ -8,6 +8,7 @@ so that a regression hangs no longer than that.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import signal
@@ -570,3 +571,40 @@ def test_prune_while_visitors_are_recorded_keeps_every_live_member(
     # A comeback counts as pruned only if its stale entry went before it came back.
     assert len(stale) - len(came_back) <= int(match[1]) <= len(stale)
     assert int(match[2]) == len(stale_guests)
+
+
+def test_a_restarted_redis_keeps_the_sockets_and_notices_resume(
+    own_redis: RedisServer, people: Any, settings: Any
+) -> None:
+    """Live blocks through an outage: no socket closed, nothing sent, and once Redis is
+    back the hub listens again and a change reaches the page by its notice."""
+    from tests.test_consumers import DEADLINE, run, tab, until
+    from whos_online.realtime import hub
+
+    settings.WHOS_ONLINE_BACKOFF = 1
+    (alice,) = people("alice")
+
+    async def scenario() -> None:
+        page = await tab(None)  # an anonymous page with the live block
+        await until(page, lambda m: m["type"] == "presence_state")
+        listener = hub.get_hub().listener
+        assert listener is not None
+        assert await asyncio.to_thread(listener.subscribed.wait, DEADLINE)
+        own_redis.kill()
+        await asyncio.to_thread(wait_until, lambda: not listener.subscribed.is_set())
+        assert await page.receive_nothing(timeout=1.5)  # still open; nothing pushed
+        own_redis.restart()
+        assert await asyncio.to_thread(listener.subscribed.wait, DEADLINE)  # listening again
+        await asyncio.to_thread(presence.record_user, alice)
+        joined = await until(page, lambda m: str(alice.pk) in m["joins"])  # before a check
+        assert joined["users"] == 1
+        await page.disconnect()
+
+    run(scenario)
+
+
+def wait_until(check: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + REQUEST_LIMIT
+    while not check():
+        assert time.monotonic() < deadline, "not within the deadline"
+        time.sleep(0.05)

@@ -281,6 +281,7 @@ class Listener(threading.Thread):
             try:
                 self._listen()
             except Exception:  # a dead Redis, a failover: subscribe again
+                self.subscribed.clear()
                 logger.debug("whos_online: notices interrupted", exc_info=True)
                 time.sleep(1.0)
 
