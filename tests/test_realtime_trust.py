@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import re
+import subprocess
+import sys
 import threading
 from typing import Any
 
@@ -330,3 +332,15 @@ def test_a_policy_returning_something_else_is_a_clear_error(settings: Any) -> No
     settings.WHOS_ONLINE_ROOM_ACCESS = lambda user, room: "yes"
     with pytest.raises(ImproperlyConfigured, match="returned 'yes' for room 't'"):
         room_access(AnonymousUser(), "t")
+
+
+def test_without_channels_the_realtime_package_says_what_to_install() -> None:
+    code = (
+        "import sys; sys.modules['channels'] = None\n"
+        "try:\n    import whos_online.realtime.routing\n"
+        "except ImportError as error:\n    print(error)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == (
+        'whos_online.realtime needs Channels: pip install "whos-online[channels]"'
+    )

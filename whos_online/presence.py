@@ -11,17 +11,21 @@ day (see :mod:`whos_online.counting`).
 "Online" means a score inside the window (``WHOS_ONLINE_MAX_AGE``), so stale
 members never show even when pruning is late.
 
-WebSocket connections (see :mod:`whos_online.realtime.consumers`) add, per namespace,
-``live`` (pk -> newest heartbeat), ``left`` (pk -> when their last connection
-closed) and ``conns:<pk>`` (connection id -> heartbeat). Heartbeats write
-through to the member sets; reads merge: a living connection (a heartbeat
-inside ``WHOS_ONLINE_HEARTBEAT_TIMEOUT``) is online, and a member whose newest
-sign was a connection now gone is idle at most.
+WebSocket connections (see :mod:`whos_online.realtime.consumers`) add, per
+namespace, ``live`` (pk -> newest heartbeat), ``left`` (pk -> when their last
+connection closed) and ``conns:<pk>`` (connection id -> heartbeat).
+Heartbeats keep connected members inside the window (see scripts.HEARTBEAT);
+reads merge: a living connection (a heartbeat inside
+``WHOS_ONLINE_HEARTBEAT_TIMEOUT``) is online, and a member whose newest sign
+was a connection now gone is idle at most. Every script that changes what a
+namespace shows sets its ``changed`` mark and publishes its room on
+``<prefix>:notices``, for the live blocks' hubs (see :mod:`whos_online.realtime.hub`).
 
 Private by default: every function that names or describes members leaves
 hidden members out unless asked with ``include_hidden=True`` or for a staff
 ``viewer`` (``viewer=request.user``). Every function here but ``prune``,
-``connect`` and ``heartbeat`` (batched) is one Redis round trip and raises ``redis.exceptions.RedisError`` when Redis fails;
+``connect`` and ``heartbeat`` (batched) is one Redis round trip and raises
+``redis.exceptions.RedisError`` when Redis fails;
 the middleware, template tag and signals call them through
 :mod:`whos_online.failsafe` instead.
 """
