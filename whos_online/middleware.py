@@ -16,7 +16,7 @@ from django.utils.http import http_date
 from whos_online.client_ip import address_of, believed_header, client_address
 from whos_online.conf import conf, on_settings_change
 from whos_online.guests import network
-from whos_online.visits import Visit, cancel, finish_async, is_visit
+from whos_online.visits import Visit, cancel, finish_async, is_visit, note_handed_user
 
 
 class WhosOnlineMiddleware:
@@ -48,6 +48,7 @@ class WhosOnlineMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponseBase | Awaitable[HttpResponseBase]:
         if self.async_mode:
             return self.__acall__(request)
+        note_handed_user(request)
         if not (_due(request) and is_visit(request)):
             return self.get_response(request)  # most requests: nothing more to do
         visit = Visit(request)
@@ -58,6 +59,7 @@ class WhosOnlineMiddleware:
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
+        note_handed_user(request)
         if not (_due(request) and is_visit(request)):
             return await cast(Awaitable[HttpResponseBase], self.get_response(request))
         visit = Visit(request)
