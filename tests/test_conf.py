@@ -21,7 +21,7 @@ from whos_online.conf import Settings, cached_setting, conf, room_name
 
 def test_defaults() -> None:
     assert (conf.cookie_name, conf.cookie_age, conf.max_age) == ("online", 300, 600.0)
-    assert (conf.users_key, conf.guests_key) == ("whos_online:users", "whos_online:guests")
+    assert (conf.keys().users, conf.guests_key) == ("whos_online:users", "whos_online:guests")
 
 
 def test_override_settings_is_seen_and_undone() -> None:
@@ -171,7 +171,7 @@ def test_the_redis_keys(settings: Any) -> None:
     assert conf.socket_keys("lobby") == ("{site}:room:lobby:live", "{site}:room:lobby:left")
     assert conf.connections_key(None, "7") == "{site}:conns:7"
     assert conf.connections_key("lobby", "7") == "{site}:room:lobby:conns:7"
-    assert (conf.users_key, conf.guests_key) == ("{site}:users", "{site}:guests")
+    assert (conf.keys().users, conf.guests_key) == ("{site}:users", "{site}:guests")
     assert (conf.rooms_key, conf.history_key) == ("{site}:rooms", "{site}:history")
     with pytest.raises(ValueError, match="A room needs a name."):
         conf.keys("")

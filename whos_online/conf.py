@@ -182,10 +182,6 @@ class Settings:
         return f"{self.key_prefix}:room:{name}"
 
     @cached_setting
-    def users_key(self) -> str:
-        return self.keys().users
-
-    @cached_setting
     def guests_key(self) -> str:
         return self.keys().guests
 
