@@ -7,6 +7,7 @@ from typing import Any
 
 import redis
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 from django_redis import get_redis_connection
 from django_redis.pool import get_connection_factory
@@ -48,13 +49,25 @@ def _for_alias() -> redis.Redis:
     our own, with ``WHOS_ONLINE_SOCKET_TIMEOUT``; the site's pool is left alone.
     """
     alias, timeout = conf.cache_alias, conf.socket_timeout
-    # NotImplementedError unless the alias is a django-redis cache.
-    site = get_redis_connection(alias).connection_pool
+    try:
+        site = get_redis_connection(alias).connection_pool
+    # No such alias (InvalidCacheBackendError, an ImproperlyConfigured), another backend
+    # (NotImplementedError from django-redis), a LOCATION that is no Redis URL (ValueError).
+    except (ImproperlyConfigured, NotImplementedError, ValueError) as e:
+        raise CacheAliasError(
+            f"WHOS_ONLINE_CACHE_ALIAS is {alias!r}, and CACHES gives no django-redis client for "
+            f"it ({type(e).__name__}: {e}); point the setting at a django-redis cache "
+            "(manage.py check says more)"
+        ) from e
     key = (id(site), timeout)
     entry = _clients.get(key)
     if entry is None:
         entry = _clients.setdefault(key, (site, _build(settings.CACHES[alias], timeout)))
     return entry[1]
+
+
+class CacheAliasError(redis.ConnectionError):
+    """The cache alias gives no Redis: an outage to the fail-open layer (logged once, retried)."""
 
 
 def _build(cache: dict[str, Any], timeout: float) -> redis.Redis:
