@@ -183,7 +183,7 @@ def test_the_cache_keeps_the_256_blocks_read_last(
     settings.WHOS_ONLINE_BLOCK_CACHE = 60
 
     def kept() -> set[str]:
-        return {key[1] for key in blockcache._entries}
+        return {key[0] for key in blockcache._entries}
 
     for n in range(256):
         blockcache.read(room=f"room-{n}")

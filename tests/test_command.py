@@ -35,6 +35,27 @@ def test_prunes_stale_members_and_reports_counts(
     assert redis_db.hkeys(f"{prefix}:cards") == [str(fresh.pk).encode()]
 
 
+def test_members_stay_for_the_retention_guests_for_the_window(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    """What the help says: a member past the window but inside the retention stays."""
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_RETENTION = 3600
+    (away,) = people("away")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_user(away)
+        presence.record_guest("203.0.113.1")
+        traveller.shift(500)
+        presence.record_guest("203.0.113.2")  # keeps the guests' key alive
+        traveller.shift(200)
+        out = StringIO()
+        call_command("whos_online_prune", stdout=out)
+    assert out.getvalue().strip().startswith("Pruned 0 stale member(s) and 1 stale guest(s)")
+    assert redis_db.zrange(f"{settings.WHOS_ONLINE_KEY_PREFIX}:users", 0, -1) == [
+        str(away.pk).encode()
+    ]
+
+
 def test_verbosity_zero_is_silent(redis_db: redis.Redis) -> None:
     out = StringIO()
     call_command("whos_online_prune", verbosity=0, stdout=out)
@@ -87,6 +108,9 @@ def test_help_says_what_it_does_and_each_option(capsys: pytest.CaptureFixture[st
     with pytest.raises(SystemExit):
         call_command("whos_online_prune", "--help")
     text = " ".join(capsys.readouterr().out.split())
-    assert "Remove members older than WHOS_ONLINE_MAX_AGE from the who's-online sets." in text
+    assert (
+        "Remove guests older than WHOS_ONLINE_MAX_AGE and members older than "
+        "WHOS_ONLINE_RETENTION (by default the same) from the who's-online sets."
+    ) in text
     assert "Members removed per Redis call;" in text and "(default: 1000)" in text
     assert 'Forget "most ever online" first' in text

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from django.conf import settings as django_settings
 from django.contrib.auth.models import User
+from django.core.signals import setting_changed
 from django.test import override_settings
 
 from tests.test_connection import fakeredis_client
@@ -21,7 +22,7 @@ from whos_online.conf import Settings, cached_setting, conf, room_name, room_par
 
 def test_defaults() -> None:
     assert (conf.cookie_name, conf.cookie_age, conf.max_age) == ("online", 300, 600.0)
-    assert (conf.users_key, conf.guests_key) == ("whos_online:users", "whos_online:guests")
+    assert (conf.keys().users, conf.guests_key) == ("whos_online:users", "whos_online:guests")
 
 
 def test_override_settings_is_seen_and_undone() -> None:
@@ -35,9 +36,9 @@ def test_override_settings_is_seen_and_undone() -> None:
 
 def test_the_settings_fixture_is_seen(settings: Any) -> None:
     settings.WHOS_ONLINE_KEY_PREFIX = "{site}"
-    assert conf.users_key == "{site}:users"
-    del settings.WHOS_ONLINE_KEY_PREFIX
-    assert conf.users_key == "whos_online:users"
+    assert conf.keys().users == "{site}:users"
+    settings.WHOS_ONLINE_KEY_PREFIX = "whos_online"
+    assert conf.keys().users == "whos_online:users"
 
 
 DEFAULTS = [
@@ -78,9 +79,14 @@ DEFAULTS = [
 
 @pytest.fixture
 def unset(settings: Any) -> None:
-    """No WHOS_ONLINE_* setting at all, as on a site that sets none."""
+    """No WHOS_ONLINE_* setting at all, as on a site that sets none.
+
+    pytest-django's ``del settings.X`` sends no ``setting_changed`` (4.14), so
+    the fixture says it, as a test suite deleting a setting has to.
+    """
     for name in [name for name in dir(django_settings) if name.startswith("WHOS_ONLINE_")]:
         delattr(settings, name)
+        setting_changed.send(sender=None, setting=name, value=None, enter=True)
 
 
 @pytest.mark.parametrize("name, default", DEFAULTS)
@@ -166,7 +172,7 @@ def test_the_redis_keys(settings: Any) -> None:
     assert conf.socket_keys("lobby") == ("{site}:room:lobby:live", "{site}:room:lobby:left")
     assert conf.connections_key(None, "7") == "{site}:conns:7"
     assert conf.connections_key("lobby", "7") == "{site}:room:lobby:conns:7"
-    assert (conf.users_key, conf.guests_key) == ("{site}:users", "{site}:guests")
+    assert (conf.keys().users, conf.guests_key) == ("{site}:users", "{site}:guests")
     assert (conf.rooms_key, conf.history_key) == ("{site}:rooms", "{site}:history")
     with pytest.raises(ValueError, match="A room needs a name."):
         conf.keys("")
@@ -249,10 +255,23 @@ def test_the_settings_class_documents_its_values() -> None:
     )
 
 
-def test_values_are_read_again_when_a_setting_changes() -> None:
-    before, name = conf.version, conf.cookie_name
-    assert conf.version is before and conf.cookie_name == name == "online"
+def test_values_are_read_again_when_a_setting_changes(settings: Any) -> None:
+    assert conf.cookie_name == "online"
     with override_settings(WHOS_ONLINE_COOKIE_NAME="here"):
-        during = conf.version
-        assert during is not before and conf.cookie_name == "here"
-    assert conf.version is before and conf.cookie_name == "online"
+        assert conf.cookie_name == "here"
+    assert conf.cookie_name == "online"
+    settings.WHOS_ONLINE_COOKIE_NAME = "there"
+    assert conf.cookie_name == "there"
+    settings.SESSION_COOKIE_NAME = "sid"  # Django's own settings that whos_online reads
+    assert conf.session_cookie_name == "sid"
+
+
+def test_another_setting_changing_keeps_the_values(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert conf.cookie_age == 300
+    reads: list[str] = []
+    read = conf_module._get
+    monkeypatch.setattr(conf_module, "_get", lambda name: reads.append(name) or read(name))
+    settings.LANGUAGE_CODE = "de"
+    assert conf.cookie_age == 300 and reads == []

@@ -2,32 +2,42 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import fakeredis
 import pytest
 import redis
 from django_redis import get_redis_connection
-from redis.sentinel import Sentinel, SentinelConnectionPool
+from redis.sentinel import SentinelConnectionPool
 
 from tests.conftest import django_redis_cache
 from whos_online import presence
-from whos_online.connection import _one_round_trip, _with_timeout, get_client
+from whos_online.connection import _one_round_trip, get_client
 
 
-@pytest.mark.parametrize("options", [{}, {"SOCKET_TIMEOUT": 30, "SOCKET_CONNECT_TIMEOUT": 30}])
+# Each case a URL (here a database) of its own: django-redis keeps one pool per URL.
+@pytest.mark.parametrize(
+    ("db", "options"),
+    [
+        (7, {}),
+        (8, {"SOCKET_TIMEOUT": 30, "SOCKET_CONNECT_TIMEOUT": 30}),
+        (9, {"CONNECTION_POOL_KWARGS": {"socket_timeout": 30, "socket_connect_timeout": 30}}),
+    ],
+)
 def test_our_timeouts_apply_whatever_the_cache_options(
-    settings: Any, options: dict[str, Any]
+    settings: Any, db: int, options: dict[str, Any]
 ) -> None:
-    settings.CACHES = {"default": django_redis_cache("redis://:secret@127.0.0.1:6390/7", **options)}
+    location = f"redis://:secret@127.0.0.1:6390/{db}"
+    settings.CACHES = {"default": django_redis_cache(location, **options)}
     settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.3
-    kwargs = get_client().connection_pool.connection_kwargs
+    kwargs = get_client().get_connection_kwargs()
     assert kwargs["socket_timeout"] == kwargs["socket_connect_timeout"] == 0.3
     # Everything else comes from the cache alias: no second connection config.
     assert (kwargs["host"], kwargs["port"], kwargs["db"], kwargs["password"]) == (
         "127.0.0.1",
         6390,
-        7,
+        db,
         "secret",
     )
 
@@ -38,14 +48,28 @@ def test_the_alias_setting_picks_the_cache(settings: Any) -> None:
         "presence": django_redis_cache("redis://127.0.0.1:6390/2"),
     }
     settings.WHOS_ONLINE_CACHE_ALIAS = "presence"
-    assert get_client().connection_pool.connection_kwargs["db"] == 2
+    assert get_client().get_connection_kwargs()["db"] == 2
+
+
+@pytest.mark.parametrize(
+    "location",
+    ["redis://127.0.0.1:6390/10,redis://127.0.0.1:6391/10", ["redis://127.0.0.1:6390/11"]],
+)
+def test_the_first_server_of_a_list_is_ours_as_it_is_django_redis_s_writer(
+    settings: Any, location: Any
+) -> None:
+    settings.CACHES = {"default": django_redis_cache(location)}
+    assert get_client().get_connection_kwargs()["port"] == 6390
 
 
 def test_one_client_per_pool_and_timeout(settings: Any) -> None:
     settings.CACHES = {"default": django_redis_cache("redis://127.0.0.1:6390/3")}
-    assert get_client() is get_client()
+    client = get_client()
+    assert get_client() is client
+    settings.WHOS_ONLINE_KEY_PREFIX = "another"  # the same connections serve it
+    assert get_client() is client
     settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.5
-    assert get_client().connection_pool.connection_kwargs["socket_timeout"] == 0.5
+    assert get_client().get_connection_kwargs()["socket_timeout"] == 0.5
 
 
 def test_the_cache_pool_itself_is_left_alone(settings: Any) -> None:
@@ -53,21 +77,37 @@ def test_the_cache_pool_itself_is_left_alone(settings: Any) -> None:
     ours = get_client()
     theirs = get_redis_connection("default")
     assert ours.connection_pool is not theirs.connection_pool
-    assert theirs.connection_pool.connection_kwargs.get("socket_timeout") is None
+    assert theirs.get_connection_kwargs().get("socket_timeout") is None
 
 
-def test_a_sentinel_pool_is_used_as_it_is() -> None:
-    sentinel = Sentinel([("127.0.0.1", 26390)])
-    base = redis.Redis(connection_pool=SentinelConnectionPool("mymaster", sentinel))
-    assert _with_timeout(base, 0.25) is base
+def test_a_blocking_pool_is_not_ours(settings: Any) -> None:
+    """Waiting up to 20 s for a free connection would hold the request: ours raises instead."""
+    settings.CACHES = {
+        "default": django_redis_cache(
+            "redis://127.0.0.1:6390/5",
+            CONNECTION_POOL_CLASS="redis.BlockingConnectionPool",
+            CONNECTION_POOL_KWARGS={"max_connections": 7},
+        )
+    }
+    assert isinstance(get_redis_connection("default").connection_pool, redis.BlockingConnectionPool)
+    pool = get_client().connection_pool
+    assert type(pool) is redis.ConnectionPool and pool.max_connections == 7
 
 
-def test_orig_timeouts_are_ours_too(settings: Any) -> None:
-    # redis-py 8 puts the socket timeouts back to these after a maintenance notification.
-    settings.CACHES = {"default": django_redis_cache("redis://127.0.0.1:6390/5", SOCKET_TIMEOUT=30)}
-    kwargs = get_client().connection_pool.connection_kwargs
-    for name in ("orig_socket_timeout", "orig_socket_connect_timeout"):
-        assert kwargs.get(name, 0.25) == 0.25
+def test_a_sentinel_cache_gets_a_sentinel_pool_with_our_timeouts(settings: Any) -> None:
+    settings.DJANGO_REDIS_CONNECTION_FACTORY = "django_redis.pool.SentinelConnectionFactory"
+    settings.CACHES = {
+        "default": django_redis_cache(
+            "redis://mymaster/0",
+            CLIENT_CLASS="django_redis.client.SentinelClient",
+            SENTINELS=[("127.0.0.1", 26390)],
+            SOCKET_TIMEOUT=30,
+        )
+    }
+    client = get_client()
+    assert isinstance(client.connection_pool, SentinelConnectionPool)
+    assert client.connection_pool.service_name == "mymaster"
+    assert client.get_connection_kwargs()["socket_timeout"] == 0.25
 
 
 def fakeredis_client() -> redis.Redis:
@@ -102,7 +142,7 @@ def test_a_new_connection_sends_only_what_the_server_needs_before_the_first_comm
     redis_db.connection_pool.disconnect()  # the next command opens a new connection
     round_trips.clear()
     presence.user_count()
-    select = [["SELECT"]] if redis_db.connection_pool.connection_kwargs.get("db") else []
+    select = [["SELECT"]] if redis_db.get_connection_kwargs().get("db") else []
     assert round_trips.commands == [*select, ["ZCOUNT", "ZCOUNT"]]
 
 
@@ -116,68 +156,48 @@ def test_a_cache_that_asks_for_resp3_still_skips_the_optional_handshake(
     client.connection_pool.disconnect()
     round_trips.clear()
     presence.user_count()
-    select = [["SELECT"]] if client.connection_pool.connection_kwargs.get("db") else []
+    select = [["SELECT"]] if client.get_connection_kwargs().get("db") else []
     assert round_trips.commands == [["HELLO"], *select, ["ZCOUNT", "ZCOUNT"]]
 
 
 @pytest.mark.parametrize(
-    "name",
+    ("version", "has_driver_info", "has_maint_notifications", "options"),
     [
-        "maint_notifications_pool_handler",
-        "oss_cluster_maint_notifications_handler",
-        "orig_host_address",
-        "orig_socket_timeout",
-        "orig_socket_connect_timeout",
-        "himport_registry",
+        ((8, 1, 0), True, True, {"driver_info": None, "maint_notifications_config": ...}),
+        (
+            (7, 0, 0),
+            False,
+            True,
+            {"lib_name": None, "lib_version": None, "maint_notifications_config": ...},
+        ),
+        ((5, 0, 0), False, False, {"lib_name": None, "lib_version": None}),
+        ((4, 6, 0), False, False, {}),
     ],
 )
-def test_what_the_cache_pool_made_for_itself_is_not_shared(name: str) -> None:
-    base = redis.Redis(host="127.0.0.1", port=6390)
-    mine = object()  # a handler, registry or saved value bound to the cache's pool
-    base.connection_pool.connection_kwargs[name] = mine
-    ours = _with_timeout(base, 0.25).connection_pool
-    assert ours.connection_kwargs.get(name) is not mine
-    assert ours.connection_kwargs["host"] == "127.0.0.1"
-
-
-class OldConnection:
-    """A redis-py 5 to 7 connection: CLIENT SETINFO named by lib_name and lib_version."""
-
-    def __init__(self, host: str = "", lib_name: Any = "redis-py", lib_version: Any = "7") -> None:
-        pass
-
-
-class OldResp3Connection(OldConnection):
-    def __init__(self, protocol: int = 2, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-
-
-class OldestConnection:
-    """redis-py 4.6: none of the options."""
-
-    def __init__(self, host: str = "") -> None:
-        pass
-
-
-@pytest.mark.parametrize(
-    ("connection_class", "options"),
-    [
-        (OldConnection, {"lib_name": None, "lib_version": None}),
-        (OldResp3Connection, {"lib_name": None, "lib_version": None, "protocol": 2}),
-        (OldestConnection, {}),
-    ],
-)
-def test_older_redis_py_connections_skip_what_handshake_they_have(
-    connection_class: type, options: dict[str, Any]
+def test_each_redis_py_skips_what_handshake_it_has(
+    monkeypatch: pytest.MonkeyPatch,
+    version: tuple[int, ...],
+    has_driver_info: bool,
+    has_maint_notifications: bool,
+    options: dict[str, Any],
 ) -> None:
-    assert _one_round_trip(connection_class, {}) == options
+    monkeypatch.setattr(redis, "VERSION", version)
+    if not has_driver_info:
+        monkeypatch.delattr(redis, "DriverInfo", raising=False)
+    if not has_maint_notifications:
+        monkeypatch.setitem(sys.modules, "redis.maint_notifications", None)  # ImportError
+    found = _one_round_trip()
+    if "maint_notifications_config" in found:
+        assert not found["maint_notifications_config"].enabled
+        found["maint_notifications_config"] = ...
+    assert found == ({"protocol": 2, **options} if version >= (5,) else {})
 
 
-def test_a_resp3_cache_gets_no_maintenance_notifications_on_our_connections() -> None:
+def test_a_resp3_cache_gets_no_maintenance_notifications_on_our_connections(settings: Any) -> None:
     """With them on, each new connection would send CLIENT MAINT_NOTIFICATIONS first."""
-    pytest.importorskip("redis.maint_notifications")  # redis-py 8
-    base = redis.Redis(host="127.0.0.1", port=6390, protocol=3)
-    assert base.connection_pool.maint_notifications_enabled()  # redis-py's default
-    ours = _with_timeout(base, 0.25).connection_pool
-    assert ours.connection_kwargs["protocol"] == 3
-    assert not ours.maint_notifications_enabled()
+    pytest.importorskip("redis.maint_notifications")  # redis-py 7+
+    settings.CACHES = {"default": django_redis_cache("redis://127.0.0.1:6390/6?protocol=3")}
+    assert get_redis_connection("default").connection_pool.maint_notifications_enabled()
+    ours = get_client()
+    assert ours.get_connection_kwargs()["protocol"] == 3
+    assert not ours.connection_pool.maint_notifications_enabled()

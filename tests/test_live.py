@@ -13,7 +13,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.template import engines
 from django.urls import include, path, set_urlconf
 
-from tests.conftest import BrowserClient, names
+from tests.conftest import BrowserAsyncClient, BrowserClient, names
+from tests.test_middleware import async_get
 from whos_online import presence
 
 pytestmark = pytest.mark.django_db
@@ -56,12 +57,16 @@ def test_only_the_browser_keeps_it_and_revalidates_by_etag(redis_db: redis.Redis
     assert [m["name"] for m in json.loads(changed.content)["members"]] == ["bob", "alice"]
 
 
+@pytest.mark.parametrize("handler", ["WSGI", "ASGI"])
 def test_a_guest_poll_loads_no_session(
-    redis_db: redis.Redis, django_assert_num_queries: Any
+    redis_db: redis.Redis, django_assert_num_queries: Any, handler: str
 ) -> None:
     member("alice").get("/")
     with django_assert_num_queries(0):
-        response = BrowserClient().get("/whos-online/", headers=POLL)
+        if handler == "ASGI":
+            response = async_get(BrowserAsyncClient(), "/whos-online/", headers=POLL)
+        else:
+            response = BrowserClient().get("/whos-online/", headers=POLL)
     assert "Vary" not in response  # the session was never read, so nothing varies by cookie
     assert [m["name"] for m in json.loads(response.content)["members"]] == ["alice"]
 

@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any, Hashable, NamedTuple
 
 from whos_online import failsafe, presence, visits
-from whos_online.conf import conf
+from whos_online.conf import conf, on_settings_change
 from whos_online.presence import Summary
 
 MAX_ENTRIES = 256  # distinct blocks kept (rooms make many); the least recently read go first
@@ -47,7 +47,7 @@ def read(room: str | None = None, viewer: Any = None) -> Cached | None:
     if ttl <= 0:
         return _fetch(room, staff_view)
     now = time.time()
-    key = (conf.version, room, staff_view)
+    key = (room, staff_view)
     with _lock:
         entry = _entries.get(key)
         if _younger(entry, now, ttl):
@@ -123,3 +123,6 @@ def clear() -> None:
     """Forget every entry, so each block reads Redis next (tests; after a bulk write)."""
     with _lock:
         _entries.clear()
+
+
+on_settings_change(clear)  # an entry was read under the settings before

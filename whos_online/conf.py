@@ -1,10 +1,11 @@
 """Settings with their defaults; ``override_settings`` and the test ``settings`` fixture work.
 
-Each value is read and converted once per settings object: ``override_settings``
-(and pytest-django's ``settings`` fixture, ``del`` included) swaps in another.
-Every read of ``django.conf.settings`` goes through a Python-level
-``__getattribute__``, and an unset setting raises and catches an AttributeError:
-a recording request read about 30 of them.
+Each value is read and converted once, then kept as a plain attribute until
+Django's ``setting_changed`` signal (sent by ``override_settings`` and by
+pytest-django's ``settings`` fixture on assignment, not on ``del``) names a
+setting whos_online reads. Every read of ``django.conf.settings`` goes through a
+Python-level ``__getattribute__``, and an unset setting raises and catches an
+AttributeError: a recording request read about 30 of them.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from functools import lru_cache
 from typing import Any, Callable, Generic, NamedTuple, TypeVar, Union, cast, overload
 
 from django.conf import settings
+from django.core.signals import setting_changed
 from django.db.models import Model
 from django.http import HttpRequest
 from django.utils.module_loading import import_string
@@ -60,23 +62,24 @@ GUEST_COUNTING_MODES = ("exact", "approximate")
 
 T = TypeVar("T")
 
-# LazySettings keeps the settings object it wraps in its own __dict__, which is
-# always the same dict: a lookup there tells which settings are current without
-# LazyObject's Python-level __getattribute__.
-settings_holder: dict[str, Any] = object.__getattribute__(settings, "__dict__")
-
 
 def _get(name: str) -> Any:
     return getattr(settings, name, DEFAULTS[name])
 
 
 class cached_setting(Generic[T]):
-    """A ``Settings`` property computed once per settings object (all instances read the same)."""
+    """A ``Settings`` property computed on first read, then kept in the instance's ``__dict__``.
+
+    A non-data descriptor: once kept, a read is a plain attribute lookup (about 30
+    a recording request). ``setting_changed`` empties the ``__dict__``.
+    """
 
     def __init__(self, compute: Callable[[Any], T]) -> None:
         self.compute = compute
         self.__doc__ = compute.__doc__
-        self.entry = cast("tuple[object, T]", (None, None))  # (settings object, value)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
 
     @overload
     def __get__(self, instance: None, owner: type) -> cached_setting[T]: ...
@@ -87,11 +90,8 @@ class cached_setting(Generic[T]):
     def __get__(self, instance: Any, owner: type | None = None) -> T | cached_setting[T]:
         if instance is None:
             return self
-        # About 30 reads a recording request: no function call on the way to the value.
-        entry, source = self.entry, settings_holder["_wrapped"]
-        if entry[0] is not source:
-            entry = self.entry = (source, self.compute(instance))
-        return entry[1]
+        value = instance.__dict__[self.name] = self.compute(instance)
+        return value
 
 
 MAX_ROOM_NAME = 200
@@ -225,10 +225,6 @@ class Settings:
         return f"{self.key_prefix}:room:{name}"
 
     @cached_setting
-    def users_key(self) -> str:
-        return self.keys().users
-
-    @cached_setting
     def guests_key(self) -> str:
         return self.keys().guests
 
@@ -350,11 +346,6 @@ class Settings:
         """A callable returning the Redis client to use instead of the cache alias's."""
         return cast("Callable[[], Any] | None", _callable("WHOS_ONLINE_REDIS_CLIENT"))
 
-    @property
-    def version(self) -> object:
-        """The settings object values are read from; values derived from them are kept by it."""
-        return settings_holder["_wrapped"]
-
     @cached_setting
     def session_cookie_name(self) -> str:
         return str(settings.SESSION_COOKIE_NAME)
@@ -453,3 +444,22 @@ def _import(path: str) -> Any:
 
 
 conf = Settings()
+
+# Django's settings whos_online reads besides its own.
+READ_SETTINGS = frozenset({"CACHES", "SECRET_KEY", "SECRET_KEY_FALLBACKS", "SESSION_COOKIE_NAME"})
+_resets: list[Callable[[], object]] = []
+
+
+def on_settings_change(*resets: Callable[[], object]) -> None:
+    """Call each of ``resets`` (an ``lru_cache``'s ``cache_clear``…) when a setting we read changes."""
+    _resets.extend(resets)
+
+
+def _setting_changed(*, setting: str, **kwargs: Any) -> None:
+    if setting.startswith("WHOS_ONLINE_") or setting in READ_SETTINGS:
+        vars(conf).clear()
+        for reset in _resets:
+            reset()
+
+
+setting_changed.connect(_setting_changed, dispatch_uid="whos_online.conf")

@@ -2,103 +2,96 @@
 
 from __future__ import annotations
 
-import inspect
 from functools import lru_cache
 from typing import Any
 
 import redis
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.module_loading import import_string
 from django_redis import get_redis_connection
-from redis.sentinel import SentinelManagedConnection
+from django_redis.pool import get_connection_factory
 
-from whos_online.conf import conf
+from whos_online.conf import conf, on_settings_change
 
-# Keyed by (id of the alias's pool, timeout); the alias's pool is kept in the value
-# so its id cannot be reused while the entry lives.
-_clients: dict[tuple[int, float], tuple[Any, redis.Redis]] = {}
-
-
-# (conf.version, the client for it): get_client() runs on every Redis
-# call, and looking the cache alias up each time cost several microseconds.
-_current: tuple[object, redis.Redis] | None = None
+# Ours per (id of the alias's pool, timeout), so a settings change that keeps both
+# (tests make many) keeps our connections; the alias's pool is kept in the value
+# so its id cannot be reused while the entry lives. django-redis keeps the alias's
+# pool per URL for the life of the process, and so do we.
+_clients: dict[tuple[int, float], tuple[redis.ConnectionPool, redis.Redis]] = {}
 
 
+@lru_cache(maxsize=1)
 def get_client() -> redis.Redis:
     """Return the client from ``WHOS_ONLINE_REDIS_CLIENT``, or one for the cache alias.
 
-    A site on Redis Cluster (which django-redis has no client for) names a
-    callable returning e.g. a ``redis.cluster.RedisCluster``; it is called once
-    per settings object and its own timeouts apply.
+    Made once until a setting changes: this runs on every Redis call. A site on
+    Redis Cluster (which django-redis has no client for) names a callable
+    returning e.g. a ``redis.cluster.RedisCluster``; its own timeouts apply.
 
     Otherwise the client talks to ``WHOS_ONLINE_CACHE_ALIAS``'s server with
     socket timeouts of ours.
     """
-    global _current
-    version = conf.version
-    current = _current
-    if current is None or current[0] is not version:
-        factory = conf.redis_client
-        current = _current = (version, factory() if factory is not None else _for_alias())
-    return current[1]
+    factory = conf.redis_client
+    return factory() if factory is not None else _for_alias()
+
+
+on_settings_change(get_client.cache_clear)
 
 
 def _for_alias() -> redis.Redis:
-    """A client for the cache alias's server whose socket timeouts are ours.
+    """A client for the cache alias's server, built as django-redis builds the alias's own.
 
     django-redis applies no timeout unless the cache's OPTIONS set one, and its
     IGNORE_EXCEPTIONS does not cover the raw client, so a dead Redis could hold
-    every request for as long as the OS lets a socket hang. We build a second pool
-    from the same connection settings with ``WHOS_ONLINE_SOCKET_TIMEOUT``.
+    every request for as long as the OS lets a socket hang. The alias's OPTIONS
+    go through django-redis's connection factory (Sentinel's too) into a pool of
+    our own, with ``WHOS_ONLINE_SOCKET_TIMEOUT``; the site's pool is left alone.
     """
-    base = get_redis_connection(conf.cache_alias)
-    pool = base.connection_pool
-    timeout = conf.socket_timeout
-    key = (id(pool), timeout)
+    alias, timeout = conf.cache_alias, conf.socket_timeout
+    try:
+        site = get_redis_connection(alias).connection_pool
+    # No such alias (InvalidCacheBackendError, an ImproperlyConfigured), another backend
+    # (NotImplementedError from django-redis), a LOCATION that is no Redis URL (ValueError).
+    except (ImproperlyConfigured, NotImplementedError, ValueError) as e:
+        raise CacheAliasError(
+            f"WHOS_ONLINE_CACHE_ALIAS is {alias!r}, and CACHES gives no django-redis client for "
+            f"it ({type(e).__name__}: {e}); point the setting at a django-redis cache "
+            "(manage.py check says more)"
+        ) from e
+    key = (id(site), timeout)
     entry = _clients.get(key)
     if entry is None:
-        entry = _clients.setdefault(key, (pool, _with_timeout(base, timeout)))
+        entry = _clients.setdefault(key, (site, _build(settings.CACHES[alias], timeout)))
     return entry[1]
 
 
-def _with_timeout(base: redis.Redis, timeout: float) -> redis.Redis:
-    pool = base.connection_pool
-    if issubclass(pool.connection_class, SentinelManagedConnection):
-        # A Sentinel pool cannot be rebuilt from its kwargs; its own timeouts apply.
-        return base
-    kwargs = {
-        name: value for name, value in pool.connection_kwargs.items() if name not in POOL_OWNED
+class CacheAliasError(redis.ConnectionError):
+    """The cache alias gives no Redis: an outage to the fail-open layer (logged once, retried)."""
+
+
+def _build(cache: dict[str, Any], timeout: float) -> redis.Redis:
+    """Our client from the alias's LOCATION and OPTIONS, with our timeouts and a plain pool."""
+    options = dict(cache.get("OPTIONS", {}))
+    options["CONNECTION_POOL_KWARGS"] = {
+        **_one_round_trip(),
+        **options.get("CONNECTION_POOL_KWARGS", {}),
+        "socket_timeout": timeout,
+        "socket_connect_timeout": timeout,
     }
-    kwargs.update(
-        socket_timeout=timeout,
-        socket_connect_timeout=timeout,
-        **_one_round_trip(pool.connection_class, kwargs),
-    )
-    # A plain pool, even if the alias uses a blocking one: waiting for a free
-    # connection is exactly the stall we are avoiding.
-    fast_pool = redis.ConnectionPool(
-        connection_class=pool.connection_class,
-        max_connections=pool.max_connections,
-        **kwargs,
-    )
-    return redis.Redis(connection_pool=fast_pool)
+    pool_class = options.get("CONNECTION_POOL_CLASS")
+    if pool_class and issubclass(import_string(pool_class), redis.BlockingConnectionPool):
+        # Waiting for a free connection is exactly the stall we are avoiding.
+        options["CONNECTION_POOL_CLASS"] = "redis.ConnectionPool"
+    factory = get_connection_factory(options=options)
+    location = cache["LOCATION"]
+    # django-redis writes to the first server of a list ("a,b" or ["a", "b"]).
+    primary = (location.split(",") if isinstance(location, str) else location)[0]
+    pool = factory.get_connection_pool(factory.make_connection_params(primary))
+    return redis.Redis(connection_pool=pool)
 
 
-# What a pool adds to its own connection kwargs (redis-py 8: handlers bound to
-# that pool, its HIMPORT registry, the timeouts its maintenance handling
-# restores); ours makes its own, or has no maintenance handling at all.
-POOL_OWNED = frozenset(
-    {
-        "maint_notifications_pool_handler",
-        "oss_cluster_maint_notifications_handler",
-        "maint_notifications_config",
-        "orig_host_address",
-        "orig_socket_timeout",
-        "orig_socket_connect_timeout",
-        "himport_registry",
-    }
-)
-
-
-def _one_round_trip(connection_class: type, kwargs: dict[str, Any]) -> dict[str, Any]:
+def _one_round_trip() -> dict[str, Any]:
     """Connection options that drop redis-py's optional handshake commands.
 
     A new connection would otherwise send HELLO 3 (redis-py 8's default protocol),
@@ -108,29 +101,18 @@ def _one_round_trip(connection_class: type, kwargs: dict[str, Any]) -> dict[str,
     other than 0. RESP2 unless the cache asks for RESP3 (whos_online reads the
     same values either way); no maintenance notifications, which only move
     connections during a managed Redis's maintenance, when failing open is fine.
-    Each option is passed only if this redis-py has it (4.6 has none of them).
+    Each option only where this redis-py has it (4.6 has none of them).
     """
-    accepted = _init_parameters(connection_class)
-    options: dict[str, Any] = {}
-    if "driver_info" in accepted:  # redis-py 8: None sends no CLIENT SETINFO
+    if redis.VERSION < (5,):
+        return {}
+    options: dict[str, Any] = {"protocol": 2}
+    if hasattr(redis, "DriverInfo"):  # None sends no CLIENT SETINFO
         options["driver_info"] = None
-    elif "lib_name" in accepted:
+    else:
         options.update(lib_name=None, lib_version=None)
-    if "protocol" in accepted and kwargs.get("protocol") is None:
-        options["protocol"] = 2
-    if "maint_notifications_config" in accepted:
+    try:
         from redis.maint_notifications import MaintNotificationsConfig
-
-        options["maint_notifications_config"] = MaintNotificationsConfig(enabled=False)
+    except ImportError:
+        return options
+    options["maint_notifications_config"] = MaintNotificationsConfig(enabled=False)
     return options
-
-
-@lru_cache(maxsize=None)
-def _init_parameters(connection_class: type) -> frozenset[str]:
-    """The keyword arguments a connection class (or any class it passes them on to) takes."""
-    names: set[str] = set()
-    for klass in connection_class.__mro__:
-        init = vars(klass).get("__init__")
-        if init is not None:
-            names.update(inspect.signature(init).parameters)
-    return frozenset(names)

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import ipaddress
 from functools import lru_cache
+
+from django.utils.crypto import salted_hmac
 
 from whos_online.conf import conf
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
-SALT = b"whos_online.guest"
+SALT = "whos_online.guest"
 
 
 def guest_id(ip: str | Address) -> str:
@@ -20,10 +20,10 @@ def guest_id(ip: str | Address) -> str:
     spelled: IPv4-mapped IPv6 counts as its IPv4 address, zone ids are ignored,
     and IPv6 is cut to its ``WHOS_ONLINE_IPV6_PREFIX`` network, because one
     device rotates privacy addresses inside its /64. By default the result is a
-    keyed hash (HMAC-SHA256 under SECRET_KEY, 16 hex digits: short enough for
-    Redis's compact small-set encoding), so no address is stored; with
-    ``WHOS_ONLINE_STORE_RAW_IP`` it is the normalised address itself. An address
-    the caller already parsed is not parsed again.
+    keyed hash (Django's ``salted_hmac``, SHA-256 under SECRET_KEY, 16 hex
+    digits: short enough for Redis's compact small-set encoding), so no address
+    is stored; with ``WHOS_ONLINE_STORE_RAW_IP`` it is the normalised address
+    itself. An address the caller already parsed is not parsed again.
 
     Raises ValueError if ``ip`` is not an IP address.
     """
@@ -31,19 +31,7 @@ def guest_id(ip: str | Address) -> str:
     if conf.store_raw_ip:
         whole = network_bits == address.max_prefixlen
         return str(address) if whole else f"{address}/{network_bits}"
-    mac = _keyed(conf.secret_key).copy()
-    mac.update(address.packed)
-    return mac.hexdigest()[:16]
-
-
-@lru_cache(maxsize=8)
-def _keyed(secret: str) -> hmac.HMAC:
-    """Django's ``salted_hmac(SALT, …, secret, "sha256")`` with its key derived once per secret.
-
-    Deriving it (a SHA-256 and an HMAC set-up) on every guest cost more than the
-    rest of the hash; the ids stay the ones ``salted_hmac`` gives.
-    """
-    return hmac.new(hashlib.sha256(SALT + secret.encode()).digest(), digestmod=hashlib.sha256)
+    return salted_hmac(SALT, address.packed, conf.secret_key, algorithm="sha256").hexdigest()[:16]
 
 
 def network(ip: str | Address) -> str:

@@ -162,12 +162,10 @@ def read_member(
 def member_from(
     pk: Any, score: float, card: dict[str, Any], now: float, idle_after: float, hidden: bool
 ) -> Member:
-    """Build a Member from its pk, score and parsed card (which it takes over).
-
-    Every field is set in one step: a frozen dataclass's ``__init__`` sets each
-    through ``object.__setattr__``, which cost a 100-name block about 0.3 ms
-    on a cache miss.
-    """
+    """Build a Member from its pk, score and parsed card (which it takes over)."""
+    # Not Member(...): a frozen dataclass's __init__ sets each field through
+    # object.__setattr__. callgrind, 100 members (CPython 3.11): 1.96 M instructions
+    # this way, 3.15 M through the constructor, about 0.3 ms of a ~1 ms summary read.
     member = object.__new__(Member)
     member.__dict__.update(
         pk=_text(pk),

@@ -14,9 +14,9 @@ from django.utils.cache import patch_cache_control
 from django.utils.http import http_date
 
 from whos_online.client_ip import address_of, believed_header, client_address
-from whos_online.conf import conf, settings_holder
+from whos_online.conf import conf, on_settings_change
 from whos_online.guests import network
-from whos_online.visits import Visit, cancel, finish_async, is_visit
+from whos_online.visits import Visit, cancel, finish_async, is_visit, note_handed_user
 
 
 class WhosOnlineMiddleware:
@@ -48,6 +48,7 @@ class WhosOnlineMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponseBase | Awaitable[HttpResponseBase]:
         if self.async_mode:
             return self.__acall__(request)
+        note_handed_user(request)
         if not (_due(request) and is_visit(request)):
             return self.get_response(request)  # most requests: nothing more to do
         visit = Visit(request)
@@ -58,6 +59,7 @@ class WhosOnlineMiddleware:
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
+        note_handed_user(request)
         if not (_due(request) and is_visit(request)):
             return await cast(Awaitable[HttpResponseBase], self.get_response(request))
         visit = Visit(request)
@@ -72,47 +74,38 @@ class WhosOnlineMiddleware:
 
 
 class _Throttle(NamedTuple):
-    """What the throttled path reads from settings, read once per settings object."""
+    """What the throttled path reads from settings, read once until a setting changes."""
 
-    version: object
     cookie_name: str
     cookie_age: int
     session_cookie_name: str
     forwarding_header: str | None
 
 
-_throttle = _Throttle(None, "", 0, "", None)
-
-
-def _refresh() -> _Throttle:
-    global _throttle
-    _throttle = _Throttle(
-        conf.version, conf.cookie_name, conf.cookie_age, conf.session_cookie_name, believed_header()
-    )
-    return _throttle
+@lru_cache(maxsize=1)
+def _throttle() -> _Throttle:
+    return _Throttle(conf.cookie_name, conf.cookie_age, conf.session_cookie_name, believed_header())
 
 
 def _due(request: HttpRequest) -> bool:
     """Whether the request comes without a valid "online" cookie for its identity."""
-    # Most requests go no further than this function: which settings are current is
-    # one dict lookup, and they are unpacked rather than read as attributes.
-    version, cookie_name, cookie_age, session_cookie_name, header = _throttle
-    if version is not settings_holder["_wrapped"]:
-        version, cookie_name, cookie_age, session_cookie_name, header = _refresh()
+    # Most requests go no further than this function: the settings it needs are
+    # one cached call, unpacked rather than read as attributes.
+    cookie_name, cookie_age, session_cookie_name, header = _throttle()
     cookies = request.COOKIES
     value = cookies.get(cookie_name)
     if value is None or len(value) > MAX_VALUE:
         return True
     session = cookies.get(session_cookie_name)
     if session:
-        issued = _issued(value, "session", session, version)
+        issued = _issued(value, "session", session)
     else:
         meta = request.META
         forwarded = meta.get(header) if header else None
         # A long header is not kept as a cache key (memory): worked out each time.
         short = forwarded is None or len(forwarded) <= MAX_CACHED_HEADERS
         check = _guest_issued if short else _guest_issued.__wrapped__
-        issued = check(value, meta.get("REMOTE_ADDR"), forwarded, version)
+        issued = check(value, meta.get("REMOTE_ADDR"), forwarded)
     # Either way round: a server whose clock runs ahead may have issued it.
     return issued is None or abs(time.time() - issued) >= cookie_age
 
@@ -138,8 +131,8 @@ MAX_CACHED_HEADERS = 512
 
 
 @lru_cache(maxsize=1)
-def _signer(version: object) -> signing.Signer:
-    """One Signer per settings object (``conf.version``): SECRET_KEY and its fallbacks."""
+def _signer() -> signing.Signer:
+    """One Signer until a setting changes: SECRET_KEY and its fallbacks."""
     return signing.Signer(salt=SALT)
 
 
@@ -150,32 +143,37 @@ def _signed(issued: str, identity: str) -> str:
 
 
 @lru_cache(maxsize=4096)
-def _issued(value: str, kind: str, who: str, version: object) -> int | None:
+def _issued(value: str, kind: str, who: str) -> int | None:
     """When ``value`` was issued for the identity ``kind:who``, or None if it was not.
 
     Cached: each visitor sends the same cookies on every request, and the
     signature check costs more than the rest of the throttled path. The expiry
-    is checked by the caller on every request. ``version`` (``conf.version``)
-    keeps an overridden SECRET_KEY from reusing an old answer.
+    is checked by the caller on every request. Emptied when a setting changes,
+    so an overridden SECRET_KEY does not reuse an old answer.
     """
     issued, _, signature = value.rpartition(":")
     try:
-        _signer(version).unsign(f"{_signed(issued, f'{kind}:{who}')}:{signature}")
+        _signer().unsign(f"{_signed(issued, f'{kind}:{who}')}:{signature}")
         return signing.b62_decode(issued)
     except (signing.BadSignature, ValueError):
         return None
 
 
 @lru_cache(maxsize=4096)
-def _guest_issued(value: str, remote: object, forwarded: object, version: object) -> int | None:
+def _guest_issued(value: str, remote: object, forwarded: object) -> int | None:
     """``_issued`` for a guest without a session, cached by the headers its address comes from."""
     ip = address_of(remote, forwarded)
-    return None if ip is None else _issued(value, "guest", network(ip), version)
+    return None if ip is None else _issued(value, "guest", network(ip))
+
+
+on_settings_change(
+    _throttle.cache_clear, _signer.cache_clear, _issued.cache_clear, _guest_issued.cache_clear
+)
 
 
 def _cookie_value(identity: str) -> str:
     issued = signing.b62_encode(int(time.time()))
-    signature = _signer(conf.version).sign(_signed(issued, identity)).rpartition(":")[2]
+    signature = _signer().sign(_signed(issued, identity)).rpartition(":")[2]
     return f"{issued}:{signature}"
 
 

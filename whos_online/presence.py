@@ -44,7 +44,7 @@ from itertools import repeat
 from typing import Any, Iterable, NamedTuple, TypeVar, cast
 
 from whos_online import counting, scripts
-from whos_online.conf import Keys, conf, room_name
+from whos_online.conf import Keys, conf, on_settings_change, room_name
 from whos_online.connection import get_client
 from whos_online.guests import Address, guest_id
 from whos_online.members import Member, Status, card_json, member_from, parse_cards, read_member
@@ -746,7 +746,7 @@ def _record(
         guest,
         "" if listed else "1",
         counting.counted_since(now) if counters else 0,
-        _constants(conf.version),
+        _constants(),
         conf.notices_channel,
         *(ttl for _, ttl in counters),
     )
@@ -754,9 +754,12 @@ def _record(
 
 
 @lru_cache(maxsize=1)
-def _constants(version: object) -> str:
-    """RECORD's argument that is the same for every call under one settings object (``conf.version``)."""
+def _constants() -> str:
+    """RECORD's argument that is the same for every call until a setting changes."""
     return f"{conf.max_age} {TRIM_PER_WRITE} {conf.max_rooms} {conf.key_prefix}"
+
+
+on_settings_change(_constants.cache_clear)
 
 
 PEAK_TTL = 366 * 24 * 3600

@@ -16,7 +16,6 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.core.exceptions import SynchronousOnlyOperation
 from django.http import HttpRequest, HttpResponseBase
-from django.utils.functional import SimpleLazyObject
 
 from whos_online import failsafe, presence
 from whos_online.client_ip import client_address
@@ -80,14 +79,23 @@ def _succeeded(response: HttpResponseBase) -> bool:
 def viewer(request: Any) -> Any:
     """Who is looking at a block: ``request.user``, or None when that is surely anonymous.
 
-    AuthenticationMiddleware's lazy user, without a session cookie, is nobody:
-    reading it would load an empty session for nothing (a poll's largest cost).
-    A user set some other way (another auth middleware, a test) is read as is.
+    The user WhosOnlineMiddleware was handed (AuthenticationMiddleware's, which
+    comes first), without a session cookie, is nobody: reading it would load an
+    empty session for nothing (a poll's largest cost) and add ``Vary: Cookie``.
+    A user set after it (a login, another auth middleware, a test) is read as is.
     """
     user = getattr(request, "user", None)
-    if type(user) is SimpleLazyObject and conf.session_cookie_name not in request.COOKIES:
-        return None
-    return user
+    handed = user is not None and user is getattr(request, HANDED, None)
+    return None if handed and conf.session_cookie_name not in request.COOKIES else user
+
+
+# Where the middleware keeps the request.user it was handed, unread.
+HANDED = "_whos_online_handed_user"
+
+
+def note_handed_user(request: HttpRequest) -> None:
+    """Keep the user the middleware was handed (by identity: a lazy user stays unread)."""
+    request.__dict__[HANDED] = request.__dict__.get("user")
 
 
 def record_before_reading(request: Any, room: str | None = None) -> None:

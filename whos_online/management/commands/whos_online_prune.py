@@ -9,7 +9,10 @@ from whos_online import presence
 
 
 class Command(BaseCommand):
-    help = "Remove members older than WHOS_ONLINE_MAX_AGE from the who's-online sets."
+    help = (
+        "Remove guests older than WHOS_ONLINE_MAX_AGE and members older than "
+        "WHOS_ONLINE_RETENTION (by default the same) from the who's-online sets."
+    )
     # Cron mails whatever a job prints: a site's unrelated check warnings would
     # arrive every run. Nothing on success, one line on failure.
     requires_system_checks: list[str] = []
