@@ -7,11 +7,13 @@ and its cron would, against fakeredis or the real Redis.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,8 @@ import redis
 
 import whos_online
 from tests.conftest import BROWSER, REDIS_URL
+from tests.load_site.uvicorn import free_port, listening
+from tests.redis_server import wait_for
 from tests.test_bots import GOOGLEBOT
 
 ROOT = Path(whos_online.__file__).resolve().parent.parent
@@ -159,3 +163,80 @@ def test_the_cron_line_prints_one_line_when_redis_is_down(site: Site, closed_por
     assert (cron.returncode, cron.stdout) == (1, "")
     (line,) = cron.stderr.splitlines()
     assert line.startswith("CommandError: Redis failed, pruning stopped: ")
+
+
+REAL_TIME = re.search(
+    r"^## Real-time presence \(WebSockets\)\n(.*?)^### ",
+    (ROOT / "README.md").read_text(),
+    re.M | re.S,
+)
+assert REAL_TIME, "README.md has no Real-time section"
+
+
+def real_time_files() -> dict[str, str]:
+    """The Real-time section's first snippet, split into the files its comments name."""
+    (block, *_) = re.findall(r"^```python\n(.*?)^```", REAL_TIME.group(1), re.M | re.S)
+    files = re.split(r"^# (mysite/asgi\.py|settings\.py|urls\.py)\n", block, flags=re.M)[1:]
+    return dict(zip(files[::2], files[1::2]))
+
+
+SERVERS = {
+    "runserver": ["manage.py", "runserver", "127.0.0.1:{port}", "--noreload"],  # daphne's
+    "uvicorn": ["-m", "uvicorn", "--port", "{port}", "mysite.asgi:application"],
+}
+
+
+@pytest.mark.parametrize("serve", SERVERS)
+def test_the_real_time_section_pushes_on_a_fresh_site(
+    tmp_path: Path, redis_db: redis.Redis, settings: Any, serve: str
+) -> None:
+    """startproject, Setup, then the Real-time section word for word, served as it says
+    (runserver through daphne, or an ASGI server on asgi.py alone): a page's socket is
+    pushed a visit, and a room nobody declared is refused."""
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    subprocess.run(
+        [sys.executable, "-m", "django", "startproject", "mysite", str(tmp_path)],
+        check=True,
+        env={k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"},
+    )
+    files = real_time_files()
+    assert sorted(files) == ["mysite/asgi.py", "settings.py", "urls.py"]
+    (tmp_path / "mysite" / "asgi.py").write_text(files["mysite/asgi.py"])
+    urls = tmp_path / "mysite" / "urls.py"
+    urls.write_text(urls.read_text() + files["urls.py"])
+    site = Site(tmp_path)
+    site.quickstart += "\n".join(snippets("python")) + "\n" + files["settings.py"]
+    use(site, redis_db, settings)
+    assert site.manage("migrate", "-v", "0").returncode == 0
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    log = open(tmp_path / "server.log", "wb")
+    server = subprocess.Popen(
+        [sys.executable, *(arg.format(port=port) for arg in SERVERS[serve])],
+        cwd=tmp_path, env={**env, "PYTHONPATH": str(ROOT)}, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        wait_for(lambda: listening(port), timeout=30, what=serve)
+        base, origin = f"ws://127.0.0.1:{port}/ws/whos-online/", f"http://127.0.0.1:{port}"
+        with connect(base, origin=origin, open_timeout=10) as socket:
+            assert json.loads(socket.recv(timeout=10))["type"] == "presence_state"
+            page = urllib.request.Request(f"{origin}/whos-online/", headers={"User-Agent": BROWSER})
+            urllib.request.urlopen(page, timeout=10).read()  # a poll: no visit
+            visit = urllib.request.Request(
+                f"{origin}/admin/login/", headers={"User-Agent": BROWSER}
+            )
+            urllib.request.urlopen(visit, timeout=10).read()
+            pushed = json.loads(socket.recv(timeout=10))
+            assert (pushed["type"], pushed["guests"]) == ("presence_diff", 1)
+            assert "1 user online: 0 members, 1 guest" in " ".join(pushed["html"].split())
+        with connect(base + "staff-only/", origin=origin, open_timeout=10) as room:
+            with pytest.raises(ConnectionClosed) as closed:
+                room.recv(timeout=10)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 4403
+    finally:
+        server.terminate()  # by its pid
+        server.wait(timeout=10)
+        log.close()
+        print((tmp_path / "server.log").read_text()[-3000:])  # shown if the test failed

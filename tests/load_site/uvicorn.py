@@ -35,9 +35,7 @@ def environment(redis_url: str, prefix: str, directory: Path, **extra: str) -> d
 @contextmanager
 def serving(env: dict[str, str], log: IO[bytes] | None = None) -> Iterator[tuple[int, int]]:
     """One uvicorn process; yields its port and pid once it listens."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
+    port = free_port()
     process = subprocess.Popen(
         [
             sys.executable, "-m", "uvicorn", "--workers", "1", "--host", "127.0.0.1",
@@ -49,7 +47,7 @@ def serving(env: dict[str, str], log: IO[bytes] | None = None) -> Iterator[tuple
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 30
-        while not _listening(port):
+        while not listening(port):
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"uvicorn did not start on port {port}")
             time.sleep(0.1)
@@ -63,6 +61,13 @@ def serving(env: dict[str, str], log: IO[bytes] | None = None) -> Iterator[tuple
             process.wait(timeout=10)
 
 
-def _listening(port: int) -> bool:
+def free_port() -> int:
+    """A loopback port nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def listening(port: int) -> bool:
     with socket.socket() as sock:
         return sock.connect_ex(("127.0.0.1", port)) == 0
