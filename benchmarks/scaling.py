@@ -43,13 +43,14 @@ def records_per_second() -> float:
     url = urlparse(REDIS_URL)
     # As presence.record_guest for the site's guest, exact counting: KEYS: the guests,
     # the set to drop from (itself: none), the rooms, the cards, the guests, the peak,
-    # the hour's and the day's HyperLogLogs; ARGV: score, member, TTL, cap, room, card,
-    # guest, approximate, counted since, the constants (window, trim per write, rooms
-    # cap, prefix), the HyperLogLogs' TTLs.
-    keys = [KEY, KEY, f"{KEY}:rooms", f"{KEY}:cards", KEY, f"{KEY}:peak"]
+    # the change mark, where a member is (unused: itself), the hour's and the day's
+    # HyperLogLogs; ARGV: score, member, TTL, cap, room, card, guest, approximate,
+    # counted since, the constants (window, trim per write, rooms cap, prefix), the
+    # notices channel, the HyperLogLogs' TTLs.
+    keys = [KEY, KEY, f"{KEY}:rooms", f"{KEY}:cards", KEY, f"{KEY}:peak", f"{KEY}:changed", KEY]
     keys += [f"{KEY}:hour", f"{KEY}:day"]
     argv = ["__rand_int__", "__rand_int__", "600", str(MAX_GUESTS * 20), "", "", "", ""]
-    argv += ["0", f"600 100 {MAX_ROOMS} {KEY}", "90000", "2764800"]
+    argv += ["0", f"600 100 {MAX_ROOMS} {KEY}", f"{KEY}:notices", "90000", "2764800"]
     out = subprocess.run(
         ["redis-benchmark", "-h", url.hostname or "127.0.0.1", "-p", str(url.port or 6379)]
         + ["--dbnum", (url.path or "/0").lstrip("/") or "0", "-c", "16", "-P", "32", "-q"]

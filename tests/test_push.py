@@ -93,6 +93,11 @@ def test_a_change_made_in_another_process_reaches_the_page_by_its_notice(
         await asyncio.to_thread(presence.record_user, alice, "topic:1")
         await asyncio.wait_for(page.sent.wait(), DEADLINE)  # well before a check (10 s)
         assert list(page.messages[-1]["joins"]) == [str(alice.pk)]
+        page.sent.clear()
+        await asyncio.to_thread(presence.record_user, alice, "topic:2")  # she moves on
+        await asyncio.wait_for(page.sent.wait(), DEADLINE)
+        assert list(page.messages[-1]["leaves"]) == [str(alice.pk)]
+        assert page.messages[-1]["joins"] == {} and page.messages[-1]["users"] == 0
         ticker.unsubscribe(ROOM, page)
 
     run(scenario)

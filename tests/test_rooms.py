@@ -304,3 +304,26 @@ def test_an_async_room_view_without_the_block_records_after_it_answers(
     request = AsyncRequestFactory().get("/kitchen/", headers={"User-Agent": BROWSER})
     assert async_to_sync(kitchen)(request).content == b"no block here"
     assert presence.guest_count(room="kitchen") == 1
+
+
+def test_a_reader_is_in_one_topic_at_a_time_and_a_logout_leaves_every_room(
+    redis_db: redis.Redis, people: Any, settings: Any
+) -> None:
+    alice, bob = people("alice", "bob")
+    reader, other = logged_in(alice), logged_in(bob)
+    reader.get("/thread/1/")
+    reader.get("/lobby/")  # another kind of room: she stays in both
+    other.get("/thread/1/")
+    reader.get("/thread/2/")  # she moved on: thread 1 no longer lists her
+    assert names(presence.online_users(room="thread:1")) == ["bob"]
+    assert names(presence.online_users(room="thread:2")) == ["alice"]
+    assert names(presence.online_users(room="lobby")) == ["alice"]
+    html = other.get("/thread/1/").content.decode()
+    assert listed(html) == ["bob"] and "1 here now: 1 member, 0 guests" in html
+
+    reader.logout()  # at once, from every room: no "Member #pk" left behind
+    for room in ("thread:2", "lobby"):
+        assert presence.online_users(room=room) == [] and presence.user_count(room) == 0
+    assert names(presence.online_users()) == ["bob"]
+    prefix = settings.WHOS_ONLINE_KEY_PREFIX
+    assert not redis_db.exists(f"{prefix}:member:{alice.pk}:rooms")

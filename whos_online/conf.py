@@ -206,6 +206,10 @@ class Settings:
         """One member's open connections in a namespace: connection id -> last heartbeat."""
         return f"{self._namespace(room)}:conns:{pk}"
 
+    def member_rooms_key(self, pk: str) -> str:
+        """The rooms a member is in: kind (the name up to its first ':') -> room."""
+        return f"{self.key_prefix}:member:{pk}:rooms"
+
     def changes_key(self, room: object = None) -> str:
         """When a namespace last changed (a mark the hubs compare, in case a notice was lost)."""
         return f"{self._namespace(room)}:changed"

@@ -185,19 +185,23 @@ def record_guest(ip: str | Address, room: str | None = None) -> Visit:
 
 
 def forget_user(user: Any) -> bool:
-    """Take a member (user or pk) off the list at once (e.g. on logout); True if they were there."""
+    """Take a member (user or pk) off the list and out of every room at once (e.g. on logout);
+    True if they were on the site's list."""
     keys = conf.keys()
+    pk = member_id(user)
     forgotten = scripts.FORGET(
         get_client(),
-        4,
+        5,
         keys.users,
         keys.hidden,
         keys.cards,
         conf.changes_key(),
-        member_id(user),
+        conf.member_rooms_key(pk),
+        pk,
         time.time(),
         math.ceil(conf.max_age),
         conf.notices_channel,
+        conf.key_prefix,
     )
     return bool(forgotten)
 
@@ -728,7 +732,7 @@ def _record(
     counters = counters or []
     before, refused = scripts.RECORD(
         get_client(),
-        7 + len(counters),
+        8 + len(counters),
         key,
         drop_from or key,
         conf.rooms_key,
@@ -736,6 +740,7 @@ def _record(
         keys.guests,
         keys.peak,
         conf.changes_key(room),
+        conf.member_rooms_key(member) if room is not None and card else key,
         *(counter for counter, _ in counters),
         now,
         member,

@@ -77,8 +77,12 @@ return n
 # A write that changes what the namespace shows (any member's; a guest's unless
 # they were inside the window already) sets its change mark KEYS[7] and
 # publishes the room ARGV[5] on the channel ARGV[11] (see realtime/hub.py).
-# Counting (see counting.py): ARGV[2] also goes into the HyperLogLogs KEYS[8..],
-# each given its TTL ARGV[12..] (KEYS[i], ARGV[i + 4]), unless its score before
+# A member is in one room of a kind at a time (the kind: the room's name up to
+# its first ':'): recorded in topic:2, they leave topic:1 (marked and published
+# too). KEYS[8] is where they are, kind -> room (KEYS[1] when not a member's
+# room record); the room they left is named from the prefix, as above.
+# Counting (see counting.py): ARGV[2] also goes into the HyperLogLogs KEYS[9..],
+# each given its TTL ARGV[12..] (KEYS[i], ARGV[i + 3]), unless its score before
 # is at or after ARGV[9]: since then every one of those counters holds it
 # already (most records are of visitors seen a minute before). With ARGV[8] =
 # '1' (approximate guest counting) they are all it goes into: no sorted set
@@ -137,6 +141,19 @@ if ARGV[6] ~= '' or not (before and tonumber(before) >= window_start) then
   redis.call('SET', KEYS[7], ARGV[1], 'EX', window_ttl)
   redis.call('PUBLISH', ARGV[11], ARGV[5])
 end
+if ARGV[5] ~= '' and ARGV[6] ~= '' then
+  local kind = string.match(ARGV[5], '^([^:]*):') or ARGV[5]
+  local was_in = redis.call('HGET', KEYS[8], kind)
+  if was_in and was_in ~= ARGV[5] then
+    local room = prefix .. ':room:' .. was_in
+    if redis.call('ZREM', room .. ':users', ARGV[2]) + redis.call('ZREM', room .. ':hidden', ARGV[2]) > 0 then
+      redis.call('SET', room .. ':changed', ARGV[1], 'EX', window_ttl)
+      redis.call('PUBLISH', ARGV[11], was_in)
+    end
+  end
+  redis.call('HSET', KEYS[8], kind, ARGV[5])
+  redis.call('EXPIRE', KEYS[8], ARGV[3])
+end
 if ARGV[5] ~= '' then
   redis.call('ZADD', KEYS[3], ARGV[1], ARGV[5])
   redis.call('EXPIRE', KEYS[3], window_ttl)
@@ -157,9 +174,9 @@ end
 if ARGV[7] ~= '' then redis.call('ZREM', KEYS[5], ARGV[7]) end
 if listed then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
 if not (before and tonumber(before) >= tonumber(ARGV[9])) then
-  for i = 8, #KEYS do
+  for i = 9, #KEYS do
     redis.call('PFADD', KEYS[i], ARGV[2])
-    redis.call('EXPIRE', KEYS[i], ARGV[i + 4])
+    redis.call('EXPIRE', KEYS[i], ARGV[i + 3])
   end
 end
 return {before, 0}
@@ -475,13 +492,25 @@ end
 return 1
 """)
 
-# A member leaves the site's lists (a logout): ARGV[1] out of the member sets
-# KEYS[1] and KEYS[2] and their card out of KEYS[3]; if they were listed, the
-# site's change mark KEYS[4] is set (ARGV[2], kept ARGV[3] s) and the site
-# ('') published on ARGV[4]. Returns 1 if they were listed, else 0.
+# A member leaves (a logout): ARGV[1] out of the site's member sets KEYS[1] and
+# KEYS[2], their card out of KEYS[3], and out of every room they are in (the
+# hash KEYS[5], kind -> room; rooms named from the prefix ARGV[5], as RECORD
+# names them). Each list they left gets its change mark (the site's: KEYS[4];
+# ARGV[2], kept ARGV[3] s) and is published on ARGV[4] ('' for the site).
+# Returns 1 if they were listed on the site, else 0.
 FORGET = Script("""
-local removed = redis.call('ZREM', KEYS[1], ARGV[1]) + redis.call('ZREM', KEYS[2], ARGV[1])
+local function leave(base, room)
+  if redis.call('ZREM', base .. ':users', ARGV[1]) + redis.call('ZREM', base .. ':hidden', ARGV[1]) > 0 then
+    redis.call('SET', base .. ':changed', ARGV[2], 'EX', ARGV[3])
+    redis.call('PUBLISH', ARGV[4], room)
+    return 1
+  end
+  return 0
+end
+for _, room in ipairs(redis.call('HVALS', KEYS[5])) do leave(ARGV[5] .. ':room:' .. room, room) end
+redis.call('DEL', KEYS[5])
 redis.call('HDEL', KEYS[3], ARGV[1])
+local removed = redis.call('ZREM', KEYS[1], ARGV[1]) + redis.call('ZREM', KEYS[2], ARGV[1])
 if removed == 0 then return 0 end
 redis.call('SET', KEYS[4], ARGV[2], 'EX', ARGV[3])
 redis.call('PUBLISH', ARGV[4], '')
