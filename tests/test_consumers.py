@@ -118,6 +118,7 @@ def test_five_tabs_are_one_member_and_the_last_to_close_takes_them_off_at_once(
         for closed in tabs[:4]:
             await closed.disconnect()
         assert status_of(alice.pk) == "online" and str(alice.pk) in presence.connected()
+        reading.shift(presence.SOCKET_GRACE)  # she reads a while, then closes the last tab
         await tabs[4].disconnect()
         # At once: the next read, with no tick and no timeout in between.
         assert status_of(alice.pk) == "idle" and listed()["alice"] == "idle"
@@ -127,7 +128,8 @@ def test_five_tabs_are_one_member_and_the_last_to_close_takes_them_off_at_once(
         assert diff["joins"][str(alice.pk)]["status"] == "idle"
         await watcher.disconnect()
 
-    run(scenario)
+    with time_machine.travel(NOW) as reading:
+        run(scenario)
 
 
 def test_a_page_view_after_leaving_is_the_http_rule_again(
@@ -137,6 +139,8 @@ def test_a_page_view_after_leaving_is_the_http_rule_again(
 
     async def scenario() -> None:
         alice_tab = await tab(alice)
+        await eventually(lambda: str(alice.pk) in presence.connected())
+        traveller.shift(presence.SOCKET_GRACE)
         await alice_tab.disconnect()
 
     with time_machine.travel(NOW, tick=False) as traveller:
@@ -233,12 +237,14 @@ def test_hidden_members_reach_staff_subscribers_alone(
         assert seen["joins"][pk]["hidden"] is True and seen["hidden"] == 1
         counted = await until(public, lambda m: m["hidden"] == 1)
         assert pk not in counted["joins"] and "Shy" not in str(counted)
+        reading.shift(presence.SOCKET_GRACE)
         await shy_tab.disconnect()
         await until(staff, lambda m: pk in m["leaves"])
         await public.disconnect()
         await staff.disconnect()
 
-    run(scenario)
+    with time_machine.travel(NOW) as reading:
+        run(scenario)
     assert sorted(names(presence.online_users())) == ["admin", "visitor"]
 
 
@@ -260,11 +266,13 @@ def test_a_room_connection_is_in_the_room_and_on_the_site(
         assert diff["room"] == "thread:1" and 'class="whos-here"' in diff["html"]
         assert listed("thread:1") == {"alice": "online", "bob": "online"}
         assert listed() == {"alice": "online", "bob": "online"}
+        reading.shift(presence.SOCKET_GRACE)
         await alice_tab.disconnect()
         assert listed("thread:1")["alice"] == "idle" and listed()["alice"] == "idle"
         await watcher.disconnect()
 
-    run(scenario)
+    with time_machine.travel(NOW) as reading:
+        run(scenario)
 
 
 def test_anonymous_sockets_subscribe_but_are_not_counted(
@@ -332,11 +340,13 @@ def test_the_merge_holds_with_approximate_counting_and_the_day_total(
     settings.WHOS_ONLINE_SHOW_DAY_TOTAL = True
     (alice,) = people("alice")
     connection = presence.open_connection(alice)
-    presence.connect(connection)
-    presence.record_guest("203.0.113.7")
-    assert listed() == {"alice": "online"}
-    presence.disconnect(connection)
-    online = presence.summary(None, None, include_hidden=True)
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.connect(connection)
+        presence.record_guest("203.0.113.7")
+        assert listed() == {"alice": "online"}
+        traveller.shift(presence.SOCKET_GRACE)
+        presence.disconnect(connection)
+        online = presence.summary(None, None, include_hidden=True)
     assert [(m.name, m.status) for m in online.members] == [("alice", "idle")]
     assert (online.user_count, online.guest_count, online.day_total) == (1, 1, 2)
 

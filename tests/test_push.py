@@ -130,7 +130,10 @@ def test_a_check_sweeps_a_dead_process_connections_where_no_process_beats(
     (alice,) = people("alice")
     ticker, page = DrivenHub(), Page()
     with time_machine.travel(NOW, tick=False) as traveller:
-        presence.connect(tab(alice, room="topic:1"))  # another process, which then dies
+        elsewhere = tab(alice, room="topic:1")  # another process's, which beats, then dies
+        presence.connect(elsewhere)
+        traveller.shift(10)
+        presence.heartbeat([elsewhere])
         ticker.subscribe(ROOM, page)
         run(ticker.tick)
         traveller.shift(61)

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import redis
+import time_machine
 from channels.exceptions import DenyConnection
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.routing import URLRouter
@@ -23,6 +24,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db.backends.signals import connection_created
 from django.urls import path
 
+from tests.conftest import NOW
 from tests.test_consumers import DEADLINE, application, eventually, listed, run, tab, until
 from whos_online import presence
 from whos_online.realtime import hub
@@ -228,6 +230,7 @@ def test_a_consumer_that_raises_or_is_cancelled_leaves_no_member_online(
         broken.scope["user"] = alice
         assert (await broken.connect(timeout=DEADLINE))[0]
         await eventually(lambda: listed("topic:1") == {"alice": "online"})
+        reading.shift(presence.SOCKET_GRACE)  # she reads a while
         await broken.send_json_to({"hello": 1})  # the site's handler raises
         with pytest.raises(RuntimeError, match="broke on"):
             await broken.wait(timeout=DEADLINE)
@@ -238,12 +241,14 @@ def test_a_consumer_that_raises_or_is_cancelled_leaves_no_member_online(
         stopped.scope["user"] = bob
         assert (await stopped.connect(timeout=DEADLINE))[0]
         await eventually(lambda: presence.connected() == [str(bob.pk)])
+        reading.shift(presence.SOCKET_GRACE)
         stopped.future.cancel()  # a server shutting down
         with pytest.raises(asyncio.CancelledError):
             await stopped.future
         assert presence.connected() == [] and listed("topic:1")["bob"] == "idle"
 
-    run(scenario)
+    with time_machine.travel(NOW) as reading:
+        run(scenario)
 
 
 def test_the_room_cap_holds_with_sockets_open_and_closing_in_any_order(

@@ -527,14 +527,16 @@ def test_heartbeats_keep_members_in_the_window_and_move_a_dead_process_members_t
     with time_machine.travel(NOW, tick=False) as traveller:
         for opened in tabs.values():
             presence.connect(opened)
-        traveller.shift(61)
-        presence.heartbeat([tabs[bob]])  # alice's and carol's process died
+        traveller.shift(10)
+        presence.heartbeat(tabs.values())
+        traveller.move_to(at(71))
+        presence.heartbeat([tabs[bob]])  # alice's and carol's process died after +10
         for room in (None, "r"):
             live, left = conf.socket_keys(room)
             assert presence.connected(room) == [str(bob.pk)]
-            assert redis_db.zrange(live, 0, -1, withscores=True) == [(str(bob.pk).encode(), T + 61)]
+            assert redis_db.zrange(live, 0, -1, withscores=True) == [(str(bob.pk).encode(), T + 71)]
             assert redis_db.zcard(left) == 2  # the last beats of alice and carol
-            assert redis_db.zmscore(left, [str(alice.pk), str(carol.pk)]) == [T, T]
+            assert redis_db.zmscore(left, [str(alice.pk), str(carol.pk)]) == [T + 10, T + 10]
             for name in (live, left, conf.keys(room).users):
                 assert redis_db.ttl(name) == 600, name
             conns = conf.connections_key(room, str(bob.pk))
@@ -602,17 +604,23 @@ def test_closing_tabs_keeps_a_member_live_at_their_newest_other_tab(
 
 def test_the_socket_rule_at_its_edges(redis_db: redis.Redis, settings: Any, people: Any) -> None:
     settings.WHOS_ONLINE_IDLE_AFTER = 60  # the heartbeat timeout: both rules turn together
-    alice, bob, carol = people("alice", "bob", "carol")
+    alice, bob, carol, dave = people("alice", "bob", "carol", "dave")
+    grace = presence.SOCKET_GRACE
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.connect(tab(alice, "a"))
-        closed = tab(bob, "b")
+        closed, replaced = tab(bob, "b"), tab(dave, "d")
         presence.connect(closed)
-        presence.disconnect(closed)  # at once: gone as recently as last seen
+        presence.connect(replaced)
         presence.record_user(carol)  # no socket: the HTTP rule
-        traveller.shift(60)  # alice's beat is exactly the timeout old
-        assert statuses() == {"alice": "online", "bob": "idle", "carol": "online"}
+        traveller.shift(grace - 1)
+        presence.disconnect(replaced)  # as a page that replaced it was just seen: not idle
         traveller.shift(1)
-        assert statuses() == {"alice": "idle", "bob": "idle", "carol": "idle"}
+        presence.disconnect(closed)  # the grace after the last page: a closed tab, idle
+        assert statuses() == {"alice": "online", "bob": "idle", "carol": "online", "dave": "online"}
+        traveller.move_to(at(60))  # alice's beat is exactly the timeout old
+        assert statuses() == {"alice": "online", "bob": "idle", "carol": "online", "dave": "online"}
+        traveller.shift(1)
+        assert set(statuses().values()) == {"idle"}
 
 
 def test_an_open_socket_shows_when_the_window_is_one_guest_bucket(

@@ -178,10 +178,50 @@ def test_a_connection_keeps_its_member_online_until_the_heartbeat_timeout(
         assert [m.status for m in presence.online_users()] == ["idle"]
 
 
-def test_a_tab_closed_at_once_leaves_its_member_idle(redis_db: redis.Redis, people: Any) -> None:
+def test_a_tab_closed_after_the_grace_leaves_its_member_idle(
+    redis_db: redis.Redis, people: Any
+) -> None:
     (alice,) = people("alice")
-    opened = tab(alice)
-    with time_machine.travel(NOW, tick=False):
-        presence.connect(opened)
-        presence.disconnect(opened)  # in the very second of the visit
+    with time_machine.travel(NOW, tick=False) as traveller:
+        replaced = tab(alice, "one")
+        presence.connect(replaced)
+        presence.disconnect(replaced)  # in the very second: the page that replaced it
+        assert presence.status(alice) == "online"
+        closed = tab(alice, "two")
+        presence.connect(closed)
+        traveller.shift(presence.SOCKET_GRACE)
+        presence.disconnect(closed)  # read for a while, then closed
         assert presence.status(alice) == "idle"
+
+
+def test_a_member_browsing_on_after_a_live_page_is_not_idle(
+    redis_db: redis.Redis, people: Any, settings: Any
+) -> None:
+    """A live page, then a page without a live block: the old page's socket closes after the
+    new page was requested, and the member is still browsing, not idle."""
+    from asgiref.sync import async_to_sync, sync_to_async
+
+    from tests.test_consumers import eventually
+    from tests.test_consumers import tab as open_tab
+
+    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
+    (alice,) = people("alice")
+    browser = BrowserClient()
+    browser.force_login(alice)
+    get = sync_to_async(browser.get)
+
+    async def visit() -> None:
+        live = await get("/live-block/")  # opens her socket: keeps no "online" cookie
+        assert live.cookies["online"]["max-age"] == 0
+        socket = await open_tab(alice)
+        await eventually(lambda: str(alice.pk) in presence.connected())
+        traveller.shift(60)  # she reads the live page for a minute...
+        assert "online" in (await get("/")).cookies  # ...goes on to a page without one (recorded)
+        await socket.disconnect()  # and the old page's socket closes after that request
+        assert presence.status(alice) == "online"
+        traveller.shift(30)
+        assert "online" not in (await get("/")).cookies  # throttled: nothing recorded
+        assert presence.status(alice) == "online"
+
+    with time_machine.travel(NOW, tick=False) as traveller:
+        async_to_sync(visit)()

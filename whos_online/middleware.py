@@ -16,7 +16,14 @@ from django.utils.http import http_date
 from whos_online.client_ip import address_of, believed_header, client_address
 from whos_online.conf import conf, on_settings_change
 from whos_online.guests import network
-from whos_online.visits import Visit, cancel, finish_async, is_visit, note_handed_user
+from whos_online.visits import (
+    SOCKET_PAGE,
+    Visit,
+    cancel,
+    finish_async,
+    is_visit,
+    note_handed_user,
+)
 
 
 class WhosOnlineMiddleware:
@@ -50,27 +57,34 @@ class WhosOnlineMiddleware:
             return self.__acall__(request)
         note_handed_user(request)
         if not (_due(request) and is_visit(request)):
-            return self.get_response(request)  # most requests: nothing more to do
+            # Most requests: nothing more to do.
+            return _after(request, cast(HttpResponseBase, self.get_response(request)), False)
         visit = Visit(request)
         response = cast(HttpResponseBase, self.get_response(request))
-        # The cookie only when recorded, so a failed write is retried.
-        if visit.finish(response):
-            _set_cookie(request, response)
-        return response
+        return _after(request, response, visit.finish(response))
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
         note_handed_user(request)
         if not (_due(request) and is_visit(request)):
-            return await cast(Awaitable[HttpResponseBase], self.get_response(request))
+            response = await cast(Awaitable[HttpResponseBase], self.get_response(request))
+            return _after(request, response, False)
         visit = Visit(request)
         response = await cast(Awaitable[HttpResponseBase], self.get_response(request))
-        if await finish_async(visit, response):
-            _set_cookie(request, response)
-        return response
+        return _after(request, response, await finish_async(visit, response))
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> None:
         """The view raised: the error page Django renders instead is no visit."""
         cancel(request)
+
+
+def _after(request: HttpRequest, response: HttpResponseBase, recorded: bool) -> HttpResponseBase:
+    """The cookie only when recorded, so a failed write is retried; none for a page that
+    opens a member's socket (see visits.mark_socket_page)."""
+    if SOCKET_PAGE in request.__dict__:
+        response.delete_cookie(conf.cookie_name)
+    elif recorded:
+        _set_cookie(request, response)
+    return response
 
 
 class _Throttle(NamedTuple):

@@ -464,6 +464,7 @@ def summary(
         hours_ttl,
         now - conf.heartbeat_timeout,
         _guest_cap(),
+        SOCKET_GRACE,
     )
     members, idle_at = _members(listed, listed_sockets, now, hidden=False)
     if staff_view:
@@ -828,6 +829,11 @@ def member_id(user: Any) -> str:
     return str(getattr(user, "pk", user))
 
 
+# Seconds a closed socket must come after a member's last page view to make them
+# idle: the page that replaced a live one is requested before the old socket closes.
+SOCKET_GRACE = 5
+
+
 def _status(
     score: float | None, now: float, beat: float | None = None, left: float | None = None
 ) -> Status:
@@ -836,7 +842,7 @@ def _status(
         return "offline"
     if beat is not None and beat >= now - conf.heartbeat_timeout:
         return "online"
-    if max(beat or 0, left or 0) >= score:
+    if max(beat or 0, left or 0) >= score + SOCKET_GRACE:
         return "idle"
     return "online" if score >= now - conf.idle_after else "idle"
 

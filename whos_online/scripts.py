@@ -287,8 +287,10 @@ local function cards(pairs) return each('HMGET', KEYS[5], pairs) end
 -- WebSocket presence merged in (the last two KEYS, live and left; ARGV[10] =
 -- now minus the heartbeat timeout), per listed member: 'online' while one of their
 -- connections is alive; 'idle' once the newest sign of them was a connection
--- that is gone (closed, or its process died), so a closed tab is not "online"
--- for the window; false where the HTTP rule applies. Empty, not a false for
+-- that is gone (closed, or its process died) at least ARGV[12] seconds after
+-- their last page view, so a closed tab is not "online" for the window while a
+-- page that replaced it (its request comes before the old socket closes) is
+-- not idle; false where the HTTP rule applies. Empty, not a false for
 -- each, where nobody has a socket (a site without Channels): nothing to read,
 -- and half as many values in the reply.
 local function sockets(pairs)
@@ -300,7 +302,7 @@ local function sockets(pairs)
     local left = tonumber(lefts[(i + 1) / 2] or '0')
     if beat >= tonumber(ARGV[10]) then
       found[#found + 1] = 'online'
-    elseif math.max(beat, left) >= tonumber(pairs[i + 1]) then
+    elseif math.max(beat, left) >= tonumber(pairs[i + 1]) + tonumber(ARGV[12]) then
       found[#found + 1] = 'idle'
     else
       found[#found + 1] = false

@@ -91,6 +91,20 @@ def viewer(request: Any) -> Any:
 
 # Where the middleware keeps the request.user it was handed, unread.
 HANDED = "_whos_online_handed_user"
+# Set on a member's page that opens a live socket (see mark_socket_page).
+SOCKET_PAGE = "_whos_online_socket_page"
+
+
+def mark_socket_page(request: Any) -> None:
+    """This page opens a member's socket: its response drops their "online" cookie.
+
+    Their next page is then recorded, so once this page's socket closes the
+    member still browsing is seen by that page, not left idle by the close for
+    as long as the cookie would have throttled them.
+    """
+    user = viewer(request)
+    if user is not None and user.is_authenticated:
+        request.__dict__[SOCKET_PAGE] = True
 
 
 def note_handed_user(request: HttpRequest) -> None:

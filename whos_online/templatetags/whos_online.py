@@ -32,7 +32,7 @@ from whos_online import blockcache, failsafe, presence
 from whos_online.conf import conf
 from whos_online.members import Member
 from whos_online.rooms import checked_room
-from whos_online.visits import record_before_reading
+from whos_online.visits import mark_socket_page, record_before_reading
 
 register = template.Library()
 
@@ -109,6 +109,8 @@ def site_block(request: Any, live: int = 0) -> dict[str, Any]:
             ) from None
         block["live"] = max(int(live), MIN_REFRESH)
         block["ws_url"] = conf.websocket_url
+        if conf.websocket_url:
+            mark_socket_page(request)
     return block
 
 
@@ -117,6 +119,8 @@ def room_block(request: Any, name: str, live: bool = False) -> dict[str, Any]:
     record_before_reading(request, name)
     online = blockcache.for_request(request, name)
     ws_url = conf.websocket_url
+    if live and ws_url:
+        mark_socket_page(request)
     return {
         "online": online,
         "members_html": members_html(online, "whos-here"),
