@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib.auth.signals import user_logged_in, user_logged_out
 from django.dispatch import receiver
 
-from whos_online import failsafe, presence
+from whos_online import blockcache, failsafe, presence
 from whos_online.visits import record_member
 
 
@@ -19,9 +19,11 @@ def record_login(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
     during an outage still never counts one person twice.
     """
     record_member(user, request)
+    blockcache.clear()  # its blocks count them as they were: their next page reads anew
 
 
 @receiver(user_logged_out, dispatch_uid="whos_online.forget_logout")
 def forget_logout(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
     if user is not None:
         failsafe.write(presence.forget_user, user)
+        blockcache.clear()
