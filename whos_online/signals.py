@@ -19,11 +19,12 @@ def record_login(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
     during an outage still never counts one person twice.
     """
     record_member(user, request)
-    blockcache.clear()  # its blocks count them as they were: their next page reads anew
 
 
 @receiver(user_logged_out, dispatch_uid="whos_online.forget_logout")
 def forget_logout(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
     if user is not None:
         failsafe.write(presence.forget_user, user)
+        # Its blocks count them as a member: their first page as a guest reads anew
+        # rather than adding them to a cached block once more.
         blockcache.clear()
