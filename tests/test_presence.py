@@ -399,3 +399,13 @@ def test_history_holds_2880_samples_at_most(redis_db: redis.Redis, settings: Any
         presence.prune()
         assert redis_db.zcard(key) == 2880  # the oldest made room for this one
         assert presence.history()[-1].at == NOW
+
+
+def test_the_public_api_is_what_all_names_and_its_options_are_keywords() -> None:
+    import inspect
+
+    assert all(hasattr(presence, name) for name in presence.__all__)
+    for name in ("summary", "online_users", "status", "statuses", "last_seen", "last_seen_many"):
+        options = inspect.signature(getattr(presence, name)).parameters
+        for option in ("include_hidden", "viewer"):
+            assert options[option].kind is inspect.Parameter.KEYWORD_ONLY, (name, option)

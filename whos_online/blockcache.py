@@ -115,7 +115,7 @@ def _with_visitor(online: Summary, visit: presence.Visit) -> Summary:
 
 def _fetch(room: str | None, staff_view: bool) -> Cached | None:
     read_at = time.time()
-    found = failsafe.call(presence.summary, conf.list_limit, room, staff_view)
+    found = failsafe.call(presence.summary, conf.list_limit, room, include_hidden=staff_view)
     return None if found is None else Cached(found, read_at)
 
 

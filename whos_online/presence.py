@@ -49,6 +49,45 @@ from whos_online.connection import get_client
 from whos_online.guests import Address, guest_id
 from whos_online.members import Member, Status, card_json, member_from, parse_cards, read_member
 
+__all__ = [
+    # reading
+    "Summary",
+    "summary",
+    "online_users",
+    "user_count",
+    "guest_count",
+    "status",
+    "statuses",
+    "last_seen",
+    "last_seen_many",
+    "is_staff",
+    "member_id",
+    "Peak",
+    "peak",
+    "reset_peak",
+    "DayVisitors",
+    "daily_visitors",
+    "Sample",
+    "history",
+    # recording
+    "Visit",
+    "record_user",
+    "record_guest",
+    "forget_user",
+    "forget_guest",
+    "PruneResult",
+    "prune",
+    # WebSocket connections, for a consumer that cannot inherit the mixin
+    "Connection",
+    "open_connection",
+    "connect",
+    "heartbeat",
+    "disconnect",
+    "connected",
+    "check",
+    "SOCKET_GRACE",
+]
+
 Key = TypeVar("Key", bound=Hashable)
 
 
@@ -372,6 +411,7 @@ def connected(room: str | None = None) -> list[str]:
 def online_users(
     limit: int | None = None,
     room: str | None = None,
+    *,
     include_hidden: bool = False,
     viewer: Any = None,
 ) -> list[Member]:
@@ -379,7 +419,8 @@ def online_users(
 
     Hidden members only with ``include_hidden`` or for a staff ``viewer``.
     """
-    return summary(-1 if limit is None else limit, room, include_hidden, viewer).members
+    limit = -1 if limit is None else limit
+    return summary(limit, room, include_hidden=include_hidden, viewer=viewer).members
 
 
 def user_count(room: str | None = None) -> int:
@@ -407,6 +448,7 @@ def guest_count(room: str | None = None) -> int:
 def summary(
     limit: int | None = None,
     room: str | None = None,
+    *,
     include_hidden: bool = False,
     viewer: Any = None,
     day: bool | None = None,
@@ -543,17 +585,17 @@ def reset_peak() -> Peak | None:
     return _peak(*pipe.execute()[0])
 
 
-def last_seen(user: Any, include_hidden: bool = False, viewer: Any = None) -> datetime | None:
+def last_seen(user: Any, *, include_hidden: bool = False, viewer: Any = None) -> datetime | None:
     """When a member (user or pk) was last seen (aware, UTC), or None if never seen or pruned.
 
     Members are kept for ``WHOS_ONLINE_RETENTION``, so this can be days ago. A
     hidden member reads as never seen unless ``include_hidden`` or a staff ``viewer``.
     """
-    return last_seen_many([user], include_hidden, viewer)[user]
+    return last_seen_many([user], include_hidden=include_hidden, viewer=viewer)[user]
 
 
 def last_seen_many(
-    users: Iterable[Key], include_hidden: bool = False, viewer: Any = None
+    users: Iterable[Key], *, include_hidden: bool = False, viewer: Any = None
 ) -> dict[Key, datetime | None]:
     """``last_seen`` for a page of members (users or pks) in one round trip, keyed as given."""
     return {
@@ -562,13 +604,13 @@ def last_seen_many(
     }
 
 
-def status(user: Any, include_hidden: bool = False, viewer: Any = None) -> Status:
+def status(user: Any, *, include_hidden: bool = False, viewer: Any = None) -> Status:
     """Online if seen within ``WHOS_ONLINE_IDLE_AFTER``, idle within the window, else offline."""
-    return statuses([user], include_hidden, viewer)[user]
+    return statuses([user], include_hidden=include_hidden, viewer=viewer)[user]
 
 
 def statuses(
-    users: Iterable[Key], include_hidden: bool = False, viewer: Any = None
+    users: Iterable[Key], *, include_hidden: bool = False, viewer: Any = None
 ) -> dict[Key, Status]:
     """``status`` for a page of members (users or pks; avatars, a member list) in one round trip.
 

@@ -194,7 +194,7 @@ class Hub:
                 # A notice that comes during the read is kept for the next one.
                 feed.notified, feed.read_at, feed.expires_at = False, clock, math.inf
                 online = await asyncio.to_thread(
-                    failsafe.call, presence.summary, None, view.room, view.staff
+                    failsafe.call, presence.summary, None, view.room, include_hidden=view.staff
                 )
                 if online is None:  # Redis is down: try again next tick
                     feed.notified = True

@@ -246,7 +246,7 @@ def presence_statuses(context: template.Context, users: Iterable[Any]) -> Mappin
     Hidden members read as offline unless the viewer is staff.
     """
     pks = [presence.member_id(user) for user in users]
-    return failsafe.call(presence.statuses, pks, False, _viewer(context)) or {}
+    return failsafe.call(presence.statuses, pks, viewer=_viewer(context)) or {}
 
 
 @register.filter(name="presence")
