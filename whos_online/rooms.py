@@ -23,7 +23,7 @@ from django.http import HttpRequest
 from whos_online.conf import room_name
 from whos_online.visits import Visit, finish_async, is_visit, load_user_async
 
-View = TypeVar("View", bound=Callable[..., Any])
+ViewFunction = TypeVar("ViewFunction", bound=Callable[..., Any])
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ def checked_room(room: object, where: str, hint: str = "") -> str | None:
         return None
 
 
-def in_room(room: object | Callable[..., object]) -> Callable[[View], View]:
+def in_room(room: object | Callable[..., object]) -> Callable[[ViewFunction], ViewFunction]:
     """Record the visitor into ``room`` each time the view succeeds (one Redis round trip).
 
     ``room`` is a name, or a callable taking the view's arguments (request
@@ -63,7 +63,7 @@ def in_room(room: object | Callable[..., object]) -> Callable[[View], View]:
         name = checked_room(room(request, *args, **kwargs) if callable(room) else room, where)
         return None if name is None else Visit(request, name)
 
-    def decorate(view: View) -> View:
+    def decorate(view: ViewFunction) -> ViewFunction:
         where = f"@in_room on {view.__module__}.{view.__qualname__}"
         if iscoroutinefunction(view):
 
@@ -76,7 +76,7 @@ def in_room(room: object | Callable[..., object]) -> Callable[[View], View]:
                     await finish_async(due, response)
                 return response
 
-            return cast(View, async_view)
+            return cast(ViewFunction, async_view)
 
         @wraps(view)
         def sync_view(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
@@ -86,6 +86,6 @@ def in_room(room: object | Callable[..., object]) -> Callable[[View], View]:
                 due.finish(response)
             return response
 
-        return cast(View, sync_view)
+        return cast(ViewFunction, sync_view)
 
     return decorate
