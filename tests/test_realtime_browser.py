@@ -120,6 +120,9 @@ def test_a_closed_tab_leaves_the_other_members_list_within_two_seconds(
             alice.locator("#chat-form button").click()
             expect(bob.locator("#chat-messages")).to_contain_text(f"{NAMES['alice']}: hello bob")
 
+            # He reads on (a socket closing within the grace of his page view would be the
+            # page that replaced it: a real server's clock, so a real wait).
+            bob.wait_for_timeout(presence.SOCKET_GRACE * 1000)
             bob.close()  # the tab
             started = time.monotonic()
             expect(bob_in_alice).to_have_class("whos-here-member whos-here-idle", timeout=2000)
@@ -144,8 +147,9 @@ def test_a_killed_server_s_connections_drop_out_within_the_heartbeat_timeout(
             on_thread(bob, server.site)
             both = {NAMES["alice"], NAMES["bob"]}
             deadline_wait(lambda: connected_names(ROOM) == both, 5)
-            # Beats keep them connected past the timeout while the server lives.
-            time.sleep(TIMEOUT + HEARTBEAT)  # the one wait that must last: nothing to poll for
+            # Beats keep them connected past the timeout (and the grace after their page
+            # views) while the server lives.
+            time.sleep(max(TIMEOUT, presence.SOCKET_GRACE) + HEARTBEAT)  # nothing to poll for
             assert connected_names(ROOM) == both and connected_names() == both
 
             os.kill(server.process.pid, signal.SIGKILL)  # no disconnect will ever run
