@@ -190,17 +190,17 @@ def test_a_join_and_a_leave_on_one_worker_reach_a_subscriber_on_another(
                 return message
 
     async def scenario(first: int, second: int) -> None:
-        watcher = await websockets.connect(f"ws://127.0.0.1:{first}" + room.format(1))
-        await until(watcher, lambda m: m["type"] == "presence_state")
-        for junk in ("not json", b"\x00\xff", "[]" * 10_000):  # ignored on a real server too
-            await watcher.send(junk)
-        joiner = await websockets.connect(f"ws://127.0.0.1:{second}" + room.format(2))
-        joined = await until(watcher, lambda m: "2" in m["joins"])
-        assert joined["joins"]["2"]["status"] == "online" and joined["users"] == 2
-        await joiner.close()
-        left = await until(watcher, lambda m: "2" in m["leaves"])
-        assert left["joins"]["2"]["status"] == "idle"
-        await watcher.close()
+        async with websockets.connect(f"ws://127.0.0.1:{first}" + room.format(1)) as watcher:
+            await until(watcher, lambda m: m["type"] == "presence_state")
+            for junk in ("not json", b"\x00\xff", "[]" * 10_000):  # ignored on a real server
+                await watcher.send(junk)
+            async with websockets.connect(f"ws://127.0.0.1:{second}" + room.format(2)) as joiner:
+                joined = await until(watcher, lambda m: "2" in m["joins"])
+                assert joined["joins"]["2"]["status"] == "online" and joined["users"] == 2
+                await asyncio.sleep(presence.SOCKET_GRACE)  # reads a while (a real clock)
+                await joiner.close()
+            left = await until(watcher, lambda m: "2" in m["leaves"])
+            assert left["joins"]["2"]["status"] == "idle"
 
     with uvicorn.serving(env) as (first, _), uvicorn.serving(env) as (second, _):
         asyncio.run(scenario(first, second))
