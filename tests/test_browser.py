@@ -203,15 +203,20 @@ def site_file(site: Demo, name: str) -> Path:
     return site.log.parent / name
 
 
-def check_contrast(page: Page, within: str) -> None:
-    """Every member's name and status text against the background it is drawn on, as
-    rendered (colours, backgrounds and opacity computed by the browser): WCAG AA, 4.5:1."""
-    ratios = page.locator(within).evaluate(CONTRAST_JS)
+def check_contrast(page: Page, within: str) -> dict[str, float]:
+    """Every text in ``within`` against the background it is drawn on, as rendered
+    (colours, backgrounds and opacity computed by the browser): at least WCAG AA's
+    4.5:1. Returns each text's (first 30 characters') ratio."""
+    ratios: dict[str, float] = page.locator(within).evaluate(CONTRAST_JS)
     assert len(ratios) >= 2, ratios
-    low = {name: ratio for name, ratio in ratios if ratio < 4.5}
-    assert not low, f"below 4.5:1: {low}"
+    low = {text: ratio for text, ratio in ratios.items() if ratio < AA}
+    assert not low, f"below {AA}:1: {low}"
+    return ratios
 
 
+AA = 4.5  # WCAG AA: text contrast on its background
+# An element with text of its own: its colour, faded by its and its ancestors'
+# opacity, over the nearest background that is not transparent (else white).
 CONTRAST_JS = """within => {
   const rgba = value => (value.match(/[\\d.]+/g) || []).map(Number);
   const luminance = rgb => {
@@ -221,9 +226,10 @@ CONTRAST_JS = """within => {
     });
     return 0.2126 * r + 0.7152 * g + 0.0722 * b;
   };
-  const texts = within.querySelectorAll(
-    "[class$='-members'] li, [class$='-members'] li a, [class$='-members'] [class$='-status']");
-  return [...texts].filter(e => e.innerText.trim()).map(element => {
+  const found = {};
+  for (const element of within.querySelectorAll("*")) {
+    const own = [...element.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!own) continue;
     let background = null, opacity = 1;
     for (let e = element; e; e = e.parentElement) {
       const style = getComputedStyle(e);
@@ -236,8 +242,9 @@ CONTRAST_JS = """within => {
     const alpha = (text.length > 3 ? text[3] : 1) * opacity;
     const seen = text.slice(0, 3).map((c, i) => c * alpha + background[i] * (1 - alpha));
     const [light, dark] = [luminance(seen), luminance(background)].sort((a, b) => b - a);
-    return [element.innerText.trim(), (light + 0.05) / (dark + 0.05)];
-  });
+    found[element.textContent.trim().slice(0, 30)] = (light + 0.05) / (dark + 0.05);
+  }
+  return found;
 }"""
 
 
