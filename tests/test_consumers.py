@@ -481,7 +481,10 @@ def test_each_change_is_said_in_a_short_sentence_never_the_list(
         tick()
         traveller.shift(300)
         tick()
-        presence.record_user(alice)  # back from idle: said by the list, not aloud
+        presence.record_user(alice)  # back from idle
+        tick()
+        presence.record_user(bob)
+        presence.record_user(carol)
         tick()
     assert said == [
         None,
@@ -492,7 +495,8 @@ def test_each_change_is_said_in_a_short_sentence_never_the_list(
         "alice is idle.",
         "2 people joined.",
         "2 people are idle.",
-        None,
+        "alice is back.",
+        "2 people are back.",
     ]
     assert "<bdi>alice</bdi>" in page.messages[-1]["html"]
 

@@ -148,6 +148,10 @@ def test_a_closed_tab_leaves_the_other_members_list_within_two_seconds(
             assert connected_names(ROOM) == {NAMES["alice"]}
             assert connected_names() == {NAMES["alice"]}
             print(f"bob left alice's list {waited:.2f} s after his tab closed")
+
+            on_thread(bob.context.new_page(), server.site)  # bob opens it again
+            expect(bob_in_alice).to_have_text(NAMES["bob"])
+            expect(said).to_have_text(f"{NAMES['bob']} is back.")
         finally:
             alice.context.close()
             bob.context.close()

@@ -348,23 +348,22 @@ IDLE = (
     gettext_lazy("%(name)s is idle."),
     ngettext_lazy("%(count)d person is idle.", "%(count)d people are idle.", "count"),
 )
+BACK = (
+    gettext_lazy("%(name)s is back."),
+    ngettext_lazy("%(count)d person is back.", "%(count)d people are back.", "count"),
+)
 
 
 def announce(joins: dict[str, dict[str, Any]], leaves: dict[str, dict[str, Any]]) -> str:
     """A diff in short sentences for the block's live region ("Bob left."), never the list:
-    a member only in ``joins`` joined, only in ``leaves`` left, in both and now idle is idle
-    (other card changes, e.g. back from idle, say nothing)."""
+    a member only in ``joins`` joined, only in ``leaves`` left; one in both whose status
+    changed is idle, or back (other card changes, e.g. a new name, say nothing)."""
+    changed = [(card, leaves[pk]["status"]) for pk, card in joins.items() if pk in leaves]
     changes = [
         (JOINED, [card for pk, card in joins.items() if pk not in leaves]),
         (LEFT, [card for pk, card in leaves.items() if pk not in joins]),
-        (
-            IDLE,
-            [
-                card
-                for pk, card in joins.items()
-                if pk in leaves and card["status"] == "idle" != leaves[pk]["status"]
-            ],
-        ),
+        (IDLE, [card for card, was in changed if card["status"] == "idle" != was]),
+        (BACK, [card for card, was in changed if card["status"] == "online" != was]),
     ]
     return " ".join(
         one % {"name": cards[0]["name"]} if len(cards) == 1 else several % {"count": len(cards)}
