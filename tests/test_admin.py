@@ -13,6 +13,7 @@ import time_machine
 from django.contrib import admin
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.utils.dateformat import format as format_date
 from django.utils.timezone import localtime
 
 from tests.conftest import NOW, BrowserClient
@@ -85,13 +86,65 @@ def test_staff_see_members_hidden_ones_guests_peak_and_the_chart(
     assert "Home</a> &rsaquo; Who&#x27;s online &rsaquo; Online now</div>" in html
     assert "4 users online: 3 members (1 hidden), 1 guest." in text(html)  # boss counts too
     assert "Active in the last 24 hours: 4 (members: 3, guests: 1)." in text(html)
-    assert len(re.findall(r"<tr><td>\w{3} \d+ \w{3} \d{4}</td>", html)) == 30  # days
+    assert len(re.findall(r"<tr><td>\w{3} \d+ \w{3} \d{4}</td>", html)) == 1  # today
     change = f"/admin/auth/user/{shy.pk}/change/"
     assert f'<a href="{change}"><bdi>Shy</bdi></a> <em>(hidden)</em>' in html
     assert "<bdi>alice</bdi>" in html
     assert '<tr class="whos-online-online">' in html
     assert re.search(r"Most ever online: 4 users on \w+\.? \d+, \d{4} at \d\d:\d\d\.", text(html))
     assert '<svg class="whos-online-chart"' in html
+
+
+def days_table(html: str) -> list[list[str]]:
+    body = html.split('<table class="whos-online-days">')[1].split("</table>")[0]
+    return [re.findall(r"<td>([^<]*)</td>", row) for row in body.split("<tr>")[2:]]
+
+
+def test_the_numbers_of_a_known_day_agree_or_say_why_not(
+    redis_db: redis.Redis, people: Any
+) -> None:
+    """carol came three days ago; today alice, bob and a guest came, and bob logged out."""
+    alice, bob, carol = people("alice", "bob", "carol")
+
+    def visit(user: Any = None) -> BrowserClient:
+        client = BrowserClient(REMOTE_ADDR="203.0.113.9" if user is None else "127.0.0.1")
+        if user is not None:
+            client.force_login(user)
+        client.get("/block/")
+        return client
+
+    with time_machine.travel(NOW - timedelta(days=3), tick=False) as traveller:
+        visit(carol)
+        traveller.move_to(NOW)
+        visit(alice)
+        visit()
+        visit(bob).logout()
+        html = staff().get(PAGE).content.decode()
+    page = text(html)
+    assert "3 users online: 2 members, 1 guest." in page  # alice and boss
+    # bob is in today's visitors but no longer among the active: the page says why.
+    assert (
+        "Active in the last 24 hours: 3 (members: 2, guests: 1). Members who logged out "
+        "since are not in this figure; the table of days below counts everyone who came."
+    ) in page
+    day = [format_date(localtime(NOW - timedelta(days=n)), "D j M Y") for n in range(4)]
+    assert days_table(html) == [  # from carol's day on, not a month of zeros
+        [day[0], "3", "1", "4"],
+        [day[1], "0", "0", "0"],
+        [day[2], "0", "0", "0"],
+        [day[3], "1", "0", "1"],
+    ]
+
+
+def test_a_site_nobody_visited_says_so_instead_of_a_table_of_zeros(
+    redis_db: redis.Redis, rf: Any, people: Any
+) -> None:
+    """The view itself, without the middleware that would record its viewer."""
+    request = rf.get(PAGE)
+    (request.user,) = people("boss", is_staff=True)
+    html = admin.site._registry[OnlineNow].changelist_view(request).render().content.decode()
+    assert '<table class="whos-online-days">' not in html
+    assert '<p class="whos-online-days-empty">No visitors recorded yet.</p>' in html
 
 
 def test_the_chart_of_a_day(redis_db: redis.Redis, people: Any) -> None:
@@ -116,6 +169,14 @@ def test_the_chart_of_a_day(redis_db: redis.Redis, people: Any) -> None:
         assert len(ys) == 40 and min(ys) > chart.TOP + 10
     assert 'stroke="#2563eb"' in members.group(0) and 'stroke="#ea580c"' in guests.group(0)
     assert "members" in text(html.split("whos-online-legend")[1])
+    # Titled with the axis's span, and why its busiest moment is below the page's peak.
+    first, last = (localtime(start + timedelta(hours=h)).strftime("%H:%M") for h in (0, 19.5))
+    assert f"<h2>Online counts from {first} to {last}</h2>" in html
+    assert (
+        "The chart shows the counts each time whos_online_prune ran; the most ever online "
+        "is raised whenever the counts are read, so it can be higher than the chart's "
+        "busiest moment."
+    ) in text(html)
     # A gridline every hour of the 19.5, every other one labelled.
     assert html.count('class="whos-online-tick"') == 19
     labels = re.findall(r'class="whos-online-tick-label"[^>]*>(\d\d):(\d\d)<', html)
@@ -150,6 +211,8 @@ def test_a_new_sites_first_samples_sit_on_an_hour_long_axis(redis_db: redis.Redi
     # The last minute of the hour up to the last sample, at the right edge.
     assert xs == pytest.approx([right_edge - plot_width / 60, right_edge], abs=0.1)
     assert html.count('class="whos-online-tick"') == 12  # every 5 minutes
+    first, last = (localtime(NOW.replace(second=30) + timedelta(seconds=s)) for s in (-3540, 60))
+    assert f"<h2>Online counts from {first:%H:%M} to {last:%H:%M}</h2>" in html
 
 
 def test_before_two_samples_the_page_says_how_to_get_them(redis_db: redis.Redis) -> None:
@@ -160,6 +223,7 @@ def test_before_two_samples_the_page_says_how_to_get_them(redis_db: redis.Redis)
     for html in (empty, one):
         assert '<div class="whos-online-chart-empty"' in html and "<svg class" not in html
         assert "No samples yet: whos_online_prune records one each time cron runs it" in html
+        assert "<h2>Online counts, last 24 hours</h2>" in html
 
 
 def test_the_page_is_listed_in_the_admin_index_for_staff(redis_db: redis.Redis) -> None:

@@ -55,10 +55,11 @@ MANAGE = ROOT / "example_project" / "manage.py"
 # The README's picture; only rewritten on request, so a test run leaves the tree clean.
 DOCS_SCREENSHOT = ROOT / "docs" / "demo.png"
 ADMIN_SCREENSHOT = ROOT / "docs" / "admin.png"
+PHONE = {"width": 390, "height": 844}
 PASSWORD = "demo"  # example_project/demo/people.py
 # Display names (example_project/demo/people.py): what the block shows instead of logins.
 NAMES = {"alice": "Alice Archer", "bob": "Bob Baker", "admin": "Ada Admin"}
-STAFF_COLOUR = "rgb(21, 128, 61)"  # .whos-online-role-staff in the demo's base.html
+STAFF_COLOUR = "rgb(22, 101, 52)"  # .whos-online-role-staff in the demo's base.html
 LIVE_TIMEOUT = 25_000  # ms: the demo's block refreshes every 10 s
 STEP_TIMEOUT = 10_000  # ms: any other wait
 SERVER_START_TIMEOUT = 30  # s
@@ -197,6 +198,56 @@ def server_log_on_failure(site: Demo) -> Iterator[None]:
         raise
 
 
+def site_file(site: Demo, name: str) -> Path:
+    """A file in the run's temporary folder (screenshots to look at, not the README's)."""
+    return site.log.parent / name
+
+
+def check_contrast(page: Page, within: str) -> dict[str, float]:
+    """Every text in ``within`` against the background it is drawn on, as rendered
+    (colours, backgrounds and opacity computed by the browser): at least WCAG AA's
+    4.5:1. Returns each text's (first 30 characters') ratio."""
+    ratios: dict[str, float] = page.locator(within).evaluate(CONTRAST_JS)
+    assert len(ratios) >= 2, ratios
+    low = {text: ratio for text, ratio in ratios.items() if ratio < AA}
+    assert not low, f"below {AA}:1: {low}"
+    return ratios
+
+
+AA = 4.5  # WCAG AA: text contrast on its background
+# An element with text of its own: its colour, faded by its and its ancestors'
+# opacity, over the nearest background that is not transparent (else white).
+CONTRAST_JS = """within => {
+  const rgba = value => (value.match(/[\\d.]+/g) || []).map(Number);
+  const luminance = rgb => {
+    const [r, g, b] = rgb.map(c => {
+      c /= 255;
+      return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const found = {};
+  for (const element of within.querySelectorAll("*")) {
+    const own = [...element.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!own) continue;
+    let background = null, opacity = 1;
+    for (let e = element; e; e = e.parentElement) {
+      const style = getComputedStyle(e);
+      opacity *= Number(style.opacity);
+      const colour = rgba(style.backgroundColor);
+      if (!background && (colour.length === 3 || colour[3] > 0)) background = colour.slice(0, 3);
+    }
+    background = background || [255, 255, 255];
+    const text = rgba(getComputedStyle(element).color);
+    const alpha = (text.length > 3 ? text[3] : 1) * opacity;
+    const seen = text.slice(0, 3).map((c, i) => c * alpha + background[i] * (1 - alpha));
+    const [light, dark] = [luminance(seen), luminance(background)].sort((a, b) => b - a);
+    found[element.textContent.trim().slice(0, 30)] = (light + 0.05) / (dark + 0.05);
+  }
+  return found;
+}"""
+
+
 def screenshot_path(site: Demo, docs: Path) -> Path:
     """The README's picture with UPDATE_DOCS=1, else a file in the run's temporary folder."""
     return docs if os.environ.get("UPDATE_DOCS") else site.log.parent / docs.name
@@ -324,10 +375,20 @@ def test_staff_see_the_online_now_admin_page_with_its_chart(browser: Browser, de
             expect(page.locator("aside .whos-online-hidden")).to_contain_text(
                 "Heidi Huang (hidden)"
             )
+            check_contrast(page, "aside")  # the admin's red, the hidden member's grey
             page.goto(admin_page)
             screenshot = screenshot_path(demo, ADMIN_SCREENSHOT)
             page.screenshot(path=str(screenshot), full_page=True)
             assert screenshot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+            # On a phone: no sideways scrolling, and the chart's text at a readable size.
+            page.set_viewport_size(PHONE)
+            page.reload()
+            assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+            sizes = chart.locator("text:visible").evaluate_all(
+                "texts => texts.map(t => t.getBoundingClientRect().height)"
+            )
+            assert len(sizes) >= 5 and min(sizes) >= 9, sizes  # CSS px; 4 before
+            page.screenshot(path=str(site_file(demo, "admin-phone.png")), full_page=True)
         finally:
             page.context.close()
         # Every page the browser loaded, its icon included (the admin's pages ask for
@@ -355,6 +416,7 @@ def check_members_look_like_people(page: Page, site: Demo) -> None:
     olivia = members.filter(has_text="Olivia Okafor")
     expect(olivia).to_have_class(re.compile(r"\bwhos-online-role-staff\b"))
     expect(olivia).to_have_css("color", STAFF_COLOUR)
+    check_contrast(page, "aside")
     # A name links to that member's profile, which shows the same name.
     href = members.filter(has_text="Alice Archer").locator("a").get_attribute("href")
     profile = page.context.new_page()

@@ -210,17 +210,17 @@ def test_the_value_axis_steps_by_1_2_or_5_times_a_power_of_ten(
 @pytest.mark.parametrize(
     "seconds, x, anchor",
     [
-        (496.875, "123.5", "start"),  # within 80 of the left edge: the label runs right
-        (500, "124.0", "middle"),
+        (996.875, "203.5", "start"),  # within 160 of the left edge: the label runs right
+        (1000, "204.0", "middle"),
         (2000, "364.0", "middle"),
-        (3650, "628.0", "middle"),
-        (3653.125, "628.5", "end"),  # within 80 of the right edge: it runs left
+        (3150, "548.0", "middle"),
+        (3153.125, "548.5", "end"),  # within 160 of the right edge: it runs left
     ],
 )
 def test_the_busiest_label_stays_inside_the_chart(
     draw: Draw, seconds: float, x: str, anchor: str
 ) -> None:
-    # Over 4150 s, a second is 0.16 of a unit: 500 s is 80 units from the left.
+    # Over 4150 s, a second is 0.16 of a unit: 1000 s is 160 units from the left.
     svg = draw([Sample(at(0), 1, 0), Sample(at(seconds), 2, 1), Sample(at(4150), 0, 2)])
     (peak,) = by_class(svg, "g", "whos-online-peak")
     label = peak.find("text")

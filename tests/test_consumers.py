@@ -453,6 +453,64 @@ def test_a_page_gets_the_whole_state_then_what_changed_and_a_quiet_tick_sends_no
     assert closed.messages == []
 
 
+def test_each_change_is_said_in_a_short_sentence_never_the_list(
+    redis_db: redis.Redis, settings: Any, people: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE, settings.WHOS_ONLINE_IDLE_AFTER = 3600, 300
+    monkeypatch.setattr(hub, "TICK", 0)  # each notice read at its tick, not a TICK later
+    alice, bob, carol, dan = people("alice", "bob", "carol", "dan")
+    ticker, page = DrivenHub(), Page()
+    said: list[str | None] = []
+
+    def tick() -> None:
+        before = len(page.messages)
+        ticker.changed()  # the notice of the change
+        run(ticker.tick)
+        assert len(page.messages) == before + 1, "no push"
+        said.append(page.messages[-1].get("announce"))
+        traveller.shift(1)
+
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_user(alice)
+        ticker.subscribe(SITE, page)
+        tick()  # the whole state: nothing to say
+        presence.record_user(bob)
+        tick()
+        presence.record_user(carol)
+        presence.record_user(dan)
+        tick()
+        presence.forget_user(bob)  # logged out
+        tick()
+        presence.forget_user(carol)
+        presence.forget_user(dan)
+        tick()
+        traveller.shift(300)
+        tick()  # alice, seen 305 s ago
+        presence.record_user(bob)
+        presence.record_user(carol)
+        tick()
+        traveller.shift(300)
+        tick()
+        presence.record_user(alice)  # back from idle
+        tick()
+        presence.record_user(bob)
+        presence.record_user(carol)
+        tick()
+    assert said == [
+        None,
+        "bob joined.",
+        "2 people joined.",
+        "bob left.",
+        "2 people left.",
+        "alice is idle.",
+        "2 people joined.",
+        "2 people are idle.",
+        "alice is back.",
+        "2 people are back.",
+    ]
+    assert "<bdi>alice</bdi>" in page.messages[-1]["html"]
+
+
 OVERRIDES = {
     "whos_online/whos_online.html": "site {{ room }} {{ window_minutes }} {{ members_html }}",
     "whos_online/room.html": "room {{ room }} {{ window_minutes }} {{ members_html }}",

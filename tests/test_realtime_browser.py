@@ -11,6 +11,7 @@ public API, as another server process of the site would.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -27,6 +28,7 @@ from tests.test_browser import (
     ROOT,
     Demo,
     browser,  # noqa: F401 (the fixture, used by name below)
+    check_contrast,
     log_in,
     running_demo,
     server_log_on_failure,
@@ -106,6 +108,7 @@ def test_a_closed_tab_leaves_the_other_members_list_within_two_seconds(
         bob = log_in(browser, server.site, "bob")
         try:
             members = on_thread(alice, server.site)
+            deadline_wait(lambda: NAMES["alice"] in connected_names(ROOM), 5)  # subscribed
             bob_members = on_thread(bob, server.site)
             expect(bob_members.filter(has_text=NAMES["alice"])).to_have_class(
                 "whos-here-member whos-here-online"
@@ -120,6 +123,16 @@ def test_a_closed_tab_leaves_the_other_members_list_within_two_seconds(
             alice.locator("#chat-form button").click()
             expect(bob.locator("#chat-messages")).to_contain_text(f"{NAMES['alice']}: hello bob")
 
+            # The block is no live region (it is replaced at each change): a small
+            # polite one beside it says the change, bob's coming.
+            block = alice.locator("section.whos-here")
+            expect(block).not_to_have_attribute("aria-live", re.compile(".*"))
+            said = alice.locator("section.whos-here + p.whos-online-announcement")
+            expect(said).to_have_attribute("aria-live", "polite")
+            expect(said).to_have_attribute("role", "status")
+            expect(said).to_have_text(f"{NAMES['bob']} joined.")
+            assert said.evaluate("e => e.getBoundingClientRect().width") <= 1, "not hidden"
+
             # He reads on (a socket closing within the grace of his page view would be the
             # page that replaced it: a real server's clock, so a real wait).
             bob.wait_for_timeout(presence.SOCKET_GRACE * 1000)
@@ -127,9 +140,21 @@ def test_a_closed_tab_leaves_the_other_members_list_within_two_seconds(
             started = time.monotonic()
             expect(bob_in_alice).to_have_class("whos-here-member whos-here-idle", timeout=2000)
             waited = time.monotonic() - started
+            # The leave in words, in the list and aloud; the count says what "now" means.
+            expect(bob_in_alice).to_have_text(f"{NAMES['bob']} (idle)")
+            expect(said).to_have_text(f"{NAMES['bob']} is idle.")
+            expect(block.locator(".whos-here-window")).to_have_text(
+                re.compile(r"^Based on users active in the past \d+ minutes\.$")
+            )
+            check_contrast(alice, "section.whos-here")
+            alice.screenshot(path=str(server.site.log.parent / "thread-after-leave.png"))
             assert connected_names(ROOM) == {NAMES["alice"]}
             assert connected_names() == {NAMES["alice"]}
             print(f"bob left alice's list {waited:.2f} s after his tab closed")
+
+            on_thread(bob.context.new_page(), server.site)  # bob opens it again
+            expect(bob_in_alice).to_have_text(NAMES["bob"])
+            expect(said).to_have_text(f"{NAMES['bob']} is back.")
         finally:
             alice.context.close()
             bob.context.close()

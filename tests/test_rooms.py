@@ -40,6 +40,8 @@ def test_who_is_reading_each_thread(redis_db: redis.Redis, people: Any) -> None:
     BrowserClient().get("/thread/1/", REMOTE_ADDR="203.0.113.5")
     html = bob.get("/thread/1/").content.decode()
     assert "3 here now: 2 members, 1 guest" in html
+    # "now" is the window, as the site's block says too (idle members say so by name).
+    assert '<p class="whos-here-window">Based on users active in the past 10 minutes.</p>' in html
     assert listed(html) == ["bob", "alice"] and "carol" not in html
     assert '<li class="whos-here-member whos-here-online"><bdi>bob</bdi></li>' in html
     assert names(presence.online_users(room="thread:2")) == ["carol"]

@@ -38,7 +38,7 @@ PAGES: dict[str, dict[str, str]] = {
         " et 1 autre Record : 7 utilisateurs en ligne le {date}."
         " Au total, 7 utilisateurs ont été en ligne au cours des dernières 24 heures."
         " D’après les utilisateurs actifs au cours des 10 dernières minutes.",
-        "room": "3 ici en ce moment : 2 membres, 1 invité Alice Bob",
+        "room": "3 ici en ce moment : 2 membres, 1 invité Alice Bob D’après les utilisateurs actifs au cours des 10 dernières minutes.",
         "admin": "8 utilisateurs en ligne : 5 membres (dont 1 masqué), 3 invités."
         " Record : 8 utilisateurs en ligne le {date} à {time}.",
         "chart": "Membres et invités en ligne, 2 mesures",
@@ -54,7 +54,7 @@ PAGES: dict[str, dict[str, str]] = {
         " und 1 weiterer Rekord: 7 Benutzer gleichzeitig online am {date}."
         " Insgesamt waren in den letzten 24 Stunden 7 Benutzer online."
         " Berücksichtigt sind Benutzer, die in den letzten 10 Minuten aktiv waren.",
-        "room": "3 gerade hier: 2 Mitglieder, 1 Gast Alice Bob",
+        "room": "3 gerade hier: 2 Mitglieder, 1 Gast Alice Bob Berücksichtigt sind Benutzer, die in den letzten 10 Minuten aktiv waren.",
         "admin": "8 Benutzer online: 5 Mitglieder (davon 1 verborgen), 3 Gäste."
         " Rekord: 8 Benutzer gleichzeitig online am {date} um {time} Uhr.",
         "chart": "Mitglieder und Gäste online, 2 Messpunkte",
@@ -70,7 +70,7 @@ PAGES: dict[str, dict[str, str]] = {
         " y 1 más Récord: 7 usuarios en línea el {date}."
         " En total, 7 usuarios estuvieron en línea en las últimas 24 horas."
         " Según los usuarios activos en los últimos 10 minutos.",
-        "room": "3 aquí ahora: 2 miembros, 1 invitado Alice Bob",
+        "room": "3 aquí ahora: 2 miembros, 1 invitado Alice Bob Según los usuarios activos en los últimos 10 minutos.",
         "admin": "8 usuarios en línea: 5 miembros (1 oculto), 3 invitados."
         " Récord: 8 usuarios en línea el {date} a las {time}.",
         "chart": "Miembros e invitados en línea, 2 muestras",
@@ -86,7 +86,7 @@ PAGES: dict[str, dict[str, str]] = {
         " e 1 altro Record: 7 utenti online il {date}."
         " In totale ci sono stati 7 utenti online nelle ultime 24 ore."
         " In base agli utenti attivi negli ultimi 10 minuti.",
-        "room": "3 presenti ora: 2 membri, 1 ospite Alice Bob",
+        "room": "3 presenti ora: 2 membri, 1 ospite Alice Bob In base agli utenti attivi negli ultimi 10 minuti.",
         "admin": "8 utenti online: 5 membri (di cui 1 nascosto), 3 ospiti."
         " Record: 8 utenti online il {date} alle {time}.",
         "chart": "Membri e ospiti online, 2 rilevazioni",
@@ -102,7 +102,7 @@ PAGES: dict[str, dict[str, str]] = {
         " e mais 1 Recorde: 7 usuários online em {date}."
         " No total, 7 usuários estiveram online nas últimas 24 horas."
         " Com base nos usuários ativos nos últimos 10 minutos.",
-        "room": "3 aqui agora: 2 membros, 1 visitante Alice Bob",
+        "room": "3 aqui agora: 2 membros, 1 visitante Alice Bob Com base nos usuários ativos nos últimos 10 minutos.",
         "admin": "8 usuários online: 5 membros (1 oculto), 3 visitantes."
         " Recorde: 8 usuários online em {date} às {time}.",
         "chart": "Membros e visitantes online, 2 amostras",
@@ -118,7 +118,7 @@ PAGES: dict[str, dict[str, str]] = {
         " en nog 1 Record: 7 gebruikers online op {date}."
         " In totaal waren er in de afgelopen 24 uur 7 gebruikers online."
         " Op basis van gebruikers die de afgelopen 10 minuten actief waren.",
-        "room": "3 nu hier: 2 leden, 1 gast Alice Bob",
+        "room": "3 nu hier: 2 leden, 1 gast Alice Bob Op basis van gebruikers die de afgelopen 10 minuten actief waren.",
         "admin": "8 gebruikers online: 5 leden (waarvan 1 verborgen), 3 gasten."
         " Record: 8 gebruikers online op {date} om {time}.",
         "chart": "Leden en gasten online, 2 metingen",
@@ -134,7 +134,7 @@ PAGES: dict[str, dict[str, str]] = {
         " i jeszcze 1 Rekord: 7 osób online {date}."
         " Łącznie w ciągu ostatnich 24 godzin online było 7 osób."
         " Na podstawie osób aktywnych w ciągu ostatnich 10 minut.",
-        "room": "3 osoby są tu teraz: 2 członków, 1 gość Alice Bob",
+        "room": "3 osoby są tu teraz: 2 członków, 1 gość Alice Bob Na podstawie osób aktywnych w ciągu ostatnich 10 minut.",
         "admin": "8 osób online: 5 członków (w tym 1 ukryty), 3 gości."
         " Rekord: 8 osób online {date} o {time}.",
         "chart": "Członkowie i goście online, 2 próbki",
@@ -150,7 +150,7 @@ PAGES: dict[str, dict[str, str]] = {
         " и ещё 1 Рекорд посещаемости: 7 пользователей онлайн {date}"
         " Всего за последние 24 часа онлайн было 7 пользователей."
         " Учитываются пользователи, активные за последние 10 минут.",
-        "room": "3 человека сейчас здесь: 2 участника, 1 гость Alice Bob",
+        "room": "3 человека сейчас здесь: 2 участника, 1 гость Alice Bob Учитываются пользователи, активные за последние 10 минут.",
         "admin": "8 пользователей онлайн: 5 участников (из них 1 скрытый), 3 гостя."
         " Рекорд посещаемости: 8 пользователей онлайн {date} в {time}.",
         "chart": "Участники и гости онлайн, 2 замера",
@@ -166,7 +166,7 @@ PAGES: dict[str, dict[str, str]] = {
         " і ще 1 Рекорд відвідуваності: 7 користувачів онлайн {date}"
         " Усього за останні 24 години онлайн було 7 користувачів."
         " Враховано користувачів, активних за останні 10 хвилин.",
-        "room": "3 людини зараз тут: 2 учасники, 1 гість Alice Bob",
+        "room": "3 людини зараз тут: 2 учасники, 1 гість Alice Bob Враховано користувачів, активних за останні 10 хвилин.",
         "admin": "8 користувачів онлайн: 5 учасників (з них 1 прихований), 3 гості."
         " Рекорд відвідуваності: 8 користувачів онлайн {date} о {time}.",
         "chart": "Учасники й гості онлайн, 2 виміри",
@@ -182,7 +182,7 @@ PAGES: dict[str, dict[str, str]] = {
         " ve 1 kişi daha En yüksek çevrimiçi sayısı: 7 kullanıcı, {date}."
         " Son 24 saatte toplam 7 kullanıcı çevrimiçiydi."
         " Son 10 dakika içinde etkin olan kullanıcılara göre.",
-        "room": "Şu an burada 3 kişi: 2 üye, 1 misafir Alice Bob",
+        "room": "Şu an burada 3 kişi: 2 üye, 1 misafir Alice Bob Son 10 dakika içinde etkin olan kullanıcılara göre.",
         "admin": "8 kullanıcı çevrimiçi: 5 üye (1 gizli), 3 misafir."
         " En yüksek çevrimiçi sayısı: 8 kullanıcı, {date} saat {time}.",
         "chart": "Çevrimiçi üyeler ve misafirler, 2 ölçüm",
@@ -198,7 +198,7 @@ PAGES: dict[str, dict[str, str]] = {
         " وواحد آخر أكبر عدد من المتصلين: 7 مستخدمين في {date}."
         " إجمالًا، اتصل 7 مستخدمين خلال آخر 24 ساعة."
         " بناءً على المستخدمين النشطين في آخر 10 دقائق.",
-        "room": "3 أشخاص هنا الآن: عضوان، ضيف واحد Alice Bob",
+        "room": "3 أشخاص هنا الآن: عضوان، ضيف واحد Alice Bob بناءً على المستخدمين النشطين في آخر 10 دقائق.",
         "admin": "8 مستخدمين متصلين: 5 أعضاء (منهم واحد مخفي)، 3 ضيوف."
         " أكبر عدد من المتصلين: 8 مستخدمين في {date} الساعة {time}.",
         "chart": "الأعضاء والضيوف المتصلون، عينتان",
@@ -214,7 +214,7 @@ PAGES: dict[str, dict[str, str]] = {
         " ほか1人 過去最多：{date}に7人がオンライン。"
         " 過去24時間にオンラインだったユーザーは合計7人です。"
         " 過去10分間にアクティブだったユーザーに基づいています。",
-        "room": "ここに3人：メンバー2人、ゲスト1人 Alice Bob",
+        "room": "ここに3人：メンバー2人、ゲスト1人 Alice Bob 過去10分間にアクティブだったユーザーに基づいています。",
         "admin": "オンライン8人：メンバー5人（うち非表示1人）、ゲスト3人."
         " 過去最多：{date} {time}に8人がオンライン。",
         "chart": "オンラインのメンバーとゲスト（記録2件）",
@@ -230,7 +230,7 @@ PAGES: dict[str, dict[str, str]] = {
         " 외 1명 최다 동시 접속: {date}, 7명."
         " 최근 24시간 동안 접속한 사용자는 모두 7명입니다."
         " 최근 10분 동안 활동한 사용자 기준입니다.",
-        "room": "지금 여기 3명: 회원 2명, 손님 1명 Alice Bob",
+        "room": "지금 여기 3명: 회원 2명, 손님 1명 Alice Bob 최근 10분 동안 활동한 사용자 기준입니다.",
         "admin": "접속 중 8명: 회원 5명(숨김 1명), 손님 3명. 최다 동시 접속: {date} {time}, 8명.",
         "chart": "접속 중인 회원과 손님, 측정값 2개",
         "legend": "회원 손님 가장 붐빈 시각",
@@ -245,7 +245,7 @@ PAGES: dict[str, dict[str, str]] = {
         " 还有 1 人 最高在线纪录：7 人，于 {date}。"
         " 过去 24 小时内共有 7 位用户在线。"
         " 根据过去 10 分钟内活跃的用户统计。",
-        "room": "此处现有 3 人：2 位会员，1 位访客 Alice Bob",
+        "room": "此处现有 3 人：2 位会员，1 位访客 Alice Bob 根据过去 10 分钟内活跃的用户统计。",
         "admin": "8 人在线：5 位会员（其中 1 位隐身），3 位访客. 最高在线纪录：8 人，于 {date} {time}。",
         "chart": "在线会员与访客，共 2 个采样",
         "legend": "会员 访客 最繁忙时刻",

@@ -59,8 +59,12 @@ def _page(admin_site: str) -> dict[str, Any]:
     """Everything the page shows, read from Redis (3 round trips)."""
     online = presence.summary(PAGE_LIMIT, include_hidden=True, day=True)
     samples = presence.history()
+    days = presence.daily_visitors()  # today first
+    # From the first day anyone came: a new site's table is not a month of zeros.
+    while days and not days[-1].total:
+        days.pop()
     return {
-        "days": presence.daily_visitors(),
+        "days": days,
         "approximate": counting.approximate(),
         "short_retention": conf.retention < counting.DAY,
         "retention_hours": f"{conf.retention / 3600:.2g}",

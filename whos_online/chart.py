@@ -29,6 +29,9 @@ MAX_TIME_LABELS = 12
 # day of one-a-minute samples stays a light page.
 MAX_HOVER = 288
 TIME_FORMAT = "H:i"  # no "a.m." whose period would follow a sentence's
+# Within this of an edge the busiest label runs away from it: room for the label
+# at the larger font of narrow screens (the admin template's stylesheet).
+LABEL_ROOM = 160
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,7 @@ class Chart:
     y_ticks: list[Tick]
     peak: Peak
     hovers: list[Hover]
+    title: str  # the time axis's span, from its first to its last moment
     width: int = WIDTH
     height: int = HEIGHT
     left: int = LEFT
@@ -127,9 +131,9 @@ def draw(samples: list[Sample]) -> Chart | None:
         title=gettext("Busiest: %(total)d online at %(time)s (%(counts)s)")
         % {"total": total, "time": clock(best.at), "counts": counts_text(best.users, best.guests)},
         anchor="start"
-        if peak_x < LEFT + 80
+        if peak_x < LEFT + LABEL_ROOM
         else "end"
-        if peak_x > WIDTH - RIGHT - 80
+        if peak_x > WIDTH - RIGHT - LABEL_ROOM
         else "middle",
     )
     return Chart(
@@ -139,6 +143,8 @@ def draw(samples: list[Sample]) -> Chart | None:
         y_ticks=[Tick(round(y(value), 1), str(value)) for value in range(0, top + 1, step)],
         peak=peak,
         hovers=_hovers(samples, x),
+        title=gettext("Online counts from %(start)s to %(end)s")
+        % {"start": clock(start), "end": clock(end)},
     )
 
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from django.template.loader import render_to_string
+from django.utils.translation import gettext_lazy, ngettext_lazy
 
 from whos_online import failsafe, presence
 from whos_online.conf import conf
@@ -232,6 +233,8 @@ class Hub:
         if not (feed.fresh or changed):
             return  # a read that found nothing new: nothing is rendered or sent
         html = await asyncio.to_thread(_render, view, online)
+        # A list cut at its limit gains and drops names nobody brought or took away.
+        truncated = bool(counts["more"] or feed.counts.get("more"))
         # Only once rendered: a tick that failed leaves the state and the diff to the next.
         fresh, feed.fresh = feed.fresh, set()
         feed.members, feed.counts = members, counts
@@ -240,7 +243,8 @@ class Hub:
             state = _encode("presence_state", members, {}, counts, html)
             sends += [subscriber.presence_message(state) for subscriber in fresh]
         if changed:
-            diff = _encode("presence_diff", joins, leaves, counts, html)
+            said = "" if truncated else announce(joins, leaves)
+            diff = _encode("presence_diff", joins, leaves, counts, html, said)
             sends += [s.presence_message(diff) for s in feed.subscribers - fresh]
         for result in await asyncio.gather(*sends, return_exceptions=True):
             # A socket closing as we send: its own disconnect follows.
@@ -323,9 +327,49 @@ def _encode(
     leaves: dict[str, dict[str, Any]],
     counts: dict[str, Any],
     html: str,
+    announcement: str = "",
 ) -> str:
     message = {"type": kind, "joins": joins, "leaves": leaves, **counts, "html": html}
+    if announcement:
+        message["announce"] = announcement
     return json.dumps(message, separators=(",", ":"))
+
+
+# What a change says to a screen reader: one member by name, several by number.
+JOINED = (
+    gettext_lazy("%(name)s joined."),
+    ngettext_lazy("%(count)d person joined.", "%(count)d people joined.", "count"),
+)
+LEFT = (
+    gettext_lazy("%(name)s left."),
+    ngettext_lazy("%(count)d person left.", "%(count)d people left.", "count"),
+)
+IDLE = (
+    gettext_lazy("%(name)s is idle."),
+    ngettext_lazy("%(count)d person is idle.", "%(count)d people are idle.", "count"),
+)
+BACK = (
+    gettext_lazy("%(name)s is back."),
+    ngettext_lazy("%(count)d person is back.", "%(count)d people are back.", "count"),
+)
+
+
+def announce(joins: dict[str, dict[str, Any]], leaves: dict[str, dict[str, Any]]) -> str:
+    """A diff in short sentences for the block's live region ("Bob left."), never the list:
+    a member only in ``joins`` joined, only in ``leaves`` left; one in both whose status
+    changed is idle, or back (other card changes, e.g. a new name, say nothing)."""
+    changed = [(card, leaves[pk]["status"]) for pk, card in joins.items() if pk in leaves]
+    changes = [
+        (JOINED, [card for pk, card in joins.items() if pk not in leaves]),
+        (LEFT, [card for pk, card in leaves.items() if pk not in joins]),
+        (IDLE, [card for card, was in changed if card["status"] == "idle" != was]),
+        (BACK, [card for card, was in changed if card["status"] == "online" != was]),
+    ]
+    return " ".join(
+        one % {"name": cards[0]["name"]} if len(cards) == 1 else several % {"count": len(cards)}
+        for (one, several), cards in changes
+        if cards
+    )
 
 
 def _diff(

@@ -6,7 +6,10 @@
  * data-whos-online-refresh seconds. Either way this swaps the section's contents and keeps
  * its attributes. Polls are not counted as visits (X-Whos-Online header), hidden tabs do not
  * poll, and a failed poll or a lost socket keeps what is shown. A socket closed with 4403 (a
- * room the site did not open to this visitor) or 4429 (too many sockets) is not retried. */
+ * room the site did not open to this visitor) or 4429 (too many sockets) is not retried.
+ * The section is no live region (a screen reader would read the whole list at every
+ * change): a pushed block gets a visually hidden polite one beside it, which says the
+ * change the server put in words ("Bob left."). */
 (function () {
   "use strict";
   if (window.whosOnlineLive) {
@@ -58,6 +61,26 @@
     });
   }
 
+  function announcer(section) {
+    var region = document.createElement("p");
+    region.className = "whos-online-announcement";
+    region.setAttribute("role", "status");
+    region.setAttribute("aria-live", "polite");
+    // Visually hidden, still read; set through the CSSOM, which a strict CSP allows.
+    var style = region.style;
+    style.position = "absolute";
+    style.width = "1px";
+    style.height = "1px";
+    style.margin = "-1px";
+    style.padding = "0";
+    style.border = "0";
+    style.overflow = "hidden";
+    style.clip = "rect(0 0 0 0)";
+    style.whiteSpace = "nowrap";
+    section.parentNode.insertBefore(region, section.nextSibling);
+    return region;
+  }
+
   function subscribe(block) {
     var scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
     var socket = new window.WebSocket(
@@ -70,6 +93,9 @@
       var data = JSON.parse(event.data);
       if (data.html) {
         swap(block.section, data.html);
+      }
+      if (data.announce) {
+        block.announcer.textContent = data.announce;
       }
     };
     socket.onclose = function (event) {
@@ -93,6 +119,7 @@
     for (var i = 0; i < sections.length; i++) {
       var block = { section: sections[i], pushed: false, polling: false, retries: 0 };
       if (sections[i].getAttribute("data-whos-online-ws") && window.WebSocket) {
+        block.announcer = announcer(sections[i]);
         subscribe(block);
       } else {
         schedule(block);
