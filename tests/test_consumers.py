@@ -113,6 +113,8 @@ def test_five_tabs_are_one_member_and_the_last_to_close_takes_them_off_at_once(
     async def scenario() -> None:
         watcher = await tab(bob)
         tabs = [await tab(alice) for _ in range(5)]
+        conns = presence.conf.connections_key(None, str(alice.pk))
+        await eventually(lambda: redis_db.hlen(conns) == 5)  # every tab recorded
         await until(watcher, lambda m: str(alice.pk) in m["joins"])
         assert presence.user_count() == 2 and listed()["alice"] == "online"
         for closed in tabs[:4]:

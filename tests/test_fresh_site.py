@@ -186,6 +186,7 @@ SERVERS = {
 }
 
 
+@pytest.mark.load  # real servers (and the load extra's clients): run once, by dev.py test
 @pytest.mark.parametrize("serve", SERVERS)
 def test_the_real_time_section_pushes_on_a_fresh_site(
     tmp_path: Path, redis_db: redis.Redis, settings: Any, serve: str

@@ -270,7 +270,8 @@ def test_the_room_cap_holds_with_sockets_open_and_closing_in_any_order(
                 await tab(member, f"/ws/whos-online/topic:{round_}-{n}/")
                 for n, member in enumerate(members * 3)
             ]
-            assert len(rooms_with_keys()) <= 5
+            # Joins still in flight may pass through more rooms; none keeps keys.
+            await eventually(lambda: len(rooms_with_keys()) <= 5)
             for socket in sockets[1::2] + sockets[::2]:  # closed out of order
                 await socket.disconnect()
                 assert len(rooms_with_keys()) <= 5
