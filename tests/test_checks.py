@@ -7,11 +7,12 @@ from io import StringIO
 from typing import Any
 
 import pytest
-from django.core.checks import run_checks
+from django.core.checks import CheckMessage, run_checks
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 from django.db import models
 
+from tests.conftest import django_redis_cache
 from whos_online import checks
 
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
@@ -19,8 +20,15 @@ SESSION = "django.contrib.sessions.middleware.SessionMiddleware"
 AUTH = "django.contrib.auth.middleware.AuthenticationMiddleware"
 
 
+def messages() -> list[CheckMessage]:
+    """Our messages that ``manage.py check`` would report (SILENCED_SYSTEM_CHECKS honoured)."""
+    return [
+        m for m in run_checks() if m.id and m.id.startswith("whos_online.") and not m.is_silenced()
+    ]
+
+
 def ids() -> list[str]:
-    return sorted(m.id for m in run_checks() if m.id and m.id.startswith("whos_online."))
+    return sorted(str(m.id) for m in messages())
 
 
 def test_the_test_settings_pass() -> None:
@@ -171,9 +179,9 @@ def test_every_message_has_a_hint(settings: Any) -> None:
     settings.WHOS_ONLINE_SOCKET_TIMEOUT = 9
     settings.WHOS_ONLINE_IS_BOT = 42
     settings.WHOS_ONLINE_SLOW_CALL = 10
-    messages = [m for m in run_checks() if m.id and m.id.startswith("whos_online.")]
-    assert len(messages) == 6
-    assert all(m.hint for m in messages)
+    found = [m for m in run_checks() if m.id and m.id.startswith("whos_online.")]
+    assert len(found) == 7  # W010 (the suite silences it) among them
+    assert all(m.hint for m in found)
 
 
 def test_a_client_factory_wants_a_hash_tagged_prefix(settings: Any) -> None:
@@ -274,7 +282,7 @@ def test_messages_say_what_is_wrong_and_how_to_fix_it(
 ) -> None:
     for name, value in values.items():
         setattr(settings, name, value)
-    [found] = [m for m in run_checks() if m.id and m.id.startswith("whos_online.")]
+    [found] = messages()
     assert (found.msg, found.hint) == (message, hint)
 
 
@@ -297,11 +305,10 @@ def test_email_login_sites_are_told_how_members_are_named(
     settings: Any, monkeypatch: pytest.MonkeyPatch, login: str, field: Any, warned: bool
 ) -> None:
     monkeypatch.setattr(checks, "get_user_model", lambda: user_model(login, field))
-    messages = [m for m in run_checks() if m.id and m.id.startswith("whos_online.")]
     if not warned:
-        assert messages == []
+        assert messages() == []
         return
-    [found] = messages
+    [found] = messages()
     assert (found.id, found.msg, found.hint) == (
         "whos_online.W007",
         "Account logs in by email address and WHOS_ONLINE_MEMBER_CARD is not set: the block "
@@ -312,3 +319,60 @@ def test_email_login_sites_are_told_how_members_are_named(
     )
     settings.WHOS_ONLINE_MEMBER_CARD = "whos_online.members.default_card"  # set, even as default
     assert ids() == []
+
+
+OWN_DATABASE = "redis://127.0.0.1:6379/1"
+
+
+def check_output(settings: Any) -> str:
+    """What ``manage.py check`` prints, with the suite's silencing of W010 lifted."""
+    settings.SILENCED_SYSTEM_CHECKS = []
+    out = StringIO()
+    call_command("check", stdout=out, stderr=out)
+    return out.getvalue()
+
+
+def test_whos_online_on_the_default_cache_is_warned_about(settings: Any) -> None:
+    output = check_output(settings)
+    assert (
+        "?: (whos_online.W010) WHOS_ONLINE_CACHE_ALIAS is 'default', which is also "
+        "django.core.cache.cache: a cache.clear() there (a deploy step, a test helper) "
+        "flushes the whole Redis database, erasing who is online, the most-ever-online peak "
+        "and the history.\n"
+        "\tHINT: Give whos_online its own django-redis alias on its own Redis database "
+        '(e.g. "redis://127.0.0.1:6379/1") and name it in WHOS_ONLINE_CACHE_ALIAS.'
+    ) in output
+    assert "System check identified 1 issue (0 silenced)." in output
+    settings.SILENCED_SYSTEM_CHECKS = ["whos_online.W010"]
+    assert ids() == []
+
+
+def test_an_alias_of_its_own_is_not_warned_about(settings: Any) -> None:
+    settings.CACHES = {**settings.CACHES, "whos_online": django_redis_cache(OWN_DATABASE)}
+    settings.WHOS_ONLINE_CACHE_ALIAS = "whos_online"
+    assert check_output(settings) == "System check identified no issues (0 silenced).\n"
+
+
+@pytest.mark.parametrize(
+    ("engine", "warned"),
+    [
+        ("django.contrib.sessions.backends.cache", True),
+        ("django.contrib.sessions.backends.cached_db", True),
+        ("django.contrib.sessions.backends.db", False),
+    ],
+)
+def test_an_alias_the_sessions_cache_in_is_warned_about(
+    settings: Any, engine: str, warned: bool
+) -> None:
+    settings.CACHES = {**settings.CACHES, "shared": django_redis_cache(OWN_DATABASE)}
+    settings.WHOS_ONLINE_CACHE_ALIAS = "shared"
+    settings.SESSION_CACHE_ALIAS = "shared"
+    settings.SESSION_ENGINE = engine
+    settings.SILENCED_SYSTEM_CHECKS = []
+    assert ids() == (["whos_online.W010"] if warned else [])
+    if warned:
+        [message] = [m for m in run_checks() if m.id == "whos_online.W010"]
+        assert message.msg.startswith(
+            "WHOS_ONLINE_CACHE_ALIAS is 'shared', which is also the sessions' cache "
+            "(SESSION_CACHE_ALIAS): a cache.clear() there"
+        )

@@ -7,6 +7,8 @@ request retries.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -14,7 +16,7 @@ import redis
 
 from tests.conftest import BrowserAsyncClient, BrowserClient
 from tests.test_middleware import async_get
-from whos_online import presence
+from whos_online import client_ip, presence
 
 pytestmark = pytest.mark.django_db
 
@@ -153,3 +155,67 @@ def test_a_request_after_an_unusable_address_is_recorded(
     client.get("/", HTTP_X_FORWARDED_FOR="junk")
     client.get("/", HTTP_X_FORWARDED_FOR="198.51.100.3")
     assert guest_of(redis_db, settings) == {presence.guest_id("198.51.100.3")}
+
+
+BEHIND_A_PROXY = {"REMOTE_ADDR": "10.0.0.5", "HTTP_X_FORWARDED_FOR": "203.0.113.7"}
+UNKNOWN_PROXY = (
+    "A guest came from 10.0.0.5 with a forwarding header (X-Forwarded-For), but neither "
+    "WHOS_ONLINE_PROXY_COUNT nor WHOS_ONLINE_TRUSTED_PROXIES is set: behind a reverse proxy "
+    "every guest has the proxy's address, so all guests count as one. Set one of them."
+)
+
+
+@pytest.fixture
+def proxy_warnings(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> Callable[[], list[tuple[int, str]]]:
+    """The process's one warning not yet given; then the client_ip log, as (level, message)."""
+    monkeypatch.setattr(client_ip, "_told_of_proxy", False)
+
+    def records() -> list[tuple[int, str]]:
+        return [(r.levelno, r.getMessage()) for r in caplog.records if r.name == client_ip.__name__]
+
+    return records
+
+
+def test_guests_through_an_unknown_proxy_are_warned_about_once(
+    redis_db: redis.Redis, settings: Any, proxy_warnings: Callable[[], list[tuple[int, str]]]
+) -> None:
+    for n in range(3):
+        meta = {**BEHIND_A_PROXY, "HTTP_X_FORWARDED_FOR": f"203.0.113.{n}"}
+        assert BrowserClient().get("/", **meta).status_code == 200  # type: ignore[arg-type]
+    assert proxy_warnings() == [(logging.WARNING, UNKNOWN_PROXY)]
+    assert guest_of(redis_db, settings) == {presence.guest_id("10.0.0.5")}  # the harm
+
+
+@pytest.mark.parametrize(
+    ("setup", "meta"),
+    [
+        ({}, {**BEHIND_A_PROXY, "REMOTE_ADDR": "93.184.216.34"}),  # a public address
+        ({}, {"REMOTE_ADDR": "10.0.0.5"}),  # no forwarding header
+        ({"H": "Forwarded"}, BEHIND_A_PROXY),  # not the header the site names
+        ({"P": 1}, BEHIND_A_PROXY),
+        ({"T": ["10.0.0.0/8"]}, BEHIND_A_PROXY),
+    ],
+)
+def test_no_proxy_warning_where_the_settings_are_right(
+    redis_db: redis.Redis,
+    settings: Any,
+    proxy_warnings: Callable[[], list[tuple[int, str]]],
+    setup: dict[str, Any],
+    meta: dict[str, str],
+) -> None:
+    configure(settings, setup)
+    assert BrowserClient().get("/", **meta).status_code == 200  # type: ignore[arg-type]
+    assert guest_of(redis_db, settings) != set()  # recorded: the warning had its chance
+    assert proxy_warnings() == []
+
+
+def test_the_forwarded_header_is_warned_about_where_the_site_names_it(
+    redis_db: redis.Redis, settings: Any, proxy_warnings: Callable[[], list[tuple[int, str]]]
+) -> None:
+    settings.WHOS_ONLINE_PROXY_HEADER = "Forwarded"
+    BrowserClient().get("/", REMOTE_ADDR="127.0.0.1", HTTP_FORWARDED="for=203.0.113.7")
+    [(level, message)] = proxy_warnings()
+    assert level == logging.WARNING
+    assert message.startswith("A guest came from 127.0.0.1 with a forwarding header (Forwarded)")

@@ -108,9 +108,9 @@ def use(site: Site, redis_db: redis.Redis, settings: Any, **more: Any) -> None:
     """Point the site at this test's Redis (fakeredis: its own, in the subprocess)."""
     overrides: dict[str, Any] = {"WHOS_ONLINE_KEY_PREFIX": repr(settings.WHOS_ONLINE_KEY_PREFIX)}
     if settings.CACHES["default"]["LOCATION"] == REDIS_URL:
-        overrides['CACHES["default"]["LOCATION"]'] = repr(REDIS_URL)
+        overrides['CACHES["whos_online"]["LOCATION"]'] = repr(REDIS_URL)
     else:
-        overrides['CACHES["default"]["OPTIONS"]["CONNECTION_POOL_KWARGS"]'] = (
+        overrides['CACHES["whos_online"]["OPTIONS"]["CONNECTION_POOL_KWARGS"]'] = (
             '{"connection_class": __import__("fakeredis").FakeRedisConnection}'
         )
     site.configure(**overrides, **more)
@@ -158,7 +158,9 @@ def test_the_cron_line_prints_nothing_even_on_a_site_with_check_warnings(
 
 
 def test_the_cron_line_prints_one_line_when_redis_is_down(site: Site, closed_port: int) -> None:
-    site.configure(**{'CACHES["default"]["LOCATION"]': repr(f"redis://127.0.0.1:{closed_port}/0")})
+    site.configure(
+        **{'CACHES["whos_online"]["LOCATION"]': repr(f"redis://127.0.0.1:{closed_port}/0")}
+    )
     cron = site.run(*cron_command())
     assert (cron.returncode, cron.stdout) == (1, "")
     (line,) = cron.stderr.splitlines()

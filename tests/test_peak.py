@@ -9,10 +9,12 @@ from typing import Any
 import pytest
 import redis
 import time_machine
+from django.core.cache import cache
 from django.core.management import call_command
 from django.template import engines
+from fakeredis import FakeRedisConnection
 
-from tests.conftest import NOW
+from tests.conftest import NOW, django_redis_cache
 from whos_online import presence
 
 pytestmark = pytest.mark.django_db
@@ -81,3 +83,26 @@ def test_a_lower_count_read_later_never_overwrites_a_higher_one(
     for user in people("alice", "bob"):
         presence.record_user(user)
     assert presence.summary(limit=10).peak == presence.Peak(4, NOW)
+
+
+def test_a_cache_clear_on_another_database_keeps_the_peak_and_the_history(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    """Set up as the README says (W010's hint): the site's own cache.clear() spares us."""
+    whos_online = settings.CACHES["default"]
+    other_database = django_redis_cache(
+        "redis://fakeredis-tests:6379/1",
+        CONNECTION_POOL_KWARGS={"connection_class": FakeRedisConnection},
+    )
+    settings.CACHES = {"default": other_database, "whos_online": whos_online}
+    settings.WHOS_ONLINE_CACHE_ALIAS = "whos_online"
+    (alice,) = people("alice")
+    with time_machine.travel(NOW, tick=False):
+        presence.record_user(alice)
+        render()
+        call_command("whos_online_prune", stdout=StringIO())
+        cache.set("the site's", "own")
+        cache.clear()
+        assert cache.get("the site's") is None  # the clear did clear
+        assert presence.peak() == presence.Peak(1, NOW)
+        assert [(s.users, s.guests) for s in presence.history()] == [(1, 0)]

@@ -278,7 +278,9 @@ def test_the_admin_page_title_and_what_staff_may_do(redis_db: redis.Redis) -> No
 
 
 def whos_online_messages() -> list[Any]:
-    return [m for m in run_checks() if m.id and m.id.startswith("whos_online.")]
+    return [
+        m for m in run_checks() if m.id and m.id.startswith("whos_online.") and not m.is_silenced()
+    ]
 
 
 def ids() -> list[str]:

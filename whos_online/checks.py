@@ -97,7 +97,34 @@ def check_cache(**kwargs: Any) -> list[CheckMessage]:
                 id="whos_online.E004",
             )
         ]
+    shared_by = _shared_by(alias)
+    if shared_by:
+        return [
+            Warning(
+                f"WHOS_ONLINE_CACHE_ALIAS is {alias!r}, which is also {shared_by}: "
+                "a cache.clear() there (a deploy step, a test helper) flushes the whole Redis "
+                "database, erasing who is online, the most-ever-online peak and the history.",
+                hint="Give whos_online its own django-redis alias on its own Redis database "
+                '(e.g. "redis://127.0.0.1:6379/1") and name it in WHOS_ONLINE_CACHE_ALIAS.',
+                id="whos_online.W010",
+            )
+        ]
     return []
+
+
+CACHE_SESSIONS = (
+    "django.contrib.sessions.backends.cache",
+    "django.contrib.sessions.backends.cached_db",
+)
+
+
+def _shared_by(alias: str) -> str | None:
+    """What else Django's cache framework keeps under ``alias``, if anything."""
+    if alias == "default":
+        return "django.core.cache.cache"
+    if settings.SESSION_ENGINE in CACHE_SESSIONS and settings.SESSION_CACHE_ALIAS == alias:
+        return "the sessions' cache (SESSION_CACHE_ALIAS)"
+    return None
 
 
 @register(Tags.compatibility)

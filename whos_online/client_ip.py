@@ -17,6 +17,7 @@ lets a client choose its own address.
 from __future__ import annotations
 
 import ipaddress
+import logging
 from functools import lru_cache
 
 from django.http import HttpRequest
@@ -26,6 +27,10 @@ from whos_online.guests import Address
 
 # The two headers a site can choose to believe (WHOS_ONLINE_PROXY_HEADER).
 HEADERS = ("X-Forwarded-For", "Forwarded")
+
+logger = logging.getLogger(__name__)
+# Whether this process said that guests come through a proxy the settings ignore.
+_told_of_proxy = False
 
 
 def client_address(request: HttpRequest) -> Address | None:
@@ -54,7 +59,32 @@ def believed_header() -> str | None:
     """The ``request.META`` key of the forwarding header the settings believe; None: none is."""
     if not (conf.trusted_proxies or conf.proxy_count):
         return None
+    return _header_key()
+
+
+def _header_key() -> str:
     return "HTTP_FORWARDED" if conf.proxy_header == "Forwarded" else "HTTP_X_FORWARDED_FOR"
+
+
+def note_unknown_proxy(request: HttpRequest, address: Address) -> None:
+    """Warn once per process when a guest comes through a proxy the settings ignore.
+
+    Without a proxy setting every guest behind it is the proxy's address, so
+    all guests count as one. Called only where a guest is recorded, never on
+    the throttled path.
+    """
+    global _told_of_proxy
+    if _told_of_proxy or not address.is_private or believed_header() is not None:
+        return
+    if _header_key() in request.META:
+        _told_of_proxy = True
+        logger.warning(
+            "A guest came from %s with a forwarding header (%s), but neither WHOS_ONLINE_PROXY_COUNT nor "
+            "WHOS_ONLINE_TRUSTED_PROXIES is set: behind a reverse proxy every guest has the "
+            "proxy's address, so all guests count as one. Set one of them.",
+            address,
+            conf.proxy_header,
+        )
 
 
 def address_of(remote_addr: object, forwarded_for: object) -> Address | None:

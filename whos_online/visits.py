@@ -18,7 +18,7 @@ from django.core.exceptions import SynchronousOnlyOperation
 from django.http import HttpRequest, HttpResponseBase
 
 from whos_online import failsafe, presence
-from whos_online.client_ip import client_address
+from whos_online.client_ip import client_address, note_unknown_proxy
 from whos_online.conf import conf
 
 VISIT_METHODS = frozenset({"GET", "HEAD", "POST"})
@@ -160,6 +160,7 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
     ip = client_address(request)  # parsed once: guest_id takes it as it is
     if ip is None:  # no cookie either: a later request (a fixed proxy setting) retries
         return False
+    note_unknown_proxy(request, ip)
     return _remember(request, room, failsafe.write(presence.record_guest, ip, room))
 
 
