@@ -57,6 +57,32 @@ return n
 """)
 
 
+# leave(): a member ``pk`` out of a namespace's member sets ``users`` and
+# ``hidden``; if they were listed there, its change mark ``mark`` is set to
+# ``now`` (kept ``ttl`` s) and its ``room`` ('' for the site) published on
+# ``channel``. Returns whether they were listed. RECORD and FORGET share it.
+_LEAVE = """
+local function leave(users, hidden, mark, pk, room, now, ttl, channel)
+  if redis.call('ZREM', users, pk) + redis.call('ZREM', hidden, pk) == 0 then return false end
+  redis.call('SET', mark, now, 'EX', ttl)
+  redis.call('PUBLISH', channel, room)
+  return true
+end
+"""
+
+# sweep(): the connections of dead processes in a namespace, members of its live
+# set whose newest heartbeat is before ``cutoff``, move to its left set at that
+# beat. Returns whether any did. HEARTBEAT and CHECK share it.
+_SWEEP = """
+local function sweep(live, left, cutoff)
+  local stale = redis.call('ZRANGE', live, '-inf', '(' .. cutoff, 'BYSCORE', 'WITHSCORES')
+  for j = 1, #stale, 2 do redis.call('ZADD', left, 'GT', stale[j + 1], stale[j]) end
+  if #stale > 0 then redis.call('ZREMRANGEBYSCORE', live, '-inf', '(' .. cutoff) end
+  return #stale > 0
+end
+"""
+
+
 # Records ARGV[2] as seen at ARGV[1] in KEYS[1], all in one call: ZADD GT, so a
 # server whose clock lags never moves a score backwards; ZREM from KEYS[2] (a
 # member who moved between listed and hidden; KEYS[1] itself when there is no
@@ -89,7 +115,9 @@ return n
 # KEYS[1], so neither a cap nor a refusal.
 # Returns {the member's score before this write (false if none or not kept),
 # 1 if the newcomer was refused (nothing written) else 0}.
-RECORD = Script("""
+RECORD = Script(
+    _LEAVE
+    + """
 local window, trim, max_rooms, prefix = string.match(ARGV[10], '^(%S+) (%S+) (%S+) (.*)$')
 window, trim = tonumber(window), tonumber(trim)
 local window_ttl = math.ceil(window)
@@ -146,10 +174,8 @@ if ARGV[5] ~= '' and ARGV[6] ~= '' then
   local was_in = redis.call('HGET', KEYS[8], kind)
   if was_in and was_in ~= ARGV[5] then
     local room = prefix .. ':room:' .. was_in
-    if redis.call('ZREM', room .. ':users', ARGV[2]) + redis.call('ZREM', room .. ':hidden', ARGV[2]) > 0 then
-      redis.call('SET', room .. ':changed', ARGV[1], 'EX', window_ttl)
-      redis.call('PUBLISH', ARGV[11], was_in)
-    end
+    leave(room .. ':users', room .. ':hidden', room .. ':changed', ARGV[2], was_in, ARGV[1],
+          window_ttl, ARGV[11])
   end
   redis.call('HSET', KEYS[8], kind, ARGV[5])
   redis.call('EXPIRE', KEYS[8], ARGV[3])
@@ -180,7 +206,8 @@ if not (before and tonumber(before) >= tonumber(ARGV[9])) then
   end
 end
 return {before, 0}
-""")
+"""
+)
 
 # Prunes rooms' sets (KEYS, three per room) of members scored below ARGV[1],
 # removing at most ARGV[2] in all, so one call stays short however many rooms
@@ -398,12 +425,14 @@ return counts
 # leave the window before the next beats, and then every connected member of
 # the set below that score at once, whichever process they are on, by the same
 # ARGV[6] (never past now): connected members keep their order among
-# themselves in the newest-first list, so a steady crowd does not churn. A room the cap evicted (gone from the registry) is
-# left alone, so open sockets never bring its keys back; a registered room's
-# place in the registry is kept current. Members of a dead process found stale
+# themselves in the newest-first list, so a steady crowd does not churn. A room
+# the cap evicted (gone from the registry) is left alone, so open sockets never
+# bring its keys back; a registered room's place in the registry is kept current. Members of a dead process found stale
 # in a live set move to its left set. A namespace whose picture changed (a
 # member newly live, gone stale, or moved up) gets its mark set and is published.
-HEARTBEAT = Script("""
+HEARTBEAT = Script(
+    _SWEEP
+    + """
 local now, seen, rooms, changed = ARGV[1], {}, false, {}
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 for i = 0, (#KEYS - 2) / 5 - 1 do
@@ -433,12 +462,7 @@ for i = 0, (#KEYS - 2) / 5 - 1 do
     end
     if not seen[live] then
       seen[live] = true
-      local stale = redis.call('ZRANGE', live, '-inf', '(' .. ARGV[4], 'BYSCORE', 'WITHSCORES')
-      for j = 1, #stale, 2 do redis.call('ZADD', left, 'GT', stale[j + 1], stale[j]) end
-      if #stale > 0 then
-        redis.call('ZREMRANGEBYSCORE', live, '-inf', '(' .. ARGV[4])
-        changed[mark] = room
-      end
+      if sweep(live, left, ARGV[4]) then changed[mark] = room end
       -- As long as the member set: a stale beat still says "their last sign was a socket".
       redis.call('EXPIRE', live, ARGV[3])
       redis.call('EXPIRE', left, ARGV[3])
@@ -452,7 +476,8 @@ for mark, room in pairs(changed) do
   redis.call('PUBLISH', ARGV[7], room)
 end
 return 1
-""")
+"""
+)
 
 # One connection closed. KEYS[1] is the rooms' registry; then per namespace it
 # was in, four keys (live, left, the member's connections, the change mark).
@@ -500,24 +525,19 @@ return 1
 # names them). Each list they left gets its change mark (the site's: KEYS[4];
 # ARGV[2], kept ARGV[3] s) and is published on ARGV[4] ('' for the site).
 # Returns 1 if they were listed on the site, else 0.
-FORGET = Script("""
-local function leave(base, room)
-  if redis.call('ZREM', base .. ':users', ARGV[1]) + redis.call('ZREM', base .. ':hidden', ARGV[1]) > 0 then
-    redis.call('SET', base .. ':changed', ARGV[2], 'EX', ARGV[3])
-    redis.call('PUBLISH', ARGV[4], room)
-    return 1
-  end
-  return 0
+FORGET = Script(
+    _LEAVE
+    + """
+for _, room in ipairs(redis.call('HVALS', KEYS[5])) do
+  local base = ARGV[5] .. ':room:' .. room
+  leave(base .. ':users', base .. ':hidden', base .. ':changed', ARGV[1], room, ARGV[2], ARGV[3],
+        ARGV[4])
 end
-for _, room in ipairs(redis.call('HVALS', KEYS[5])) do leave(ARGV[5] .. ':room:' .. room, room) end
 redis.call('DEL', KEYS[5])
 redis.call('HDEL', KEYS[3], ARGV[1])
-local removed = redis.call('ZREM', KEYS[1], ARGV[1]) + redis.call('ZREM', KEYS[2], ARGV[1])
-if removed == 0 then return 0 end
-redis.call('SET', KEYS[4], ARGV[2], 'EX', ARGV[3])
-redis.call('PUBLISH', ARGV[4], '')
-return 1
-""")
+return leave(KEYS[1], KEYS[2], KEYS[4], ARGV[1], '', ARGV[2], ARGV[3], ARGV[4]) and 1 or 0
+"""
+)
 
 # A hub's safety check of the namespaces its views show: three keys each
 # (live, left, the change mark). Connections of dead processes (a heartbeat
@@ -526,14 +546,13 @@ return 1
 # is marked (ARGV[2], now, kept ARGV[3] s) and its room ARGV[5 + i] published
 # on ARGV[4]. Returns each namespace's mark (false if none), so a hub sees a
 # change whose notice it missed.
-CHECK = Script("""
+CHECK = Script(
+    _SWEEP
+    + """
 local marks = {}
 for i = 0, #KEYS / 3 - 1 do
   local live, left, mark = KEYS[1 + 3 * i], KEYS[2 + 3 * i], KEYS[3 + 3 * i]
-  local stale = redis.call('ZRANGE', live, '-inf', '(' .. ARGV[1], 'BYSCORE', 'WITHSCORES')
-  if #stale > 0 then
-    for j = 1, #stale, 2 do redis.call('ZADD', left, 'GT', stale[j + 1], stale[j]) end
-    redis.call('ZREMRANGEBYSCORE', live, '-inf', '(' .. ARGV[1])
+  if sweep(live, left, ARGV[1]) then
     redis.call('EXPIRE', left, ARGV[3])
     redis.call('SET', mark, ARGV[2], 'EX', ARGV[3])
     redis.call('PUBLISH', ARGV[4], ARGV[5 + i])
@@ -541,4 +560,5 @@ for i = 0, #KEYS / 3 - 1 do
   marks[i + 1] = redis.call('GET', mark)
 end
 return marks
-""")
+"""
+)
