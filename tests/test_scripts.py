@@ -56,9 +56,9 @@ def test_a_prune_batch_removes_at_most_its_size_and_says_how_many(
 ) -> None:
     guests = key(settings, "guests")
     redis_db.zadd(guests, {"a": 1, "b": 2, "c": 3, "fresh": 10})
-    assert scripts.PRUNE_BATCH(redis_db, 2, guests, guests, "(10", 2) == 2
-    assert scripts.PRUNE_BATCH(redis_db, 2, guests, guests, "(10", 2) == 1
-    assert scripts.PRUNE_BATCH(redis_db, 2, guests, guests, "(10", 2) == 0
+    assert scripts.prune_batch(redis_db, key=guests, cards=None, below=10, limit=2) == 2
+    assert scripts.prune_batch(redis_db, key=guests, cards=None, below=10, limit=2) == 1
+    assert scripts.prune_batch(redis_db, key=guests, cards=None, below=10, limit=2) == 0
     assert redis_db.zrange(guests, 0, -1) == [b"fresh"]
 
 
@@ -74,12 +74,12 @@ def test_a_room_prune_call_stops_at_its_budget_and_says_so(
             presence.record_guest("203.0.113.2", room=room)
         traveller.shift(301)
         keys = [k for room in "abc" for k in conf.keys(room)[:3]]
-        cutoff = f"({time.time() - 600}"
+        cutoff = time.time() - 600
         # Called directly: {removed, 1 if it stopped at the limit}; prune calls
         # again while it says 1, so a wrong flag would loop there.
-        assert scripts.PRUNE_ROOMS(redis_db, len(keys), *keys, cutoff, 2) == [2, 1]
-        assert scripts.PRUNE_ROOMS(redis_db, len(keys), *keys, cutoff, 2) == [1, 0]
-        assert scripts.PRUNE_ROOMS(redis_db, len(keys), *keys, cutoff, 2) == [0, 0]
+        assert scripts.prune_rooms(redis_db, keys=keys, below=cutoff, limit=2) == (2, True)
+        assert scripts.prune_rooms(redis_db, keys=keys, below=cutoff, limit=2) == (1, False)
+        assert scripts.prune_rooms(redis_db, keys=keys, below=cutoff, limit=2) == (0, False)
         guest = guest_id("203.0.113.2").encode()
         assert [redis_db.zrange(conf.keys(r).guests, 0, -1) for r in "abc"] == [[guest]] * 3
 

@@ -119,6 +119,12 @@ def room_name(room: object) -> str | None:
     return name.encode("utf-8", "surrogatepass").decode("utf-8", "replace") or None
 
 
+def room_kind(name: str) -> str:
+    """A room's kind, its name up to the first ':' ("topic" for "topic:2"): a member
+    is in one room of a kind at a time."""
+    return name.split(":", 1)[0]
+
+
 def room_parts(*parts: object) -> str:
     """Parts joined by ":" (``"topic", 42`` is "topic:42"); a model instance is
     "<app_label>.<model_name>:<pk>", stable across renames of its title.
@@ -201,6 +207,12 @@ class Settings:
         """A namespace's WebSocket presence keys (kept out of Keys: scripts index those)."""
         base = self._namespace(room)
         return SocketKeys(f"{base}:live", f"{base}:left")
+
+    def namespace_keys(self, room: object) -> tuple[str, ...]:
+        """Every key of a namespace that a room dropped over WHOS_ONLINE_MAX_ROOMS loses
+        (rooms keep no peak; a member's connections there expire with the heartbeat)."""
+        keys = self.keys(room)
+        return (keys.users, keys.hidden, keys.guests, *self.socket_keys(room), self.changes_key(room))
 
     def connections_key(self, room: object, pk: str) -> str:
         """One member's open connections in a namespace: connection id -> last heartbeat."""

@@ -39,12 +39,11 @@ import uuid
 from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone
-from functools import lru_cache
 from itertools import repeat
 from typing import Any, Iterable, NamedTuple, TypeVar, cast
 
 from whos_online import counting, scripts
-from whos_online.conf import Keys, conf, on_settings_change, room_name
+from whos_online.conf import Keys, conf, room_kind, room_name
 from whos_online.connection import get_client
 from whos_online.guests import Address, guest_id
 from whos_online.members import Member, Status, card_json, member_from, parse_cards, read_member
@@ -226,23 +225,31 @@ def record_guest(ip: str | Address, room: str | None = None) -> Visit:
 def forget_user(user: Any) -> bool:
     """Take a member (user or pk) off the list and out of every room at once (e.g. on logout);
     True if they were on the site's list."""
-    keys = conf.keys()
-    pk = member_id(user)
-    forgotten = scripts.FORGET(
-        get_client(),
-        5,
-        keys.users,
-        keys.hidden,
-        keys.cards,
-        conf.changes_key(),
-        conf.member_rooms_key(pk),
-        pk,
-        time.time(),
-        math.ceil(conf.max_age),
-        conf.notices_channel,
-        conf.key_prefix,
+    keys, pk, client = conf.keys(), member_id(user), get_client()
+    member_rooms = conf.member_rooms_key(pk)
+    # Two round trips (a logout is rare): a script touches only the keys it is
+    # given, and the rooms' keys are known once their names are read.
+    rooms = sorted({_text(room) for room in client.hvals(member_rooms)})
+    return scripts.forget(
+        client,
+        keys=scripts.ForgetKeys(
+            keys.users,
+            keys.hidden,
+            keys.cards,
+            conf.changes_key(),
+            member_rooms,
+            {room: _room_member_keys(room) for room in rooms},
+        ),
+        pk=pk,
+        now=time.time(),
+        ttl=math.ceil(conf.max_age),
+        channel=conf.notices_channel,
     )
-    return bool(forgotten)
+
+
+def _room_member_keys(room: str) -> scripts.RoomMemberKeys:
+    keys = conf.keys(room)
+    return scripts.RoomMemberKeys(keys.users, keys.hidden, conf.changes_key(room))
 
 
 def forget_guest(ip: str) -> bool:
@@ -315,62 +322,63 @@ def heartbeat(connections: Iterable[Connection]) -> None:
 
 
 def _beat(connections: list[Connection]) -> None:
-    keys = [conf.keys().cards, conf.rooms_key]
-    args: list[str] = []
+    beats = []
     for connection in connections:
         for room in connection.namespaces:
             ns, socket = conf.keys(room), conf.socket_keys(room)
-            member_set = ns.hidden if connection.hidden else ns.users
-            keys += [
-                socket.live,
-                socket.left,
-                conf.connections_key(room, connection.pk),
-                member_set,
-                conf.changes_key(room),
-            ]
-            args += [connection.pk, connection.id, _room_arg(room)]
+            beats.append(
+                scripts.Beat(
+                    live=socket.live,
+                    left=socket.left,
+                    connections=conf.connections_key(room, connection.pk),
+                    member_set=ns.hidden if connection.hidden else ns.users,
+                    changed=conf.changes_key(room),
+                    pk=connection.pk,
+                    connection_id=connection.id,
+                    room=_room_arg(room),
+                )
+            )
     now = time.time()
     timeout = conf.heartbeat_timeout
-    scripts.HEARTBEAT(
+    scripts.heartbeat(
         get_client(),
-        len(keys),
-        *keys,
-        now,
-        math.ceil(timeout),
-        math.ceil(conf.retention),
-        now - timeout,
+        cards=conf.keys().cards,
+        rooms_key=conf.rooms_key,
+        beats=beats,
+        now=now,
+        connections_ttl=math.ceil(timeout),
+        ttl=math.ceil(conf.retention),
+        beat_cutoff=now - timeout,
         # Two timeouts before leaving the window (a beat is due twice by then), a
         # connected member moves forward by the rest of the window.
-        now - conf.max_age + 2 * timeout,
-        max(conf.max_age - 2 * timeout, timeout),
-        conf.notices_channel,
-        *args,
+        due_below=now - conf.max_age + 2 * timeout,
+        carry=max(conf.max_age - 2 * timeout, timeout),
+        channel=conf.notices_channel,
     )
 
 
 def disconnect(connection: Connection) -> None:
     """``connection`` closed: the member leaves at once unless another connection is alive."""
-    keys: list[str] = [conf.rooms_key]
-    for room in connection.namespaces:
-        socket = conf.socket_keys(room)
-        keys += [
-            socket.live,
-            socket.left,
-            conf.connections_key(room, connection.pk),
-            conf.changes_key(room),
-        ]
+    namespaces = [
+        scripts.Closed(
+            *conf.socket_keys(room),
+            connections=conf.connections_key(room, connection.pk),
+            changed=conf.changes_key(room),
+            room=_room_arg(room),
+        )
+        for room in connection.namespaces
+    ]
     now = time.time()
-    scripts.DISCONNECT(
+    scripts.disconnect(
         get_client(),
-        len(keys),
-        *keys,
-        now,
-        now - conf.heartbeat_timeout,
-        math.ceil(conf.max_age),
-        connection.pk,
-        connection.id,
-        conf.notices_channel,
-        *(_room_arg(room) for room in connection.namespaces),
+        rooms_key=conf.rooms_key,
+        namespaces=namespaces,
+        now=now,
+        beat_cutoff=now - conf.heartbeat_timeout,
+        ttl=math.ceil(conf.max_age),
+        pk=connection.pk,
+        connection_id=connection.id,
+        channel=conf.notices_channel,
     )
 
 
@@ -378,20 +386,18 @@ def check(rooms: list[str | None]) -> dict[str | None, Any]:
     """Sweep the namespaces of ``rooms`` (None: the site) for connections of dead
     processes, and return each one's change mark (what the hub compares, to catch a
     lost notice): one round trip."""
-    keys: list[str] = []
-    for room in rooms:
-        socket = conf.socket_keys(room)
-        keys += [socket.live, socket.left, conf.changes_key(room)]
+    namespaces = [
+        scripts.Checked(*conf.socket_keys(room), conf.changes_key(room), _room_arg(room))
+        for room in rooms
+    ]
     now = time.time()
-    marks = scripts.CHECK(
+    marks = scripts.check(
         get_client(),
-        len(keys),
-        *keys,
-        now - conf.heartbeat_timeout,
-        now,
-        math.ceil(conf.retention),
-        conf.notices_channel,
-        *(_room_arg(room) for room in rooms),
+        namespaces=namespaces,
+        beat_cutoff=now - conf.heartbeat_timeout,
+        now=now,
+        ttl=math.ceil(conf.retention),
+        channel=conf.notices_channel,
     )
     return dict(zip(rooms, marks))
 
@@ -466,7 +472,6 @@ def summary(
     day = conf.show_day_total if day is None else day
     now = time.time()
     keys = conf.keys(room)
-    sockets = conf.socket_keys(room)  # the last two KEYS (see scripts.SUMMARY)
     buckets, past_ttl = _window_buckets(keys, now), 0
     if buckets:
         past, past_ttl = counting.past_union(keys.guests, now)
@@ -488,25 +493,20 @@ def summary(
         listed_sockets,
         hidden_sockets,
         oldest,
-    ) = scripts.SUMMARY(
+    ) = scripts.summary(
         get_client(),
-        len(keys) + len(buckets) + len(hours) + len(sockets),
-        *keys,
-        *buckets,
-        *hours,
-        *sockets,
-        now - conf.max_age,
-        now,
-        PEAK_TTL if room is None else 0,
-        limit,
-        int(staff_view),
-        len(buckets),
-        counting.day_cutoff(now) if hours else "",
-        past_ttl,
-        hours_ttl,
-        now - conf.heartbeat_timeout,
-        _guest_cap(),
-        SOCKET_GRACE,
+        keys=scripts.SummaryKeys(keys, buckets, hours, conf.socket_keys(room)),
+        window_start=now - conf.max_age,
+        now=now,
+        peak_ttl=PEAK_TTL if room is None else 0,
+        limit=limit,
+        include_hidden=staff_view,
+        day_start=counting.day_cutoff(now) if hours else None,
+        window_union_ttl=past_ttl,
+        hours_union_ttl=hours_ttl,
+        beat_cutoff=now - conf.heartbeat_timeout,
+        guest_cap=_guest_cap(),
+        socket_grace=SOCKET_GRACE,
     )
     members, idle_at = _members(listed, listed_sockets, now, hidden=False)
     if staff_view:
@@ -562,7 +562,7 @@ def daily_visitors(days: int = 30) -> list[DayVisitors]:
     """Unique visitors of each of the last ``days`` days (at most 30), today first: one round trip."""
     dates = counting.last_days(time.time(), min(days, counting.DAYS_KEPT - 2))
     keys = [counting.day_key(who, day) for day in dates for who in ("members", "guests")]
-    counts = iter(scripts.COUNT_EACH(get_client(), len(keys), *keys))
+    counts = iter(scripts.count_each(get_client(), keys=keys))
     return [
         DayVisitors(day, int(members), int(guests))
         for day, members, guests in zip(dates, counts, counts)
@@ -655,9 +655,8 @@ def prune(batch_size: int = 1000) -> PruneResult:
         nonlocal batches
         total = 0
         while True:
-            # EVAL, not a registered script: on Cluster, loading one needs every master.
-            count = int(
-                scripts.PRUNE_BATCH(client, 2, key, cards or key, f"({now - kept_for}", batch_size)
+            count = scripts.prune_batch(
+                client, key=key, cards=cards, below=now - kept_for, limit=batch_size
             )
             batches += 1
             total += count
@@ -696,7 +695,7 @@ def _prune_rooms(client: Any, cutoff: float, batch_size: int) -> int:
         keys = [key for name, _ in page for key in conf.keys(_text(name))[:3]]
         more = bool(keys)
         while more:
-            _, more = scripts.PRUNE_ROOMS(client, len(keys), *keys, f"({cutoff}", batch_size)
+            more = scripts.prune_rooms(client, keys=keys, below=cutoff, limit=batch_size).more
             batches += 1
         if len(page) < ROOMS_PER_BATCH:
             return batches
@@ -742,9 +741,10 @@ def _window_buckets(keys: Keys, now: float) -> list[str]:
 
 
 def _sample(client: Any, now: float) -> None:
-    users, hidden, guests, *_ = _count_and_raise_peak(client, now, conf.keys())
+    counted = _count_and_raise_peak(client, now, conf.keys())
     pipe = client.pipeline(transaction=False)
-    pipe.zadd(conf.history_key, {f"{now:.3f}:{int(users) + int(hidden)}:{int(guests)}": now})
+    online = counted.users + counted.hidden
+    pipe.zadd(conf.history_key, {f"{now:.3f}:{online}:{counted.guests}": now})
     pipe.zremrangebyscore(conf.history_key, "-inf", f"({now - HISTORY_SECONDS}")
     pipe.zremrangebyrank(conf.history_key, 0, -HISTORY_MAX - 1)
     pipe.expire(conf.history_key, HISTORY_SECONDS)
@@ -770,44 +770,66 @@ def _record(
     Returns ``member``'s score before, and whether the guest cap refused them.
 
     ``counters`` are the HyperLogLogs (key, TTL) ``member`` also goes into;
-    without ``listed`` they are all it goes into.
+    without ``listed`` they are all it goes into. A member who moved to another
+    room of the same kind, or a room that pushed the least recently visited
+    over WHOS_ONLINE_MAX_ROOMS, costs one more round trip: the room left or
+    dropped is known only from the record's reply.
     """
-    counters = counters or []
-    before, refused = scripts.RECORD(
-        get_client(),
-        8 + len(counters),
-        key,
-        drop_from or key,
-        conf.rooms_key,
-        keys.cards,
-        keys.guests,
-        keys.peak,
-        conf.changes_key(room),
-        conf.member_rooms_key(member) if room is not None and card else key,
-        *(counter for counter, _ in counters),
-        now,
-        member,
-        math.ceil(ttl),
-        keep or 0,
-        _room_arg(room),
-        card,
-        guest,
-        "" if listed else "1",
-        counting.counted_since(now) if counters else 0,
-        _constants(),
-        conf.notices_channel,
-        *(ttl for _, ttl in counters),
+    client = get_client()
+    name = _room_arg(room)
+    recorded = scripts.record(
+        client,
+        keys=scripts.RecordKeys(
+            into=key,
+            drop_from=drop_from,
+            rooms=conf.rooms_key,
+            cards=keys.cards,
+            guests=keys.guests,
+            peak=keys.peak,
+            changed=conf.changes_key(room),
+            member_rooms=conf.member_rooms_key(member) if room is not None and card else None,
+            counters=counters or (),
+        ),
+        now=now,
+        member=member,
+        ttl=math.ceil(ttl),
+        guest_cap=keep or 0,
+        room=name,
+        kind=room_kind(name),
+        card=card,
+        guest=guest,
+        approximate=not listed,
+        counted_since=counting.counted_since(now) if counters else 0,
+        window=conf.max_age,
+        trim=TRIM_PER_WRITE,
+        max_rooms=conf.max_rooms,
+        channel=conf.notices_channel,
     )
-    return (None if before is None else float(before)), bool(refused)
+    if recorded.left is not None:
+        scripts.leave_room(
+            client,
+            member_rooms=conf.member_rooms_key(member),
+            keys=_room_member_keys(recorded.left),
+            pk=member,
+            room=recorded.left,
+            kind=room_kind(recorded.left),
+            now=now,
+            ttl=math.ceil(conf.max_age),
+            channel=conf.notices_channel,
+        )
+    if recorded.dropped:
+        _drop_rooms(recorded.dropped)
+    return recorded.before, recorded.refused
 
 
-@lru_cache(maxsize=1)
-def _constants() -> str:
-    """RECORD's argument that is the same for every call until a setting changes."""
-    return f"{conf.max_age} {TRIM_PER_WRITE} {conf.max_rooms} {conf.key_prefix}"
-
-
-on_settings_change(_constants.cache_clear)
+def _drop_rooms(rooms: list[str]) -> int:
+    """Delete the keys of ``rooms``, dropped from the registry over WHOS_ONLINE_MAX_ROOMS,
+    unless one is registered again; how many were deleted. One round trip."""
+    return scripts.drop_rooms(
+        get_client(),
+        rooms_key=conf.rooms_key,
+        rooms={room: conf.namespace_keys(room) for room in rooms},
+    )
 
 
 PEAK_TTL = 366 * 24 * 3600
@@ -815,18 +837,15 @@ PEAK_TTL = 366 * 24 * 3600
 TRIM_PER_WRITE = 100
 
 
-def _count_and_raise_peak(client: Any, now: float, keys: Keys) -> Any:
-    cutoff = now - conf.max_age
-    buckets = _window_buckets(keys, now)
-    return scripts.COUNT_AND_RAISE_PEAK(
+def _count_and_raise_peak(client: Any, now: float, keys: Keys) -> scripts.Counted:
+    return scripts.count_and_raise_peak(
         client,
-        len(keys) + len(buckets),
-        *keys,
-        *buckets,
-        cutoff,
-        now,
-        PEAK_TTL,
-        _guest_cap(),
+        keys=keys,
+        buckets=_window_buckets(keys, now),
+        window_start=now - conf.max_age,
+        now=now,
+        peak_ttl=PEAK_TTL,
+        guest_cap=_guest_cap(),
     )
 
 

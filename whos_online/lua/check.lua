@@ -1,0 +1,25 @@
+-- A hub's safety check of the namespaces its views show. Connections of dead
+-- processes (a heartbeat before ARGV[1]) move from live to left, as a heartbeat
+-- would move them where no process beats any more; such a namespace is marked
+-- and its room published.
+--
+-- KEYS       three per namespace: live, left, the change mark
+-- ARGV[1]    now minus the heartbeat timeout
+-- ARGV[2]    now
+-- ARGV[3]    the left set's and the mark's TTL
+-- ARGV[4]    the notices channel
+-- ARGV[5..]  each namespace's room ('' for the site)
+-- Returns each namespace's change mark (false if none), so a hub sees a change
+-- whose notice it missed.
+--@include lib/sweep.lua
+local marks = {}
+for i = 0, #KEYS / 3 - 1 do
+  local live, left, mark = KEYS[1 + 3 * i], KEYS[2 + 3 * i], KEYS[3 + 3 * i]
+  if sweep(live, left, ARGV[1]) then
+    redis.call('EXPIRE', left, ARGV[3])
+    redis.call('SET', mark, ARGV[2], 'EX', ARGV[3])
+    redis.call('PUBLISH', ARGV[4], ARGV[5 + i])
+  end
+  marks[i + 1] = redis.call('GET', mark)
+end
+return marks

@@ -1,0 +1,29 @@
+-- A member leaves (a logout): out of the site's member sets, their card gone,
+-- and out of every room they were in when the caller read their rooms. Each list
+-- they left gets its change mark and is published ('' for the site).
+--
+-- KEYS[1]    the site's users    KEYS[2]  its hidden    KEYS[3]  the cards
+-- KEYS[4]    the site's change mark
+-- KEYS[5]    the member's rooms, kind -> room
+-- KEYS[6..]  per room in ARGV[5..]: its users, hidden and change mark
+-- ARGV[1]    the member's pk
+-- ARGV[2]    now
+-- ARGV[3]    the change marks' TTL
+-- ARGV[4]    the notices channel
+-- ARGV[5..]  the rooms, as KEYS[5] names them
+-- Returns 1 if they were listed on the site, else 0. A room joined after the
+-- caller's read stays in KEYS[5]: as a visit just after the logout would.
+--@include lib/leave.lua
+local rooms = {}
+for i = 5, #ARGV do
+  local first = 6 + 3 * (i - 5)
+  leave(KEYS[first], KEYS[first + 1], KEYS[first + 2], ARGV[1], ARGV[i], ARGV[2], ARGV[3],
+        ARGV[4])
+  rooms[ARGV[i]] = true
+end
+local where = redis.call('HGETALL', KEYS[5])
+for j = 1, #where, 2 do
+  if rooms[where[j + 1]] then redis.call('HDEL', KEYS[5], where[j]) end
+end
+redis.call('HDEL', KEYS[3], ARGV[1])
+return leave(KEYS[1], KEYS[2], KEYS[4], ARGV[1], '', ARGV[2], ARGV[3], ARGV[4]) and 1 or 0
