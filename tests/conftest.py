@@ -8,6 +8,7 @@ can share a Redis with anything else.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import importlib.util
 import logging
 import os
@@ -17,6 +18,7 @@ import socket
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -184,12 +186,31 @@ def _fresh_outage() -> Iterator[None]:
     blockcache.clear()
 
 
+DECLARED_KEYS_ONLY = (Path(__file__).parent / "declared_keys.lua").read_text()
+
+
+def declared_keys_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every script fail on a key it touches but does not declare (a real Redis:
+    the check asks it for each command's keys; see declared_keys.lua)."""
+    for script in vars(scripts).values():
+        if isinstance(script, scripts.Script):
+            text = DECLARED_KEYS_ONLY + script.text
+            monkeypatch.setattr(script, "text", text)
+            monkeypatch.setattr(script, "sha", hashlib.sha1(text.encode()).hexdigest())
+
+
 @pytest.fixture(params=["fake", "real"])
-def redis_db(request: pytest.FixtureRequest, settings: Any) -> Iterator[redis.Redis]:
-    """The Redis whos_online talks to, namespaced for this test and cleaned afterwards."""
+def redis_db(
+    request: pytest.FixtureRequest, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[redis.Redis]:
+    """The Redis whos_online talks to, namespaced for this test and cleaned afterwards.
+
+    On the real one every script runs with ``declared_keys_only``.
+    """
     if request.param == "real":
         require("REDIS_URL")
         settings.CACHES = {"default": django_redis_cache(REDIS_URL)}
+        declared_keys_only(monkeypatch)
     else:
         settings.CACHES = {"default": FAKE_CACHE}
     prefix = f"whos_online_test:{uuid.uuid4().hex}"

@@ -61,6 +61,38 @@ def test_a_room_visit_costs_one_round_trip_and_the_list_one_more(
     assert round_trips.commands == [["EVALSHA"], ["EVALSHA"]] and round_trips.records == 1
 
 
+def test_a_move_to_another_room_of_its_kind_costs_one_round_trip_more(
+    redis_db: redis.Redis, round_trips: Any, people: Any
+) -> None:
+    client = logged_in(*people("alice"))
+    client.get("/thread/1/")
+    round_trips.clear()
+    client.get("/thread/1/")  # staying: the record, then the list
+    assert round_trips.commands == [["EVALSHA"], ["EVALSHA"]] and round_trips.records == 1
+    round_trips.clear()
+    html = client.get("/thread/2/").content.decode()
+    # The record names the room she left; only then are its keys known, to leave it.
+    assert round_trips.commands == [["EVALSHA"]] * 3 and round_trips.ran(scripts.LEAVE_ROOM) == 1
+    assert listed(html) == ["alice"] and presence.online_users(room="thread:1") == []
+
+
+def test_a_room_over_the_cap_costs_one_round_trip_more_to_drop_the_oldest(
+    redis_db: redis.Redis, settings: Any, round_trips: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_ROOMS = 1
+    with time_machine.travel(NOW, tick=False) as traveller:
+        BrowserClient().get("/thread/1/")
+        traveller.shift(1)
+        round_trips.clear()
+        BrowserClient().get("/thread/2/")
+    # the site's record, the room's, the drop, the list
+    assert round_trips.commands == [["EVALSHA"]] * 4 and round_trips.ran(scripts.DROP_ROOMS) == 1
+    prefix = settings.WHOS_ONLINE_KEY_PREFIX
+    assert sorted(room_keys(redis_db, settings)) == [
+        f"{prefix}:room:thread:2:{key}".encode() for key in ("changed", "guests")
+    ]
+
+
 def test_async_views_can_be_rooms(redis_db: redis.Redis, people: Any) -> None:
     client = BrowserAsyncClient()
     client.force_login(*people("alice"))

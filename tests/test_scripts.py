@@ -16,7 +16,7 @@ import pytest
 import redis
 import time_machine
 
-from tests.conftest import NOW, names, tab
+from tests.conftest import DECLARED_KEYS_ONLY, NOW, names, tab
 from whos_online import counting, presence, scripts
 from whos_online.conf import conf
 from whos_online.guests import guest_id
@@ -132,6 +132,53 @@ def test_a_server_without_the_scripts_is_sent_their_text(redis_db: redis.Redis) 
         redis_db.script_flush()
         assert presence.record_guest("203.0.113.1") == (T + 5, T, None, False)
         assert first.at == T
+
+
+# --- Every key a script touches is one of its KEYS (on a real Redis, the whole
+# suite's script calls are checked: tests/declared_keys.lua)
+
+REAL = pytest.mark.parametrize("redis_db", ["real"], indirect=True)
+SCRIPTS = [script for script in vars(scripts).values() if isinstance(script, scripts.Script)]
+
+
+@REAL
+def test_on_a_real_redis_a_script_fails_on_a_key_it_does_not_declare(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    assert all(script.text.startswith(DECLARED_KEYS_ONLY) for script in SCRIPTS)
+    declared = key(settings, "declared")
+    touch = "redis.call('SET', KEYS[1], 1) return redis.call('GET', KEYS[1] .. ':other')"
+    with pytest.raises(redis.ResponseError, match=f"undeclared key {declared}:other in GET"):
+        redis_db.eval(DECLARED_KEYS_ONLY + touch, 1, declared)
+    assert redis_db.eval(DECLARED_KEYS_ONLY + "return redis.call('PUBLISH', 'x', 1)", 0) == 0
+
+
+@REAL
+def test_every_script_touches_only_the_keys_it_declares(
+    redis_db: redis.Redis, settings: Any, people: Any, round_trips: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_ROOMS = 2
+    (alice,) = people("alice")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_user(alice, room="topic:1")
+        presence.record_user(alice, room="topic:2")  # a move: she leaves topic:1
+        traveller.shift(1)
+        presence.record_guest("203.0.113.1", room="lobby")  # over the cap: topic:1 dropped
+        assert redis_db.zrange(key(settings, "rooms"), 0, -1) == [b"topic:2", b"lobby"]
+        assert redis_db.exists(*conf.namespace_keys("topic:1")) == 0
+        connection = tab(alice, room="lobby")
+        presence.connect(connection)
+        assert presence.check([None, "lobby"]).keys() == {None, "lobby"}
+        presence.disconnect(connection)
+        assert presence.summary(day=True).day_users == 1
+        traveller.shift(300)
+        presence.record_guest("203.0.113.2", room="lobby")
+        traveller.shift(301)
+        presence.prune()  # alice, stale, out of every set
+        assert [day.members for day in presence.daily_visitors(1)] == [1]
+        assert presence.forget_user(alice) is False  # pruned from the site already
+    assert [script.name for script in SCRIPTS if not round_trips.ran(script)] == []
+    assert redis_db.exists(key(settings, f"member:{alice.pk}:rooms")) == 0
 
 
 # --- RECORD
