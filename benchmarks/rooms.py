@@ -79,29 +79,39 @@ def main() -> None:
 
 class Queued:
     """A pipeline as the record script's caller sees a client: the call queued, its answer
-    a stand-in (no score before, not refused)."""
+    a stand-in (no score before, not refused, no room left, none dropped)."""
 
     def __init__(self, pipe: Any) -> None:
         self.pipe = pipe
 
     def evalsha(self, *args: Any) -> list[Any]:
         self.pipe.evalsha(*args)
-        return [None, 0]
+        return [None, 0, None, []]
 
 
 def fill(presence: Any, client: Any, rooms: int) -> None:
     from whos_online import scripts
+    from whos_online.conf import conf
 
     client.script_load(scripts.RECORD.text)  # so the pipelined EVALSHAs find it
     pipe = client.pipeline(transaction=False)
+
+    def execute() -> None:
+        """Run the queued records, then drop the rooms they pushed over the cap, as
+        each record's caller does (here one call per batch)."""
+        dropped = [room.decode() for reply in pipe.execute() for room in reply[3]]
+        if dropped:
+            keys = {room: conf.namespace_keys(room) for room in dropped}
+            scripts.drop_rooms(client, rooms_key=conf.rooms_key, rooms=keys)
+
     original = presence.get_client
     presence.get_client = lambda: Queued(pipe)
     try:
         for room in range(rooms):
             presence.record_guest("203.0.113.5", room=f"thread:{room}")
             if room % 1000 == 999:
-                pipe.execute()
-        pipe.execute()
+                execute()
+        execute()
     finally:
         presence.get_client = original
 

@@ -41,16 +41,16 @@ MAX_ROOMS = DEFAULTS["WHOS_ONLINE_MAX_ROOMS"]
 def records_per_second() -> float:
     """redis-benchmark's rate for the record script, each call a random one of the million."""
     url = urlparse(REDIS_URL)
-    # As presence.record_guest for the site's guest, exact counting: KEYS: the guests,
-    # the set to drop from (itself: none), the rooms, the cards, the guests, the peak,
-    # the change mark, where a member is (unused: itself), the hour's and the day's
-    # HyperLogLogs; ARGV: score, member, TTL, cap, room, card, guest, approximate,
-    # counted since, the constants (window, trim per write, rooms cap, prefix), the
-    # notices channel, the HyperLogLogs' TTLs.
+    # As presence.record_guest for the site's guest, exact counting (see
+    # whos_online/lua/record.lua): KEYS: the guests, the set to drop from (itself:
+    # none), the rooms, the cards, the guests, the peak, the change mark, the
+    # member's rooms (unused: itself), the hour's and the day's HyperLogLogs; ARGV:
+    # score, member, TTL, cap, room, kind, card, guest, approximate, counted since,
+    # window, trim per write, rooms cap, the notices channel, the HyperLogLogs' TTLs.
     keys = [KEY, KEY, f"{KEY}:rooms", f"{KEY}:cards", KEY, f"{KEY}:peak", f"{KEY}:changed", KEY]
     keys += [f"{KEY}:hour", f"{KEY}:day"]
-    argv = ["__rand_int__", "__rand_int__", "600", str(MAX_GUESTS * 20), "", "", "", ""]
-    argv += ["0", f"600 100 {MAX_ROOMS} {KEY}", f"{KEY}:notices", "90000", "2764800"]
+    argv = ["__rand_int__", "__rand_int__", "600", str(MAX_GUESTS * 20), "", "", "", "", ""]
+    argv += ["0", "600", "100", str(MAX_ROOMS), f"{KEY}:notices", "90000", "2764800"]
     out = subprocess.run(
         ["redis-benchmark", "-h", url.hostname or "127.0.0.1", "-p", str(url.port or 6379)]
         + ["--dbnum", (url.path or "/0").lstrip("/") or "0", "-c", "16", "-P", "32", "-q"]

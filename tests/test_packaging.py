@@ -29,6 +29,8 @@ CATALOGS = {
     path.relative_to(ROOT).as_posix()
     for path in (ROOT / "whos_online" / "locale").glob("*/LC_MESSAGES/django.mo")
 }
+# The Lua scripts (whos_online/scripts.py reads them at import) and their shared parts.
+LUA = {path.relative_to(ROOT).as_posix() for path in (ROOT / "whos_online" / "lua").rglob("*.lua")}
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +59,7 @@ def test_the_wheel_has_the_app_its_data_and_the_catalogs(dist: Path) -> None:
             wheel.read(f"whos_online-{VERSION}.dist-info/METADATA").decode()
         )
     assert CATALOGS <= names
+    assert LUA <= names and "whos_online/lua/lib/leave.lua" in LUA
     assert {
         "whos_online/py.typed",
         "whos_online/migrations/0001_initial.py",
@@ -85,13 +88,14 @@ def test_the_wheel_has_the_app_its_data_and_the_catalogs(dist: Path) -> None:
 def test_the_sdist_carries_its_tests_and_what_they_run(dist: Path) -> None:
     with tarfile.open(dist / f"whos_online-{VERSION}.tar.gz") as sdist:
         names = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
-    assert CATALOGS <= names
+    assert CATALOGS <= names and LUA <= names
     assert {
         "pyproject.toml",
         "README.md",  # tests/test_fresh_site.py follows its Setup
         "LICENSE",
         "CHANGELOG.md",
         "tests/conftest.py",
+        "tests/declared_keys.lua",  # conftest.py reads it
         "tests/jinja2/page.html",
         "example_project/manage.py",  # tests/test_example_project.py and the browser test
     } <= names

@@ -212,7 +212,13 @@ class Settings:
         """Every key of a namespace that a room dropped over WHOS_ONLINE_MAX_ROOMS loses
         (rooms keep no peak; a member's connections there expire with the heartbeat)."""
         keys = self.keys(room)
-        return (keys.users, keys.hidden, keys.guests, *self.socket_keys(room), self.changes_key(room))
+        return (
+            keys.users,
+            keys.hidden,
+            keys.guests,
+            *self.socket_keys(room),
+            self.changes_key(room),
+        )
 
     def connections_key(self, room: object, pk: str) -> str:
         """One member's open connections in a namespace: connection id -> last heartbeat."""

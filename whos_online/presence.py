@@ -24,7 +24,9 @@ namespace shows sets its ``changed`` mark and publishes its room on
 Private by default: every function that names or describes members leaves
 hidden members out unless asked with ``include_hidden=True`` or for a staff
 ``viewer`` (``viewer=request.user``). Every function here but ``prune``,
-``connect`` and ``heartbeat`` (batched) is one Redis round trip and raises
+``connect``, ``heartbeat`` (batched) and ``forget_user`` (two) is one Redis
+round trip (a record two when it moves a member between rooms of a kind or
+drops a room over WHOS_ONLINE_MAX_ROOMS) and raises
 ``redis.exceptions.RedisError`` when Redis fails;
 the middleware, template tag and signals call them through
 :mod:`whos_online.failsafe` instead.
