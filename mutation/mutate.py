@@ -9,9 +9,10 @@ other modules' rows from the run before, so a fixed module can be run again alon
 Each mutant is one small fault (a comparison or boolean operator swapped, a
 ``not`` dropped, a number moved by one, a flag flipped, a string emptied, a
 return value or a call statement removed, a ``max`` turned into ``min``) put
-into one module; in ``scripts.py`` the Lua itself is mutated (``'+inf'`` and
-``'-inf'`` swapped, ``>`` and ``>=``, an ``ARGV``/``KEYS`` index moved, a
-``redis.call`` line or a ``GT``/``REV`` option dropped). Off-the-shelf tools miss
+into one module; the Lua scripts (``lua/*.lua``, ``lua/lib/*.lua``) are modules too
+(``'+inf'`` and ``'-inf'`` swapped, ``>`` and ``>=``, an ``ARGV``/``KEYS`` index
+moved, a ``redis.call`` line or a ``GT``/``REV`` option dropped), tested by
+``scripts.py``'s tests. Off-the-shelf tools miss
 much of this package: mutmut 3 skips decorated functions, module constants and
 string contents, and cosmic-ray mutates no Lua either and runs one test command
 for every mutant.
@@ -161,7 +162,6 @@ class PythonMutator(ast.NodeVisitor):
         for line in self.lines:
             self.offsets.append(self.offsets[-1] + len(line) + 1)
         self.found: list[Mutant] = []
-        self.lua = module == "scripts.py"
 
     def offset(self, line: int, col: int) -> int:
         return self.offsets[line - 1] + col
@@ -278,13 +278,11 @@ class PythonMutator(ast.NodeVisitor):
         elif isinstance(value, (int, float)):
             for new in (value + 1, value - 1):
                 self.add(start, end, repr(new))
-        elif isinstance(value, str) and self.lua:
-            self.found += lua_mutants(self, start, end)
         elif isinstance(value, str) and value:
             self.add(start, end, '""')
 
 
-# --- Lua mutations (inside scripts.py's strings) ----------------------------
+# --- Lua mutations (a .lua file, read whole) --------------------------------
 
 # A comment is skipped whole: its words are no code, and an apostrophe in one
 # ("the window's") would otherwise open a string that swallows the code after it.
@@ -343,7 +341,10 @@ def mutants(module: str, package: Path = PACKAGE) -> list[Mutant]:
     """The mutants of ``module`` as it is in ``package`` (a run's copy, never edited meanwhile)."""
     source = (package / module).read_bytes()
     mutator = PythonMutator(module, source)
-    mutator.visit(ast.parse(source))
+    if module.endswith(".lua"):
+        mutator.found = list(lua_mutants(mutator, 0, len(source)))
+    else:
+        mutator.visit(ast.parse(source))
     seen: Counter[tuple[str, str]] = Counter()
     numbered = []
     for m in sorted(mutator.found, key=lambda m: (m.start, m.end, m.new)):
@@ -356,15 +357,17 @@ def mutants(module: str, package: Path = PACKAGE) -> list[Mutant]:
 
 
 def modules() -> list[str]:
-    found = sorted(p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py"))
+    paths = [*PACKAGE.rglob("*.py"), *PACKAGE.rglob("*.lua")]
+    found = sorted(p.relative_to(PACKAGE).as_posix() for p in paths)
     return [m for m in found if "migrations/" not in m and (PACKAGE / m).stat().st_size]
 
 
 def importers() -> dict[str, set[str]]:
     """Module -> the package modules that import it (directly or through others)."""
-    dotted = {"whos_online." + m[:-3].replace("/", "."): m for m in modules()}
+    python = [m for m in modules() if m.endswith(".py")]
+    dotted = {"whos_online." + m[:-3].replace("/", "."): m for m in python}
     direct: dict[str, set[str]] = defaultdict(set)
-    for module in modules():
+    for module in dotted.values():
         for node in ast.walk(ast.parse((PACKAGE / module).read_bytes())):
             names = []
             if isinstance(node, ast.ImportFrom) and node.module:
@@ -375,7 +378,7 @@ def importers() -> dict[str, set[str]]:
                 if name in dotted and dotted[name] != module:
                     direct[dotted[name]].add(module)
     closure: dict[str, set[str]] = {}
-    for module in modules():
+    for module in dotted.values():
         seen: set[str] = set()
         todo = [module]
         while todo:
@@ -386,9 +389,13 @@ def importers() -> dict[str, set[str]]:
     return closure
 
 
-def test_files(module: str, importing: set[str]) -> list[str]:
+def test_files(module: str, importing: dict[str, set[str]]) -> list[str]:
+    """The tests of ``module``, then those of the modules importing it (a script's:
+    scripts.py's, which reads it)."""
+    if module.endswith(".lua"):
+        module = "scripts.py"
     files = TESTS.get(module, []) + ALWAYS
-    for importer in sorted(importing):
+    for importer in sorted(importing[module]):
         files += TESTS.get(importer, [])
     return ["tests/" + name for name in dict.fromkeys(files)]
 
@@ -498,7 +505,7 @@ def main(argv: list[str]) -> int:
                 copies.put(copy)
 
         for module in chosen:
-            files = test_files(module, importing[module])
+            files = test_files(module, importing)
             began = time.monotonic()
             if pytest(Path(tmp, "0"), files, timeout=600) != "survived":
                 sys.exit(f"mutate.py: the tests of {module} fail without any mutant: {files}")
