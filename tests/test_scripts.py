@@ -191,7 +191,7 @@ def test_a_visitor_first_seen_as_the_hour_began_is_counted_once_that_hour(
 ) -> None:
     (alice,) = people("alice")
     hour = NOW.replace(minute=0, second=0)
-    day = counting.day_key("members", counting.local_date(hour.timestamp()))
+    day = conf.day_key("members", counting.local_date(hour.timestamp()))
     with time_machine.travel(hour, tick=False) as traveller:
         presence.record_user(alice)
         traveller.shift(5)
@@ -222,7 +222,7 @@ def test_a_record_writes_the_member_their_card_counters_and_ttls(
         assert redis_db.ttl(hour) == ttl
         for who in ("members", "guests"):
             # Set when first counted today, 5 s ago: a visitor counted already skips the counters.
-            day = counting.day_key(who, counting.local_date(T))
+            day = conf.day_key(who, counting.local_date(T))
             assert redis_db.ttl(day) == counting.DAYS_KEPT * counting.DAY - 5
         traveller.move_to(at(2))  # an app server whose clock lags
         assert presence.record_user(alice).before == T + 5

@@ -1,5 +1,8 @@
 """Settings with their defaults; ``override_settings`` and the test ``settings`` fixture work.
 
+``Settings`` also names every Redis key whos_online writes: the key layout is
+spelled here alone, and the Lua scripts are given whole key names.
+
 Each value is read and converted once, then kept as a plain attribute until
 Django's ``setting_changed`` signal (sent by ``override_settings`` and by
 pytest-django's ``settings`` fixture on assignment, not on ``del``) names a
@@ -13,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import re
-from datetime import timedelta
+from datetime import date, timedelta
 from functools import lru_cache
 from typing import Any, Callable, Generic, NamedTuple, TypeVar, Union, cast, overload
 
@@ -231,6 +234,26 @@ class Settings:
     def changes_key(self, room: object = None) -> str:
         """When a namespace last changed (a mark the hubs compare, in case a notice was lost)."""
         return f"{self._namespace(room)}:changed"
+
+    # The HyperLogLogs (see whos_online.counting): a namespace's guests per time
+    # bucket of the window, and the union of the window's buckets but the newest;
+    # the site's guests per hour, and the union of the past 24 hours' but this one;
+    # the site's guests and members per day.
+    def bucket_key(self, guests_key: str, bucket: int) -> str:
+        return f"{guests_key}:hll:{bucket}"
+
+    def buckets_union_key(self, guests_key: str, first: int, last: int) -> str:
+        return f"{guests_key}:hll:past:{first}:{last}"
+
+    def hour_key(self, hour: int) -> str:
+        return f"{self.key_prefix}:guests:hour:{hour}"
+
+    def hours_union_key(self, hour: int) -> str:
+        return f"{self.key_prefix}:guests:hour:past:{hour}"
+
+    def day_key(self, who: str, day: date) -> str:
+        """The per-day key of ``who`` ("guests" or "members")."""
+        return f"{self.key_prefix}:{who}:day:{day.isoformat()}"
 
     @cached_setting
     def notices_channel(self) -> str:

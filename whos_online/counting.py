@@ -51,21 +51,22 @@ def window_buckets(guests_key: str, now: float) -> list[str]:
     may still count.
     """
     first, last, _ = _window(now)
-    return [f"{guests_key}:hll:{bucket}" for bucket in range(first, last + 1)]
+    return [conf.bucket_key(guests_key, bucket) for bucket in range(first, last + 1)]
 
 
 def past_union(guests_key: str, now: float) -> tuple[str, int]:
     """Where the block keeps the union of the window's buckets but the newest, and for how
     many milliseconds: until the newest bucket is over (its name says which window it is)."""
     first, last, width = _window(now)
-    return f"{guests_key}:hll:past:{first}:{last}", _ms_until((last + 1) * width, now)
+    past = conf.buckets_union_key(guests_key, first, last)
+    return past, _ms_until((last + 1) * width, now)
 
 
 def past_hours_union(now: float) -> tuple[str, int]:
     """Where the block keeps the union of the past 24 hours' buckets but this hour's, and for
     how many milliseconds: until this hour is over."""
     hour = int(now // HOUR)
-    return f"{conf.key_prefix}:guests:hour:past:{hour}", _ms_until((hour + 1) * HOUR, now)
+    return conf.hours_union_key(hour), _ms_until((hour + 1) * HOUR, now)
 
 
 def _window(now: float) -> tuple[int, int, int]:
@@ -78,7 +79,7 @@ def live_bucket(guests_key: str, now: float) -> tuple[str, int]:
     """The bucket a guest seen at ``now`` goes into, and its TTL: until no window reads it."""
     width = bucket_seconds()
     bucket = int(now // width)
-    return f"{guests_key}:hll:{bucket}", _until((bucket + 1) * width + conf.max_age, now)
+    return conf.bucket_key(guests_key, bucket), _until((bucket + 1) * width + conf.max_age, now)
 
 
 def day_cutoff(now: float) -> float:
@@ -93,23 +94,18 @@ def day_cutoff(now: float) -> float:
 def hour_buckets(now: float) -> list[str]:
     """The guests' hour buckets of the last 24 hours, oldest first."""
     last = int(now // HOUR)
-    return [f"{conf.key_prefix}:guests:hour:{hour}" for hour in range(last - 23, last + 1)]
+    return [conf.hour_key(hour) for hour in range(last - 23, last + 1)]
 
 
 def hour_bucket(now: float) -> tuple[str, int]:
     """The hour bucket a guest seen at ``now`` goes into, and its TTL."""
     hour = int(now // HOUR)
-    return f"{conf.key_prefix}:guests:hour:{hour}", _until((hour + 24) * HOUR, now)
+    return conf.hour_key(hour), _until((hour + 24) * HOUR, now)
 
 
 def local_date(now: float) -> date:
     """The day ``now`` falls on in the site's time zone (TIME_ZONE), as site owners count days."""
     return datetime.fromtimestamp(now, tz=timezone.get_default_timezone()).date()
-
-
-def day_key(who: str, day: date) -> str:
-    """The per-day key of ``who`` ("guests" or "members")."""
-    return f"{conf.key_prefix}:{who}:day:{day.isoformat()}"
 
 
 def last_days(now: float, days: int) -> list[date]:
@@ -126,13 +122,13 @@ def guest_counters(guests_key: str, now: float, site: bool) -> list[tuple[str, i
     """
     counters = [live_bucket(guests_key, now)] if approximate() else []
     if site:
-        counters += [hour_bucket(now), (day_key("guests", local_date(now)), DAYS_KEPT * DAY)]
+        counters += [hour_bucket(now), (conf.day_key("guests", local_date(now)), DAYS_KEPT * DAY)]
     return counters
 
 
 def member_counters(now: float, site: bool) -> list[tuple[str, int]]:
     """The HyperLogLogs (key, TTL) a member seen at ``now`` goes into: the day's, on the site."""
-    return [(day_key("members", local_date(now)), DAYS_KEPT * DAY)] if site else []
+    return [(conf.day_key("members", local_date(now)), DAYS_KEPT * DAY)] if site else []
 
 
 def counted_since(now: float) -> float:

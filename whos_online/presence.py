@@ -563,7 +563,7 @@ class DayVisitors:
 def daily_visitors(days: int = 30) -> list[DayVisitors]:
     """Unique visitors of each of the last ``days`` days (at most 30), today first: one round trip."""
     dates = counting.last_days(time.time(), min(days, counting.DAYS_KEPT - 2))
-    keys = [counting.day_key(who, day) for day in dates for who in ("members", "guests")]
+    keys = [conf.day_key(who, day) for day in dates for who in ("members", "guests")]
     counts = iter(scripts.count_each(get_client(), keys=keys))
     return [
         DayVisitors(day, int(members), int(guests))
