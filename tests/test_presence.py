@@ -88,19 +88,20 @@ def test_forget_guest_takes_the_guest_off_the_count(redis_db: redis.Redis) -> No
 @pytest.mark.parametrize(
     "call, commands",
     [
-        (lambda: presence.forget_user(1), ["EVALSHA"]),
-        (lambda: presence.user_count(), ["ZCOUNT", "ZCOUNT"]),
-        (lambda: presence.reset_peak(), ["HMGET", "DEL"]),
+        # A logout reads the member's rooms first: the script is given their keys.
+        (lambda: presence.forget_user(1), [["HVALS"], ["EVALSHA"]]),
+        (lambda: presence.user_count(), [["ZCOUNT", "ZCOUNT"]]),
+        (lambda: presence.reset_peak(), [["HMGET", "DEL"]]),
     ],
     ids=["forget_user", "user_count", "reset_peak"],
 )
-def test_each_call_is_one_round_trip(
-    redis_db: redis.Redis, round_trips: Any, call: Any, commands: list[str]
+def test_each_call_is_one_round_trip_or_two_for_a_logout(
+    redis_db: redis.Redis, round_trips: Any, call: Any, commands: list[list[str]]
 ) -> None:
-    # No MULTI/EXEC: one round trip (a pipeline or a script), nothing Redis Cluster refuses.
+    # No MULTI/EXEC: a pipeline or a script a round trip, nothing Redis Cluster refuses.
     round_trips.clear()
     call()
-    assert round_trips.commands == [commands]
+    assert round_trips.commands == commands
 
 
 def test_prune_samples_the_counts_in_one_plain_pipeline(
