@@ -21,9 +21,10 @@ from django.test import RequestFactory
 from django.test.signals import template_rendered
 from django.utils import timezone, translation
 
-from tests.conftest import NOW, BrowserClient, RoundTrips
+from tests.conftest import NOW, BrowserAsyncClient, BrowserClient, RoundTrips
 from tests.test_faults import members
 from tests.test_hidden import staff_client
+from tests.test_middleware import async_get
 from whos_online import blockcache, presence, scripts
 from whos_online.presence import Summary
 from whos_online.templatetags.whos_online import members_html
@@ -150,6 +151,35 @@ def test_a_due_entry_is_refreshed_by_one_request_while_the_others_show_the_last_
     [entry] = refreshed
     assert names(entry.summary) == ["alice"] and entry.read_at == NOW.timestamp() + 1
     assert blockcache.read() == entry
+
+
+@pytest.mark.parametrize("age, shown", [(9.5, "alice"), (10.5, "unavailable")])
+def test_a_page_served_while_a_read_hangs_never_shows_a_block_past_the_limit(
+    redis_db: redis.Redis, traveller: Any, monkeypatch: pytest.MonkeyPatch, age: float, shown: str
+) -> None:
+    """Under an ASGI server: one request's read hangs on a sick Redis; the others go on."""
+    presence.record_user(User.objects.create_user("alice"))
+    assert names(summary()) == ["alice"]
+    entered, release = threading.Event(), threading.Event()
+
+    def hanging(*args: Any, **kwargs: Any) -> Any:
+        entered.set()
+        assert release.wait(10)
+        raise redis.TimeoutError("Timeout reading from socket")
+
+    monkeypatch.setattr(presence, "summary", hanging)
+    traveller.shift(age)
+    refresher = threading.Thread(target=blockcache.read)
+    refresher.start()
+    try:
+        assert entered.wait(10)
+        traveller.shift(0.2)  # past the slow-call budget: the circuit lets nobody join it
+        page = async_get(BrowserAsyncClient(), "/block/").content.decode()
+    finally:
+        release.set()
+        refresher.join(10)
+    expected = "alice" if shown == "alice" else "is unavailable right now."
+    assert expected in page and ("alice" in page) == (shown == "alice")
 
 
 def test_when_redis_fails_the_last_block_is_shown_for_a_few_seconds(

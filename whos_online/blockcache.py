@@ -4,8 +4,10 @@ Every page with the block would otherwise cost a Redis read, so Redis latency
 would be page latency. Here a process reads each distinct block (the site or a
 room, the staff or the visitors' view) at most once per period, however busy it
 is. When an entry is due, one request reads Redis and the others keep showing
-the entry they have meanwhile, so a slow read holds up one page, not all of them. If that read fails or Redis is being skipped, an entry less than
-STALE_IF_ERROR seconds old is still shown, so a blip does not flash "unavailable".
+the entry they have meanwhile, so a slow read holds up one page, not all of them.
+If that read fails or Redis is being skipped, an entry less than STALE_IF_ERROR
+seconds old is still shown, so a blip does not flash "unavailable"; no page ever
+shows an older one, however long the read in flight takes.
 """
 
 from __future__ import annotations
@@ -53,17 +55,23 @@ def read(room: str | None = None, viewer: Any = None) -> Cached | None:
         if _younger(entry, now, ttl):
             _entries.move_to_end(key)
             return entry
-        if entry is not None and key in _refreshing:
+        joined = key in _refreshing
+        if joined and _younger(entry, now, STALE_IF_ERROR):
             return entry  # another request is reading Redis for it
+        # None yet, or too old to show while that read (which may wait out a
+        # timeout on a sick Redis) goes on: read it too, as the circuit allows.
         _refreshing.add(key)
     try:
         fresh = _fetch(room, staff_view)
     finally:
-        with _lock:
-            _refreshing.discard(key)
+        if not joined:
+            with _lock:
+                _refreshing.discard(key)
     if fresh is not None:
         with _lock:
-            _entries[key] = fresh
+            kept = _entries.get(key)
+            if kept is None or kept.read_at <= fresh.read_at:  # not an older read ending late
+                _entries[key] = fresh
             _entries.move_to_end(key)
             while len(_entries) > MAX_ENTRIES:
                 _entries.popitem(last=False)
