@@ -90,7 +90,7 @@ class Queued:
 
 
 def fill(presence: Any, client: Any, rooms: int) -> None:
-    from whos_online import scripts
+    from whos_online import recording, scripts
     from whos_online.conf import conf
 
     client.script_load(scripts.RECORD.text)  # so the pipelined EVALSHAs find it
@@ -104,8 +104,8 @@ def fill(presence: Any, client: Any, rooms: int) -> None:
             keys = {room: conf.namespace_keys(room) for room in dropped}
             scripts.drop_rooms(client, rooms_key=conf.rooms_key, rooms=keys)
 
-    original = presence.get_client
-    presence.get_client = lambda: Queued(pipe)
+    original = recording.get_client
+    recording.get_client = lambda: Queued(pipe)
     try:
         for room in range(rooms):
             presence.record_guest("203.0.113.5", room=f"thread:{room}")
@@ -113,7 +113,7 @@ def fill(presence: Any, client: Any, rooms: int) -> None:
                 execute()
         execute()
     finally:
-        presence.get_client = original
+        recording.get_client = original
 
 
 class timed_calls:

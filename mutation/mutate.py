@@ -75,15 +75,20 @@ TESTS = {
         "test_cookie.py",
     ],
     "models.py": ["test_app.py", "test_admin.py"],
-    "presence.py": [
+    "presence.py": ["test_presence.py"],
+    "reading.py": [
         "test_presence.py",
         "test_status.py",
         "test_hidden.py",
-        "test_peak.py",
         "test_counting.py",
-        "test_consumers.py",
-        "test_flood.py",
+        "test_long_lists.py",
+    ],
+    "recording.py": [
+        "test_presence.py",
         "test_guests.py",
+        "test_flood.py",
+        "test_rooms.py",
+        "test_counting.py",
     ],
     "rooms.py": ["test_rooms.py"],
     "routing.py": ["test_consumers.py"],
@@ -97,6 +102,8 @@ TESTS = {
         "test_counting.py",
     ],
     "signals.py": ["test_middleware.py"],
+    "sockets.py": ["test_consumers.py", "test_scripts.py", "test_status.py"],
+    "stats.py": ["test_peak.py", "test_presence.py", "test_command.py", "test_counting.py"],
     "tasks.py": ["test_tasks.py"],
     "templatetags/whos_online.py": [
         "test_templatetag.py",

@@ -25,7 +25,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.urls import path
 
 from tests.conftest import NOW, RoundTrips, names
-from whos_online import presence
+from whos_online import presence, sockets
 from whos_online.realtime import hub
 from whos_online.realtime.consumers import PresenceMixin
 from whos_online.realtime.routing import websocket_urlpatterns
@@ -214,7 +214,7 @@ def test_a_member_forgotten_at_logout_is_not_brought_back_by_their_open_socket(
 def test_one_heartbeat_round_trip_per_batch_of_a_process_connections(
     redis_db: redis.Redis, round_trips: RoundTrips, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(presence, "HEARTBEAT_BATCH", 20)
+    monkeypatch.setattr(sockets, "HEARTBEAT_BATCH", 20)
     presence.record_guest("203.0.113.9", "thread:1")  # heartbeats write to registered rooms only
     connections = [presence.Connection(str(pk), f"c{pk}", "thread:1") for pk in range(50)]
     round_trips.clear()

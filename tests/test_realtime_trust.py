@@ -270,11 +270,13 @@ def test_the_room_cap_holds_with_sockets_open_and_closing_in_any_order(
                 await tab(member, f"/ws/whos-online/topic:{round_}-{n}/")
                 for n, member in enumerate(members * 3)
             ]
-            # Joins still in flight may pass through more rooms; none keeps keys.
+            # Joins still in flight may pass through more rooms; none keeps keys (a
+            # record that pushed a room over the cap deletes its keys in its next
+            # round trip, so a sixth room's keys may be seen until then).
             await eventually(lambda: len(rooms_with_keys()) <= 5)
             for socket in sockets[1::2] + sockets[::2]:  # closed out of order
                 await socket.disconnect()
-                assert len(rooms_with_keys()) <= 5
+                await eventually(lambda: len(rooms_with_keys()) <= 5)
             # An open socket's own state is bounded by the sockets; closed, it is gone too.
             assert len(rooms_with_keys(sockets=True)) <= 5
         assert redis_db.zcard(f"{prefix}:rooms") == 5

@@ -16,7 +16,7 @@ from django.test import RequestFactory
 
 from tests.conftest import BROWSER, NOW, BrowserAsyncClient, BrowserClient, names
 from tests.test_middleware import async_get
-from whos_online import presence, scripts
+from whos_online import presence, recording, scripts
 from whos_online.conf import conf
 from whos_online.rooms import in_room
 
@@ -314,7 +314,7 @@ def test_one_address_opening_100000_rooms(
     # (the round_trips fixture loaded the scripts, so EVALSHA finds them).
     pipe = redis_db.pipeline(transaction=False)
     with monkeypatch.context() as patch:
-        patch.setattr(presence, "get_client", lambda: Queued(pipe))
+        patch.setattr(recording, "get_client", lambda: Queued(pipe))
         for room in range(100_000):
             presence.record_guest("203.0.113.5", room=f"thread:{room}")
             if room % 1000 == 999:

@@ -116,3 +116,8 @@ def _one_round_trip() -> dict[str, Any]:
         return options
     options["maint_notifications_config"] = MaintNotificationsConfig(enabled=False)
     return options
+
+
+def text(reply: Any) -> str:
+    """A value Redis answered, as text: redis-py answers bytes unless told to decode."""
+    return reply.decode("utf-8", "replace") if isinstance(reply, bytes) else str(reply)

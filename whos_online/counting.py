@@ -12,7 +12,7 @@ keys are time buckets, each expiring once no count reads it, and a count is
 - each day (the site's time zone): ``<prefix>:guests:day:<date>`` and
   ``<prefix>:members:day:<date>``, kept 32 days for the admin's last 30.
 
-This module is pure arithmetic on times and names; presence.py does the Redis work.
+This module is pure arithmetic on times; recording.py, reading.py and stats.py do the Redis work.
 """
 
 from __future__ import annotations

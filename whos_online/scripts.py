@@ -19,6 +19,8 @@ from typing import Any, NamedTuple, Sequence
 
 from redis.exceptions import NoScriptError
 
+from whos_online.connection import text
+
 # A line ``--@include lib/name.lua`` in a script is replaced by that file: the
 # helpers several scripts share (leave, sweep, count_and_raise_peak) are
 # written once.
@@ -66,10 +68,6 @@ COUNT_EACH = Script("count_each")
 HEARTBEAT = Script("heartbeat")
 DISCONNECT = Script("disconnect")
 CHECK = Script("check")
-
-
-def _text(value: Any) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 def prune_batch(client: Any, *, key: str, cards: str | None, below: float, limit: int) -> int:
@@ -173,8 +171,8 @@ def record(
     return Recorded(
         None if before is None else float(before),
         bool(refused),
-        None if left is None else _text(left),
-        [_text(name) for name in dropped],
+        None if left is None else text(left),
+        [text(name) for name in dropped],
     )
 
 

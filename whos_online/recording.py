@@ -1,0 +1,237 @@
+"""Recording visitors: a member or a guest seen now, on the site or in a room,
+and forgetting them (a logout). See :mod:`whos_online.presence` for the keys.
+
+A record is one EVALSHA of scripts.RECORD; a member's move to another room of
+the same kind, or a room that pushes the least recently visited one over
+WHOS_ONLINE_MAX_ROOMS, costs one round trip more (the room left or dropped is
+known only from the record's reply, and a script touches only the keys it is
+given).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, NamedTuple
+
+from whos_online import counting, scripts
+from whos_online.conf import Keys, conf, room_kind, room_name
+from whos_online.connection import get_client, text
+from whos_online.guests import Address, guest_id
+from whos_online.members import Member, card_json, read_member
+
+
+class Visit(NamedTuple):
+    """A recorded visit: its time (the score), the visitor's score before it
+    (None if they were not in the set), for a member how the block shows them,
+    and whether the guest cap refused a newcomer (a flood: nothing was written)."""
+
+    at: float
+    before: float | None
+    member: Member | None = None
+    refused: bool = False
+
+
+def record_user(
+    user: Any,
+    room: str | None = None,
+    where: str | None = None,
+    guest_ip: str | Address | None = None,
+) -> Visit:
+    """Mark ``user`` as seen now (on the site, or in ``room``) with a fresh card.
+
+    A member ``WHOS_ONLINE_IS_HIDDEN`` hides is kept in a set of their own:
+    counted, never listed to ordinary visitors. The same write takes them out
+    of the other set (so changing one's mind takes effect at the next record)
+    and, given the address they browsed from as a guest (``guest_ip``), out of
+    the guests, so a login never counts one person twice. ``where`` is the page
+    (kept on the card for staff).
+    """
+    card = card_json(conf.member_card(user), where)
+    return record_member(str(user.pk), conf.is_hidden(user), card, room, guest_ip)
+
+
+def record_member(
+    pk: str, hidden: bool, card: str, room: str | None, guest_ip: str | Address | None = None
+) -> Visit:
+    """record_user's Redis part: no site callable runs here (see ``sockets.open_connection``)."""
+    now = time.time()
+    keys = conf.keys(room)
+    key, other = (keys.hidden, keys.users) if hidden else (keys.users, keys.hidden)
+    drop = guest_id(guest_ip) if guest_ip else ""
+    counters = counting.member_counters(now, site=room is None)
+    before, _ = _record(
+        now,
+        keys,
+        key,
+        pk,
+        ttl=conf.retention,
+        drop_from=other,
+        room=room,
+        card=card,
+        guest=drop,
+        counters=counters,
+    )
+    return Visit(now, before, read_member(pk, now, card, now, conf.idle_after, hidden))
+
+
+def record_guest(ip: str | Address, room: str | None = None) -> Visit:
+    """Mark the guest at address ``ip`` as seen now.
+
+    A newcomer while the guests fill ``WHOS_ONLINE_MAX_GUESTS`` inside the
+    window is refused (``Visit.refused``), so a flood never pushes out the
+    guests counted before it. In approximate mode (``WHOS_ONLINE_GUEST_COUNTING``) the guest goes into
+    the window's HyperLogLog bucket instead of the sorted set, uncapped (and
+    the score before is not known). Raises ValueError if ``ip`` is not an IP
+    address.
+    """
+    now = time.time()
+    keys = conf.keys(room)
+    counters = counting.guest_counters(keys.guests, now, site=room is None)
+    before, refused = _record(
+        now,
+        keys,
+        keys.guests,
+        guest_id(ip),
+        ttl=conf.max_age,
+        keep=conf.max_guests,
+        room=room,
+        counters=counters,
+        listed=not counting.approximate(),
+    )
+    return Visit(now, before, refused=refused)
+
+
+def forget_user(user: Any) -> bool:
+    """Take a member (user or pk) off the list and out of every room at once (e.g. on logout);
+    True if they were on the site's list."""
+    keys, pk, client = conf.keys(), member_id(user), get_client()
+    member_rooms = conf.member_rooms_key(pk)
+    # Two round trips (a logout is rare): a script touches only the keys it is
+    # given, and the rooms' keys are known once their names are read.
+    rooms = sorted({text(room) for room in client.hvals(member_rooms)})
+    return scripts.forget(
+        client,
+        keys=scripts.ForgetKeys(
+            keys.users,
+            keys.hidden,
+            keys.cards,
+            conf.changes_key(),
+            member_rooms,
+            {room: _room_member_keys(room) for room in rooms},
+        ),
+        pk=pk,
+        now=time.time(),
+        ttl=math.ceil(conf.max_age),
+        channel=conf.notices_channel,
+    )
+
+
+def _room_member_keys(room: str) -> scripts.RoomMemberKeys:
+    keys = conf.keys(room)
+    return scripts.RoomMemberKeys(keys.users, keys.hidden, conf.changes_key(room))
+
+
+def forget_guest(ip: str) -> bool:
+    """Take the guest at ``ip`` off the count now (e.g. on login); True if it was there.
+
+    Always False in approximate mode: a HyperLogLog cannot remove anyone.
+    """
+    if counting.approximate():
+        return False
+    return bool(get_client().zrem(conf.guests_key, guest_id(ip)))
+
+
+# Guests over WHOS_ONLINE_MAX_GUESTS dropped by one write: about 0.1 ms of Redis time.
+TRIM_PER_WRITE = 100
+
+
+def _record(
+    now: float,
+    keys: Keys,
+    key: str,
+    member: str,
+    ttl: float,
+    keep: int | None = None,
+    drop_from: str | None = None,
+    room: str | None = None,
+    card: str = "",
+    guest: str = "",
+    counters: list[tuple[str, int]] | None = None,
+    listed: bool = True,
+) -> tuple[float | None, bool]:
+    """One EVALSHA of scripts.RECORD (one round trip, also on Redis Cluster).
+
+    Returns ``member``'s score before, and whether the guest cap refused them.
+
+    ``counters`` are the HyperLogLogs (key, TTL) ``member`` also goes into;
+    without ``listed`` they are all it goes into. A member who moved to another
+    room of the same kind, or a room that pushed the least recently visited
+    over WHOS_ONLINE_MAX_ROOMS, costs one more round trip: the room left or
+    dropped is known only from the record's reply.
+    """
+    client = get_client()
+    name = room_arg(room)
+    recorded = scripts.record(
+        client,
+        keys=scripts.RecordKeys(
+            into=key,
+            drop_from=drop_from,
+            rooms=conf.rooms_key,
+            cards=keys.cards,
+            guests=keys.guests,
+            peak=keys.peak,
+            changed=conf.changes_key(room),
+            member_rooms=conf.member_rooms_key(member) if room is not None and card else None,
+            counters=counters or (),
+        ),
+        now=now,
+        member=member,
+        ttl=math.ceil(ttl),
+        guest_cap=keep or 0,
+        room=name,
+        kind=room_kind(name),
+        card=card,
+        guest=guest,
+        approximate=not listed,
+        counted_since=counting.counted_since(now) if counters else 0,
+        window=conf.max_age,
+        trim=TRIM_PER_WRITE,
+        max_rooms=conf.max_rooms,
+        channel=conf.notices_channel,
+    )
+    if recorded.left is not None:
+        scripts.leave_room(
+            client,
+            member_rooms=conf.member_rooms_key(member),
+            keys=_room_member_keys(recorded.left),
+            pk=member,
+            room=recorded.left,
+            kind=room_kind(recorded.left),
+            now=now,
+            ttl=math.ceil(conf.max_age),
+            channel=conf.notices_channel,
+        )
+    if recorded.dropped:
+        _drop_rooms(recorded.dropped)
+    return recorded.before, recorded.refused
+
+
+def _drop_rooms(rooms: list[str]) -> int:
+    """Delete the keys of ``rooms``, dropped from the registry over WHOS_ONLINE_MAX_ROOMS,
+    unless one is registered again; how many were deleted. One round trip."""
+    return scripts.drop_rooms(
+        get_client(),
+        rooms_key=conf.rooms_key,
+        rooms={room: conf.namespace_keys(room) for room in rooms},
+    )
+
+
+def room_arg(room: str | None) -> str:
+    """A room as the scripts' ARGV name it (as the registry keeps it); '' for the site."""
+    return "" if room is None else room_name(room) or ""
+
+
+def member_id(user: Any) -> str:
+    """A member's id in Redis: the pk of a user object, or a pk given as it is."""
+    return str(getattr(user, "pk", user))

@@ -1,0 +1,168 @@
+"""WebSocket presence: a member's open connections, their heartbeats and closes,
+and a hub's check for dead processes (see :mod:`whos_online.realtime.consumers`).
+
+A connection is recorded as a visit (see :mod:`whos_online.recording`), then
+kept alive by its process's batched heartbeats, which also keep the member
+inside the window; see :mod:`whos_online.presence` for the keys.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from whos_online import scripts
+from whos_online.conf import conf
+from whos_online.connection import get_client, text
+from whos_online.members import card_json
+from whos_online.recording import record_member, room_arg
+
+
+@dataclass(frozen=True)
+class Connection:
+    """One open WebSocket connection of a member: site-wide, and in ``room`` if given.
+
+    It carries what recording the member needs (``hidden``, ``card``), made
+    once by ``open_connection``, so ``connect`` and heartbeats talk to Redis only.
+    """
+
+    pk: str
+    id: str
+    room: str | None = None
+    # Which member set its heartbeats write through to (WHOS_ONLINE_IS_HIDDEN at connect).
+    hidden: bool = False
+    # The member's card as connect records it ("": none, shown as "Member #pk").
+    card: str = ""
+
+    @property
+    def namespaces(self) -> tuple[str | None, ...]:
+        return (None,) if self.room is None else (None, self.room)
+
+
+def open_connection(user: Any, room: str | None = None) -> Connection:
+    """A new connection of the member ``user``, in ``room`` if given.
+
+    This runs the site's ``WHOS_ONLINE_IS_HIDDEN`` and ``WHOS_ONLINE_MEMBER_CARD``,
+    which may read the database: call it where Django manages connections
+    (a sync view, or ``database_sync_to_async``), then ``connect`` anywhere.
+    """
+    card = card_json(conf.member_card(user), None)
+    return Connection(str(user.pk), uuid.uuid4().hex, room, conf.is_hidden(user), card)
+
+
+def connect(connection: Connection) -> float:
+    """A member opened ``connection``: record them (a visit, with its card) and beat once.
+
+    One round trip per namespace for the record, plus the first heartbeat.
+    Returns the score recorded on the site.
+    """
+    visits = [
+        record_member(connection.pk, connection.hidden, connection.card, room)
+        for room in connection.namespaces
+    ]
+    heartbeat([connection])
+    return visits[0].at
+
+
+# Connections one heartbeat call carries: 500 took 10-25 ms of Redis time on a
+# busy 2-core machine (benchmarks/live_push.py), 200 keep each call to a few ms,
+# so a process with 10,000 sockets never holds a shared Redis for long.
+HEARTBEAT_BATCH = 200
+
+
+def heartbeat(connections: Iterable[Connection]) -> None:
+    """Mark every connection alive now: one round trip per HEARTBEAT_BATCH connections."""
+    batch = list(connections)
+    for first in range(0, len(batch), HEARTBEAT_BATCH):
+        _beat(batch[first : first + HEARTBEAT_BATCH])
+
+
+def _beat(connections: list[Connection]) -> None:
+    beats = []
+    for connection in connections:
+        for room in connection.namespaces:
+            ns, socket = conf.keys(room), conf.socket_keys(room)
+            beats.append(
+                scripts.Beat(
+                    live=socket.live,
+                    left=socket.left,
+                    connections=conf.connections_key(room, connection.pk),
+                    member_set=ns.hidden if connection.hidden else ns.users,
+                    changed=conf.changes_key(room),
+                    pk=connection.pk,
+                    connection_id=connection.id,
+                    room=room_arg(room),
+                )
+            )
+    now = time.time()
+    timeout = conf.heartbeat_timeout
+    scripts.heartbeat(
+        get_client(),
+        cards=conf.keys().cards,
+        rooms_key=conf.rooms_key,
+        beats=beats,
+        now=now,
+        connections_ttl=math.ceil(timeout),
+        ttl=math.ceil(conf.retention),
+        beat_cutoff=now - timeout,
+        # Two timeouts before leaving the window (a beat is due twice by then), a
+        # connected member moves forward by the rest of the window.
+        due_below=now - conf.max_age + 2 * timeout,
+        carry=max(conf.max_age - 2 * timeout, timeout),
+        channel=conf.notices_channel,
+    )
+
+
+def disconnect(connection: Connection) -> None:
+    """``connection`` closed: the member leaves at once unless another connection is alive."""
+    namespaces = [
+        scripts.Closed(
+            *conf.socket_keys(room),
+            connections=conf.connections_key(room, connection.pk),
+            changed=conf.changes_key(room),
+            room=room_arg(room),
+        )
+        for room in connection.namespaces
+    ]
+    now = time.time()
+    scripts.disconnect(
+        get_client(),
+        rooms_key=conf.rooms_key,
+        namespaces=namespaces,
+        now=now,
+        beat_cutoff=now - conf.heartbeat_timeout,
+        ttl=math.ceil(conf.max_age),
+        pk=connection.pk,
+        connection_id=connection.id,
+        channel=conf.notices_channel,
+    )
+
+
+def check(rooms: list[str | None]) -> dict[str | None, Any]:
+    """Sweep the namespaces of ``rooms`` (None: the site) for connections of dead
+    processes, and return each one's change mark (what the hub compares, to catch a
+    lost notice): one round trip."""
+    namespaces = [
+        scripts.Checked(*conf.socket_keys(room), conf.changes_key(room), room_arg(room))
+        for room in rooms
+    ]
+    now = time.time()
+    marks = scripts.check(
+        get_client(),
+        namespaces=namespaces,
+        beat_cutoff=now - conf.heartbeat_timeout,
+        now=now,
+        ttl=math.ceil(conf.retention),
+        channel=conf.notices_channel,
+    )
+    return dict(zip(rooms, marks))
+
+
+def connected(room: str | None = None) -> list[str]:
+    """Pks of members (hidden ones too) with a living connection, newest heartbeat first."""
+    cutoff = time.time() - conf.heartbeat_timeout
+    live = get_client().zrange(conf.socket_keys(room).live, "+inf", cutoff, byscore=True, desc=True)
+    return [text(pk) for pk in live]

@@ -1,0 +1,209 @@
+"""What is kept over time: the most ever online (the peak), unique visitors per
+day, the admin's history, and ``prune`` (cron), which samples them.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+from typing import Any, NamedTuple
+
+from whos_online import counting, scripts
+from whos_online.conf import Keys, conf
+from whos_online.connection import get_client, text
+
+
+@dataclass(frozen=True)
+class Peak:
+    """The most people (members + guests) ever seen online at once, and when."""
+
+    count: int
+    at: datetime
+
+
+def peak() -> Peak | None:
+    """The most ever online at once, or None before anyone was counted."""
+    return peak_from(*get_client().hmget(conf.keys().peak, "count", "at"))
+
+
+def reset_peak() -> Peak | None:
+    """Forget the peak (e.g. one a flood of addresses pinned); return what it was.
+
+    The next count (a rendered block, or prune) starts it again from the number online.
+    """
+    pipe = get_client().pipeline(transaction=False)
+    pipe.hmget(conf.keys().peak, "count", "at")
+    pipe.delete(conf.keys().peak)
+    return peak_from(*pipe.execute()[0])
+
+
+PEAK_TTL = 366 * 24 * 3600
+
+
+def peak_from(count: Any = None, at: Any = None) -> Peak | None:
+    if count is None or at is None:
+        return None
+    return Peak(int(count), datetime.fromtimestamp(float(at), tz=timezone.utc))
+
+
+@dataclass(frozen=True)
+class DayVisitors:
+    """Unique members and guests seen on one day (the site's time zone); both approximate."""
+
+    day: date
+    members: int
+    guests: int
+
+    @property
+    def total(self) -> int:
+        return self.members + self.guests
+
+
+def daily_visitors(days: int = 30) -> list[DayVisitors]:
+    """Unique visitors of each of the last ``days`` days (at most 30), today first: one round trip."""
+    dates = counting.last_days(time.time(), min(days, counting.DAYS_KEPT - 2))
+    keys = [conf.day_key(who, day) for day in dates for who in ("members", "guests")]
+    counts = iter(scripts.count_each(get_client(), keys=keys))
+    return [
+        DayVisitors(day, int(members), int(guests))
+        for day, members, guests in zip(dates, counts, counts)
+    ]
+
+
+class PruneResult(NamedTuple):
+    """How many stale members and guests ``prune`` removed, in how many Redis calls.
+
+    A tuple, so ``users, guests, _ = prune()`` works as well as ``.users``.
+    """
+
+    users: int
+    guests: int
+    batches: int
+
+
+def prune(batch_size: int = 1000) -> PruneResult:
+    """Remove guests older than the window and members older than the retention.
+
+    Removes ``batch_size`` per Redis call.
+    One ZREMRANGEBYSCORE over 100,000 stale members blocks Redis (often shared
+    with the site's cache and sessions) for ~80 ms; a batch of 1,000 takes ~1 ms.
+    """
+    if batch_size < 1:
+        raise ValueError("batch_size must be at least 1")
+    client = get_client()
+    now = time.time()
+    batches = 0
+
+    def prune_key(key: str, kept_for: float, cards: str | None = None) -> int:
+        nonlocal batches
+        total = 0
+        while True:
+            count = scripts.prune_batch(
+                client, key=key, cards=cards, below=now - kept_for, limit=batch_size
+            )
+            batches += 1
+            total += count
+            if count < batch_size:
+                return total
+
+    keys = conf.keys()
+    users = prune_key(keys.users, conf.retention, keys.cards)
+    users += prune_key(keys.hidden, conf.retention, keys.cards)
+    guests = prune_key(keys.guests, conf.max_age)
+    batches += _prune_rooms(client, now - conf.max_age, batch_size)
+    prune_key(conf.rooms_key, conf.max_age)
+    # Cron runs this every minute or so: it samples the counts for the admin's
+    # chart, and the peak even if no page counts.
+    _sample(client, now)
+    return PruneResult(users=users, guests=guests, batches=batches)
+
+
+ROOMS_PER_BATCH = 100
+
+
+def _prune_rooms(client: Any, cutoff: float, batch_size: int) -> int:
+    """Prune the rooms with a visitor inside the window (the others' keys expired); batches.
+
+    The registry is read a page at a time (ZRANGE … LIMIT), from the window's
+    start upwards by score, and each page's sets are pruned by PRUNE_ROOMS
+    calls of at most ``batch_size`` removals: no call grows with the number of
+    rooms.
+    """
+    batches, start, skip = 0, cutoff, 0
+    while True:
+        page = client.zrange(
+            conf.rooms_key, start, "+inf", byscore=True, offset=skip, num=ROOMS_PER_BATCH,
+            withscores=True,
+        )  # fmt: skip
+        keys = [key for name, _ in page for key in conf.keys(text(name))[:3]]
+        more = bool(keys)
+        while more:
+            more = scripts.prune_rooms(client, keys=keys, below=cutoff, limit=batch_size).more
+            batches += 1
+        if len(page) < ROOMS_PER_BATCH:
+            return batches
+        # The next page starts at this one's last score, past the rooms seen with it.
+        last = page[-1][1]
+        ties = sum(1 for _, score in page if score == last)
+        skip, start = (skip + ties if last == start else ties), last
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The counts at one moment, as ``whos_online_prune`` sampled them."""
+
+    at: datetime
+    users: int
+    guests: int
+
+
+HISTORY_SECONDS = 24 * 3600
+
+
+# One sample a minute fills a day; a cron running more often cannot grow it further.
+HISTORY_MAX = 2 * 24 * 60
+
+
+def history(seconds: float = HISTORY_SECONDS) -> list[Sample]:
+    """Samples of the last ``seconds`` (at most a day), oldest first."""
+    raw = get_client().zrange(conf.history_key, time.time() - seconds, "+inf", byscore=True)
+    samples = []
+    for member in raw:
+        at, users, guests = text(member).split(":")
+        moment = datetime.fromtimestamp(float(at), tz=timezone.utc)
+        samples.append(Sample(moment, int(users), int(guests)))
+    return samples
+
+
+def guest_cap() -> int:
+    """The guest cap the peak respects: none in approximate mode, where guests are uncapped."""
+    return 0 if counting.approximate() else conf.max_guests
+
+
+def guest_buckets(keys: Keys, now: float) -> list[str]:
+    """The guest HyperLogLogs a count of ``keys``'s window reads: none in exact mode."""
+    return counting.window_buckets(keys.guests, now) if counting.approximate() else []
+
+
+def _sample(client: Any, now: float) -> None:
+    counted = _count_and_raise_peak(client, now, conf.keys())
+    pipe = client.pipeline(transaction=False)
+    online = counted.users + counted.hidden
+    pipe.zadd(conf.history_key, {f"{now:.3f}:{online}:{counted.guests}": now})
+    pipe.zremrangebyscore(conf.history_key, "-inf", f"({now - HISTORY_SECONDS}")
+    pipe.zremrangebyrank(conf.history_key, 0, -HISTORY_MAX - 1)
+    pipe.expire(conf.history_key, HISTORY_SECONDS)
+    pipe.execute()
+
+
+def _count_and_raise_peak(client: Any, now: float, keys: Keys) -> scripts.Counted:
+    return scripts.count_and_raise_peak(
+        client,
+        keys=keys,
+        buckets=guest_buckets(keys, now),
+        window_start=now - conf.max_age,
+        now=now,
+        peak_ttl=PEAK_TTL,
+        guest_cap=guest_cap(),
+    )
