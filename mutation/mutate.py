@@ -438,7 +438,8 @@ def copy_project(into: Path) -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "db.sqlite3")
     for name in ("whos_online", "tests", "example_project"):
         shutil.copytree(ROOT / name, into / name, ignore=ignore)
-    shutil.copy(ROOT / "pyproject.toml", into)
+    for name in ("pyproject.toml", "README.md"):  # test_templatetag.py reads the README
+        shutil.copy(ROOT / name, into)
     return into
 
 
