@@ -258,7 +258,7 @@ class Queued:
 
     def evalsha(self, *args: Any) -> list[Any]:
         self.pipe.evalsha(*args)
-        return [None, 0]  # no score before, not refused
+        return [None, 0, "1"]  # no score before, not refused, a generation
 
 
 @pytest.mark.parametrize("redis_db", ["real"], indirect=True)  # 100,000 Lua calls

@@ -242,6 +242,11 @@ class Settings:
         return f"{self.key_prefix}:history"
 
     @cached_setting
+    def generation_key(self) -> str:
+        """The second this Redis's data began (see whos_online.recovery); never expires."""
+        return f"{self.key_prefix}:generation"
+
+    @cached_setting
     def max_age(self) -> float:
         """The online window in seconds (the setting may be a timedelta)."""
         return _seconds(_get("WHOS_ONLINE_MAX_AGE"))

@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponseBase
 from django.utils.cache import patch_cache_control
 from django.utils.http import http_date
 
+from whos_online import recovery
 from whos_online.client_ip import address_of, believed_header, client_address
 from whos_online.conf import conf, on_settings_change
 from whos_online.guests import network
@@ -120,8 +121,9 @@ def _due(request: HttpRequest) -> bool:
         short = forwarded is None or len(forwarded) <= MAX_CACHED_HEADERS
         check = _guest_issued if short else _guest_issued.__wrapped__
         issued = check(value, meta.get("REMOTE_ADDR"), forwarded)
-    # Either way round: a server whose clock runs ahead may have issued it.
-    return issued is None or abs(time.time() - issued) >= cookie_age
+    # Either way round: a server whose clock runs ahead may have issued it. One
+    # issued before Redis's data began stands for a record it lost (see recovery).
+    return issued is None or abs(time.time() - issued) >= cookie_age or issued < recovery.began
 
 
 def _identity(request: HttpRequest) -> str | None:

@@ -43,7 +43,7 @@ from functools import lru_cache
 from itertools import repeat
 from typing import Any, Iterable, NamedTuple, TypeVar, cast
 
-from whos_online import counting, scripts
+from whos_online import counting, recovery, scripts
 from whos_online.conf import Keys, conf, on_settings_change, room_name
 from whos_online.connection import get_client
 from whos_online.guests import Address, guest_id
@@ -116,6 +116,9 @@ class Summary:
     # When this picture changes by time alone (Unix time: a member turning idle,
     # someone leaving the window), None if nothing will until someone acts.
     changes_at: float | None = None
+    # When Redis's data began (its generation, see whos_online.recovery): nothing
+    # older survived a restart without persistence or a cache clear.
+    since: datetime | None = None
     # Renderings of this very summary (e.g. the block's member list per language),
     # so a cached summary is rendered once; a changed copy (``replace``) starts empty.
     rendered: dict[Any, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
@@ -466,7 +469,8 @@ def summary(
     day = conf.show_day_total if day is None else day
     now = time.time()
     keys = conf.keys(room)
-    sockets = conf.socket_keys(room)  # the last two KEYS (see scripts.SUMMARY)
+    sockets = conf.socket_keys(room)  # the two KEYS before the last (see scripts.SUMMARY)
+    client = get_client()
     buckets, past_ttl = _window_buckets(keys, now), 0
     if buckets:
         past, past_ttl = counting.past_union(keys.guests, now)
@@ -488,13 +492,15 @@ def summary(
         listed_sockets,
         hidden_sockets,
         oldest,
+        generation,
     ) = scripts.SUMMARY(
-        get_client(),
-        len(keys) + len(buckets) + len(hours) + len(sockets),
+        client,
+        len(keys) + len(buckets) + len(hours) + len(sockets) + 1,
         *keys,
         *buckets,
         *hours,
         *sockets,
+        conf.generation_key,
         now - conf.max_age,
         now,
         PEAK_TTL if room is None else 0,
@@ -508,6 +514,9 @@ def summary(
         _guest_cap(),
         SOCKET_GRACE,
     )
+    _learn(client, generation)
+    if room is None and peak_count is not None and peak_at is not None:
+        recovery.see_peak(int(peak_count), float(peak_at))
     members, idle_at = _members(listed, listed_sockets, now, hidden=False)
     if staff_view:
         hidden_members, hidden_idle_at = _members(hidden, hidden_sockets, now, hidden=True)
@@ -528,6 +537,7 @@ def summary(
         day_users=None if day_users is None else int(day_users),
         day_guests=None if day_guests is None else int(day_guests),
         changes_at=_changes_at(now, oldest, idle_at, approximate=bool(buckets)),
+        since=None if generation is None else datetime.fromtimestamp(int(generation), timezone.utc),
     )
 
 
@@ -773,9 +783,10 @@ def _record(
     without ``listed`` they are all it goes into.
     """
     counters = counters or []
-    before, refused = scripts.RECORD(
-        get_client(),
-        8 + len(counters),
+    client = get_client()
+    before, refused, generation = scripts.RECORD(
+        client,
+        9 + len(counters),
         key,
         drop_from or key,
         conf.rooms_key,
@@ -784,6 +795,7 @@ def _record(
         keys.peak,
         conf.changes_key(room),
         conf.member_rooms_key(member) if room is not None and card else key,
+        conf.generation_key,
         *(counter for counter, _ in counters),
         now,
         member,
@@ -798,7 +810,16 @@ def _record(
         conf.notices_channel,
         *(ttl for _, ttl in counters),
     )
+    _learn(client, generation)
     return (None if before is None else float(before)), bool(refused)
+
+
+def _learn(client: Any, generation: Any) -> None:
+    """Take the generation a reply carried; after a loss, write back the peak seen before."""
+    lost = recovery.learn(generation)
+    if lost is not None:
+        count, at = lost
+        scripts.RAISE_PEAK(client, 1, conf.keys().peak, count, at, PEAK_TTL)
 
 
 @lru_cache(maxsize=1)

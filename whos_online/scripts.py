@@ -107,17 +107,24 @@ end
 # its first ':'): recorded in topic:2, they leave topic:1 (marked and published
 # too). KEYS[8] is where they are, kind -> room (KEYS[1] when not a member's
 # room record); the room they left is named from the prefix, as above.
-# Counting (see counting.py): ARGV[2] also goes into the HyperLogLogs KEYS[9..],
-# each given its TTL ARGV[12..] (KEYS[i], ARGV[i + 3]), unless its score before
+# KEYS[9] is the generation (see recovery.py): the second the data began, set
+# from ARGV[1] by the first record into an empty Redis.
+# Counting (see counting.py): ARGV[2] also goes into the HyperLogLogs KEYS[10..],
+# each given its TTL ARGV[12..] (KEYS[i], ARGV[i + 2]), unless its score before
 # is at or after ARGV[9]: since then every one of those counters holds it
 # already (most records are of visitors seen a minute before). With ARGV[8] =
 # '1' (approximate guest counting) they are all it goes into: no sorted set
 # KEYS[1], so neither a cap nor a refusal.
 # Returns {the member's score before this write (false if none or not kept),
-# 1 if the newcomer was refused (nothing written) else 0}.
+# 1 if the newcomer was refused (nothing written) else 0, the generation}.
 RECORD = Script(
     _LEAVE
     + """
+local generation = redis.call('GET', KEYS[9])
+if not generation then
+  generation = string.format('%d', math.floor(tonumber(ARGV[1])))
+  redis.call('SET', KEYS[9], generation)
+end
 local window, trim, max_rooms, prefix = string.match(ARGV[10], '^(%S+) (%S+) (%S+) (.*)$')
 window, trim = tonumber(window), tonumber(trim)
 local window_ttl = math.ceil(window)
@@ -157,7 +164,7 @@ if listed and keep > 0 and not before then
           redis.call('EXPIRE', KEYS[6], window_ttl)
         end
       end
-      return {false, 1}
+      return {false, 1, generation}
     end
   end
 end
@@ -200,12 +207,12 @@ end
 if ARGV[7] ~= '' then redis.call('ZREM', KEYS[5], ARGV[7]) end
 if listed then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
 if not (before and tonumber(before) >= tonumber(ARGV[9])) then
-  for i = 9, #KEYS do
+  for i = 10, #KEYS do
     redis.call('PFADD', KEYS[i], ARGV[2])
-    redis.call('EXPIRE', KEYS[i], ARGV[i + 3])
+    redis.call('EXPIRE', KEYS[i], ARGV[i + 2])
   end
 end
-return {before, 0}
+return {before, 0, generation}
 """
 )
 
@@ -284,10 +291,11 @@ return count_and_raise_peak(#KEYS > 5 and union or nil, tonumber(ARGV[4]))
 # buckets, oldest first, KEYS[5 + n] where their union is kept ARGV[8] ms (see
 # union_count). Then, when ARGV[7] (the start of the past 24 hours) is not '',
 # the members seen since then and the guests of the hour HyperLogLogs that
-# fill the rest of KEYS but the last two (the last hour one keeping their union
+# fill the rest of KEYS but the last three (the last hour one keeping their union
 # ARGV[9] ms), else {false, false}. Then WebSocket presence of each list (see
-# sockets below), from the last two KEYS; last, the oldest score time alone
-# will end (see oldest below).
+# sockets below), from the two KEYS before the last; the oldest score time
+# alone will end (see oldest below); last, the generation (see recovery.py) from
+# the last KEYS, false if Redis holds none (its data was lost since).
 SUMMARY = Script(
     _COUNT_AND_RAISE_PEAK
     + """
@@ -311,7 +319,8 @@ local function each(command, key, pairs)
   return found
 end
 local function cards(pairs) return each('HMGET', KEYS[5], pairs) end
--- WebSocket presence merged in (the last two KEYS, live and left; ARGV[10] =
+local live, left, generation = KEYS[#KEYS - 2], KEYS[#KEYS - 1], KEYS[#KEYS]
+-- WebSocket presence merged in (live and left; ARGV[10] =
 -- now minus the heartbeat timeout), per listed member: 'online' while one of their
 -- connections is alive; 'idle' once the newest sign of them was a connection
 -- that is gone (closed, or its process died) at least ARGV[12] seconds after
@@ -322,8 +331,8 @@ local function cards(pairs) return each('HMGET', KEYS[5], pairs) end
 -- and half as many values in the reply.
 local function sockets(pairs)
   local found = {}
-  if redis.call('EXISTS', KEYS[#KEYS - 1], KEYS[#KEYS]) == 0 then return found end
-  local beats, lefts = each('ZMSCORE', KEYS[#KEYS - 1], pairs), each('ZMSCORE', KEYS[#KEYS], pairs)
+  if redis.call('EXISTS', live, left) == 0 then return found end
+  local beats, lefts = each('ZMSCORE', live, pairs), each('ZMSCORE', left, pairs)
   for i = 1, #pairs, 2 do
     local beat = tonumber(beats[(i + 1) / 2] or '0')
     local left = tonumber(lefts[(i + 1) / 2] or '0')
@@ -375,7 +384,7 @@ if ARGV[7] == '' then
 else
   table.insert(result, redis.call('ZCOUNT', KEYS[1], ARGV[7], '+inf')
                        + redis.call('ZCOUNT', KEYS[2], ARGV[7], '+inf'))
-  table.insert(result, union_count(6 + buckets, #KEYS - 3, ARGV[9]))
+  table.insert(result, union_count(6 + buckets, #KEYS - 4, ARGV[9]))
 end
 table.insert(result, sockets(listed))
 table.insert(result, sockets(hidden))
@@ -385,7 +394,7 @@ table.insert(result, sockets(hidden))
 local function oldest(key)
   local rows = redis.call('ZRANGE', key, ARGV[1], '+inf', 'BYSCORE', 'LIMIT', 0, 20, 'WITHSCORES')
   for i = 1, #rows, 2 do
-    local beat = redis.call('ZSCORE', KEYS[#KEYS - 1], rows[i])
+    local beat = redis.call('ZSCORE', live, rows[i])
     if not (beat and tonumber(beat) >= tonumber(ARGV[10])) then return rows[i + 1] end
   end
   return rows[#rows] or false
@@ -396,9 +405,21 @@ for i = 1, 3 do
   if score and (not first or tonumber(score) < tonumber(first)) then first = score end
 end
 table.insert(result, first)
+table.insert(result, redis.call('GET', generation))
 return result
 """
 )
+
+# Raises the site's peak KEYS[1] to ARGV[1] people at ARGV[2] (kept ARGV[3] s)
+# unless it is as high already: a process writes back the peak it read before
+# Redis lost its data (see recovery.py). Returns 1 if it did.
+RAISE_PEAK = Script("""
+if tonumber(redis.call('HGET', KEYS[1], 'count') or '0') >= tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], 'count', ARGV[1], 'at', ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return 1
+""")
+
 
 # The count of each HyperLogLog in KEYS, in one call: redis-py's Cluster client
 # refuses PFCOUNT in a pipeline, and an EVAL goes to the namespace's master.
