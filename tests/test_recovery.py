@@ -141,3 +141,27 @@ def test_the_admin_page_says_since_when_redis_holds_its_figures(
     html = " ".join(boss.get(ADMIN_PAGE).content.decode().split())
     later = localtime(NOW + timedelta(hours=1))
     assert f"since {format_date(later, 'N j, Y')} at {later:%H:%M}" in html
+
+
+def test_a_member_reading_a_live_page_is_connected_again(
+    redis_db: redis.Redis, traveller: Any
+) -> None:
+    """Their socket's heartbeats keep only members Redis holds: the hub records them again."""
+    from asgiref.sync import async_to_sync, sync_to_async
+
+    from tests.test_consumers import eventually, tab
+
+    alice = User.objects.create_user("alice")
+    guest = BrowserClient(REMOTE_ADDR="203.0.113.9")
+
+    async def scenario() -> None:
+        socket = await tab(alice)
+        await eventually(lambda: names(presence.online_users()) == ["alice"])
+        traveller.shift(10)
+        lose_everything(redis_db)
+        await sync_to_async(guest.get)("/block/")  # this process learns the loss
+        await eventually(lambda: names(presence.online_users()) == ["alice"])
+        assert presence.connected() == [str(alice.pk)] and presence.status(alice) == "online"
+        await socket.disconnect()
+
+    async_to_sync(scenario)()

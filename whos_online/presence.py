@@ -537,7 +537,9 @@ def summary(
         day_users=None if day_users is None else int(day_users),
         day_guests=None if day_guests is None else int(day_guests),
         changes_at=_changes_at(now, oldest, idle_at, approximate=bool(buckets)),
-        since=None if generation is None else datetime.fromtimestamp(int(generation), timezone.utc),
+        since=None
+        if generation is None
+        else datetime.fromtimestamp(float(generation), timezone.utc),
     )
 
 

@@ -3,8 +3,8 @@
 A Redis restarted without persistence, a ``FLUSHDB`` or a ``cache.clear()``
 empties the sets while visitors keep their "online" cookies, which would hold
 off their records for ``WHOS_ONLINE_COOKIE_AGE``: most of the site would go
-uncounted for minutes. So Redis keeps a generation, the second its data began
-(``<prefix>:generation``, set by the first record into an empty Redis, never
+uncounted for minutes. So Redis keeps a generation, when its data began
+(``<prefix>:generation``, in microseconds, set by the first record into an empty Redis, never
 expiring). Each process learns it from replies it gets anyway: a record's, and
 the block's read, which answers "none" once the data is gone. A cookie issued
 before the generation began stands for a record Redis no longer holds, so its
@@ -26,6 +26,9 @@ from whos_online.conf import on_settings_change
 # known (every cookie stands), infinity while Redis holds none (every cookie is
 # due, until a record starts the next generation and its reply tells us).
 began = 0.0
+# Losses this process noticed: the real-time hub records its open sockets'
+# members again after each (a heartbeat only keeps members Redis still holds).
+losses = 0
 _known: float | None = None  # the last generation read, to tell a new one
 _peak: tuple[int, float] | None = None  # the highest peak read: (count, Unix time)
 
@@ -36,13 +39,21 @@ def learn(generation: Any) -> tuple[int, float] | None:
     Returns the peak to write back when it shows the data was lost since the
     generation known before, else None.
     """
-    global began, _known
+    global began, losses, _known
+    # A loss often shows twice: no generation, then the next one. Count it once.
+    counted = began == math.inf
     if generation is None:
+        if _known is not None and not counted:
+            losses += 1
         began = math.inf
         return None
     value = float(generation)
     lost = _known is not None and value != _known
-    began, _known = value, value
+    if lost and not counted:
+        losses += 1
+    # Cookies hold whole seconds: one issued in the generation's first second is
+    # of it (the record that began it set it).
+    began, _known = math.floor(value), value
     return _peak if lost else None
 
 
@@ -55,8 +66,8 @@ def see_peak(count: int, at: float) -> None:
 
 def forget() -> None:
     """Know nothing (tests; a process that switched to another Redis)."""
-    global began, _known, _peak
-    began, _known, _peak = 0.0, None, None
+    global began, losses, _known, _peak
+    began, losses, _known, _peak = 0.0, 0, None, None
 
 
 on_settings_change(forget)  # another key prefix or Redis: another generation

@@ -107,8 +107,8 @@ end
 # its first ':'): recorded in topic:2, they leave topic:1 (marked and published
 # too). KEYS[8] is where they are, kind -> room (KEYS[1] when not a member's
 # room record); the room they left is named from the prefix, as above.
-# KEYS[9] is the generation (see recovery.py): the second the data began, set
-# from ARGV[1] by the first record into an empty Redis.
+# KEYS[9] is the generation (see recovery.py): when the data began, set from
+# ARGV[1] by the first record into an empty Redis.
 # Counting (see counting.py): ARGV[2] also goes into the HyperLogLogs KEYS[10..],
 # each given its TTL ARGV[12..] (KEYS[i], ARGV[i + 2]), unless its score before
 # is at or after ARGV[9]: since then every one of those counters holds it
@@ -122,7 +122,7 @@ RECORD = Script(
     + """
 local generation = redis.call('GET', KEYS[9])
 if not generation then
-  generation = string.format('%d', math.floor(tonumber(ARGV[1])))
+  generation = string.format('%.6f', tonumber(ARGV[1]))
   redis.call('SET', KEYS[9], generation)
 end
 local window, trim, max_rooms, prefix = string.match(ARGV[10], '^(%S+) (%S+) (%S+) (.*)$')
