@@ -40,16 +40,16 @@ def learn(generation: Any) -> tuple[int, float] | None:
     generation known before, else None.
     """
     global began, losses, _known
-    # A loss often shows twice: no generation, then the next one. Count it once.
-    counted = began == math.inf
     if generation is None:
-        if _known is not None and not counted:
-            losses += 1
+        # Not counted as a loss: a read that began before the record that began
+        # the data may answer after it (threads), so only a new generation is one.
         began = math.inf
         return None
     value = float(generation)
-    lost = _known is not None and value != _known
-    if lost and not counted:
+    if _known is not None and value < _known:
+        return None  # a reply from before the one that taught us the newer one
+    lost = _known is not None and value > _known
+    if lost:
         losses += 1
     # Cookies hold whole seconds: one issued in the generation's first second is
     # of it (the record that began it set it).
