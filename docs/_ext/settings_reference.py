@@ -1,0 +1,43 @@
+"""The settings reference, generated from ``whos_online.conf.SETTINGS`` so it cannot drift.
+
+A page holding the line ``{settings-reference}`` (a MyST directive-like marker) gets it
+replaced, when Sphinx reads the page, by one section per setting: its name as a
+heading (so other pages link to ``reference/settings.md#whos_online_max_age``), its
+type, default and check, and its description.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sphinx.application import Sphinx
+
+from whos_online.conf import SETTINGS, Setting
+
+MARKER = "```{settings-reference}\n```"
+
+
+def section(setting: Setting) -> str:
+    """One setting, in MyST Markdown."""
+    return (
+        f"({setting.name.lower()})=\n"
+        f"### `{setting.name}`\n\n"
+        f"{setting.doc}\n\n"
+        f"Type\n: {setting.type}\n\n"
+        f"Default\n: `{setting.default!r}`\n\n"
+        f"Checked by\n: [`{setting.check}`](checks.md#{setting.check.replace('.', '-').lower()})\n"
+    )
+
+
+def reference() -> str:
+    return "\n".join(section(setting) for setting in SETTINGS)
+
+
+def replace_marker(app: Sphinx, docname: str, source: list[str]) -> None:
+    if MARKER in source[0]:
+        source[0] = source[0].replace(MARKER, reference())
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.connect("source-read", replace_marker)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
