@@ -21,11 +21,11 @@ def section(setting: Setting) -> str:
     """One setting, in MyST Markdown."""
     return (
         f"({setting.name.lower()})=\n"
-        f"### `{setting.name}`\n\n"
+        f"## `{setting.name}`\n\n"
         f"{setting.doc}\n\n"
         f"Type\n: {setting.type}\n\n"
         f"Default\n: `{setting.default!r}`\n\n"
-        f"Checked by\n: [`{setting.check}`](checks.md#{setting.check.replace('.', '-').lower()})\n"
+        f"Checked by\n: [`{setting.check}`](checks.md#{setting.check.split('.')[1].lower()})\n"
     )
 
 
