@@ -8,11 +8,12 @@ type, default and check, and its description.
 
 from __future__ import annotations
 
-from typing import Any
-
-from sphinx.application import Sphinx
+from typing import TYPE_CHECKING, Any
 
 from whos_online.conf import SETTINGS, Setting
+
+if TYPE_CHECKING:  # tests/test_docs.py imports this module without Sphinx
+    from sphinx.application import Sphinx
 
 MARKER = "```{settings-reference}\n```"
 

@@ -1,0 +1,71 @@
+"""The docs and the README stay true to the code: the settings reference is generated
+from the one table, and what the README shows is what the tested docs say."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+import whos_online
+from whos_online.conf import DEFAULTS, SETTINGS, Setting
+
+ROOT = Path(whos_online.__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+sys.path.insert(0, str(DOCS / "_ext"))
+import settings_reference  # noqa: E402  (docs/_ext: the Sphinx extension)
+
+
+def test_the_settings_page_is_the_generated_reference() -> None:
+    page = (DOCS / "reference" / "settings.md").read_text()
+    assert page.count(settings_reference.MARKER) == 1
+    assert "WHOS_ONLINE_" not in page.replace(settings_reference.MARKER, "")  # none by hand
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda setting: setting.name)
+def test_every_setting_is_in_the_generated_reference(setting: Setting) -> None:
+    """A heading, its type, its default as Python writes it, its check and its description."""
+    sections = re.split(r"^(?=\(whos_online_)", settings_reference.reference(), flags=re.M)
+    [section] = [s for s in sections if s.startswith(f"({setting.name.lower()})=\n")]
+    assert f"## `{setting.name}`\n" in section
+    assert f"Type\n: {setting.type}\n" in section
+    assert f"Default\n: `{DEFAULTS[setting.name]!r}`\n" in section
+    assert f"[`{setting.check}`](checks.md#{setting.check[-4:].lower()})" in section
+    assert setting.doc in section
+
+
+def test_every_check_a_setting_names_has_its_anchor() -> None:
+    checks = (DOCS / "reference" / "checks.md").read_text()
+    for check in {setting.check for setting in SETTINGS}:
+        assert f"({check[-4:].lower()})=\n## `{check}`\n" in checks
+
+
+def code_blocks(text: str) -> list[str]:
+    """Fenced code blocks, de-indented from their list item."""
+    blocks = []
+    for body in re.findall(r"^ *```\w+\n(.*?)^ *```", text, re.M | re.S):
+        lines = body.splitlines()
+        indent = min(len(line) - len(line.lstrip()) for line in lines if line.strip())
+        blocks.append("\n".join(line[indent:] for line in lines))
+    return blocks
+
+
+@pytest.mark.parametrize("block", code_blocks((ROOT / "README.md").read_text()))
+def test_each_readme_snippet_is_in_the_tested_tutorial_or_contributing_page(block: str) -> None:
+    """The README's setup is the tutorial's, which tests/test_fresh_site.py runs word for word;
+    its commands (their comments aside) are the contributing page's."""
+    tested = code_blocks((DOCS / "tutorial.md").read_text())
+    contributing = "\n".join(code_blocks((DOCS / "contributing.md").read_text()))
+    commands = {line.split("#")[0].strip() for line in contributing.splitlines()}
+    assert (
+        block in tested or {line.split("#")[0].strip() for line in block.splitlines()} <= commands
+    )
+
+
+def test_the_readme_keeps_ci_s_test_command() -> None:
+    """.ci/run says it runs the README's command."""
+    readme = (ROOT / "README.md").read_text()
+    assert "REDIS_URL=redis://127.0.0.1:6379/15 python3 dev.py test" in readme
+    assert "python3 dev.py test" in (ROOT / ".ci" / "run").read_text()
