@@ -30,7 +30,7 @@ def test_every_setting_is_in_the_generated_reference(setting: Setting) -> None:
     sections = re.split(r"^(?=\(whos_online_)", settings_reference.reference(), flags=re.M)
     [section] = [s for s in sections if s.startswith(f"({setting.name.lower()})=\n")]
     assert f"## `{setting.name}`\n" in section
-    assert f"Type\n: {setting.type}\n" in section
+    assert f"Type\n: {setting.takes}\n" in section
     assert f"Default\n: `{DEFAULTS[setting.name]!r}`\n" in section
     assert f"[`{setting.check}`](checks.md#{setting.check[-4:].lower()})" in section
     assert setting.doc in section

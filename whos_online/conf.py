@@ -39,7 +39,7 @@ class Setting(NamedTuple):
 
     name: str
     default: Any
-    type: str  # what it takes, in words, for the reference
+    takes: str  # what it takes, in words, for the reference
     doc: str  # one or two sentences of Markdown, for the reference
     accepts: tuple[type, ...] = ()
     minimum: float | None = None

@@ -24,7 +24,7 @@ def section(setting: Setting) -> str:
         f"({setting.name.lower()})=\n"
         f"## `{setting.name}`\n\n"
         f"{setting.doc}\n\n"
-        f"Type\n: {setting.type}\n\n"
+        f"Type\n: {setting.takes}\n\n"
         f"Default\n: `{setting.default!r}`\n\n"
         f"Checked by\n: [`{setting.check}`](checks.md#{setting.check.split('.')[1].lower()})\n"
     )
