@@ -363,7 +363,8 @@ def test_email_login_sites_are_told_how_members_are_named(
         'shows members by short name, and as "Member #<pk>" when that is empty or an email '
         "address.",
         "Set WHOS_ONLINE_MEMBER_CARD to a callable returning the display name "
-        '(e.g. {"name": user.profile.nickname}); see the README.',
+        '(e.g. {"name": user.profile.nickname}); see the docs\' how-to "Sites whose users '
+        'log in by email address".',
     )
     settings.WHOS_ONLINE_MEMBER_CARD = "whos_online.members.default_card"  # set, even as default
     assert ids() == []

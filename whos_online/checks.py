@@ -316,7 +316,8 @@ def check_member_names(**kwargs: Any) -> list[CheckMessage]:
             "not set: the block shows members by short name, and as "
             '"Member #<pk>" when that is empty or an email address.',
             hint="Set WHOS_ONLINE_MEMBER_CARD to a callable returning the display name "
-            '(e.g. {"name": user.profile.nickname}); see the README.',
+            '(e.g. {"name": user.profile.nickname}); see the docs\' how-to "Sites whose users '
+            'log in by email address".',
             id="whos_online.W007",
         )
     ]
