@@ -26,13 +26,15 @@ def test_the_settings_page_is_the_generated_reference() -> None:
 
 @pytest.mark.parametrize("setting", SETTINGS, ids=lambda setting: setting.name)
 def test_every_setting_is_in_the_generated_reference(setting: Setting) -> None:
-    """A heading, its type, its default as Python writes it, its check and its description."""
-    sections = re.split(r"^(?=\(whos_online_)", settings_reference.reference(), flags=re.M)
-    [section] = [s for s in sections if s.startswith(f"({setting.name.lower()})=\n")]
-    assert f"## `{setting.name}`\n" in section
-    assert f"Type\n: {setting.takes}\n" in section
-    assert f"Default\n: `{DEFAULTS[setting.name]!r}`\n" in section
-    assert f"[`{setting.check}`](checks.md#{setting.check[-4:].lower()})" in section
+    """A row of the table and a section: a heading, its type, its default as Python writes
+    it, its check and its description."""
+    table, *sections = re.split(r"^(?=\(whos_online_)", settings_reference.reference(), flags=re.M)
+    name, default = setting.name, repr(DEFAULTS[setting.name])
+    assert f"| [`{name}`](#{name.lower()}) | `{default}` |\n" in table
+    [section] = [s for s in sections if s.startswith(f"({name.lower()})=\n")]
+    assert f"## `{name}`\n" in section
+    assert f"**Type:** {setting.takes} · **Default:** `{default}` · " in section
+    assert f"**Checked by:** [`{setting.check}`](checks.md#{setting.check[-4:].lower()})" in section
     assert setting.doc in section
 
 

@@ -1,9 +1,10 @@
 """The settings reference, generated from ``whos_online.conf.SETTINGS`` so it cannot drift.
 
 A page holding the line ``{settings-reference}`` (a MyST directive-like marker) gets it
-replaced, when Sphinx reads the page, by one section per setting: its name as a
-heading (so other pages link to ``reference/settings.md#whos_online_max_age``), its
-type, default and check, and its description.
+replaced, when Sphinx reads the page, by a table of the settings and their defaults,
+then one section per setting: its name as a heading (so other pages link to
+``reference/settings.md#whos_online_max_age``), its type, default and check, and its
+description.
 """
 
 from __future__ import annotations
@@ -20,18 +21,24 @@ MARKER = "```{settings-reference}\n```"
 
 def section(setting: Setting) -> str:
     """One setting, in MyST Markdown."""
+    check = f"[`{setting.check}`](checks.md#{setting.check.split('.')[1].lower()})"
     return (
         f"({setting.name.lower()})=\n"
         f"## `{setting.name}`\n\n"
-        f"{setting.doc}\n\n"
-        f"Type\n: {setting.takes}\n\n"
-        f"Default\n: `{setting.default!r}`\n\n"
-        f"Checked by\n: [`{setting.check}`](checks.md#{setting.check.split('.')[1].lower()})\n"
+        f"**Type:** {setting.takes} · **Default:** `{setting.default!r}` · "
+        f"**Checked by:** {check}\n\n"
+        f"{setting.doc}\n"
     )
 
 
 def reference() -> str:
-    return "\n".join(section(setting) for setting in SETTINGS)
+    """A table of every setting and its default, then a section for each."""
+    rows = [
+        f"| [`{setting.name}`](#{setting.name.lower()}) | `{setting.default!r}` |"
+        for setting in SETTINGS
+    ]
+    table = "\n".join(["| Setting | Default |", "|---|---|", *rows])
+    return table + "\n\n" + "\n".join(section(setting) for setting in SETTINGS)
 
 
 def replace_marker(app: Sphinx, docname: str, source: list[str]) -> None:
