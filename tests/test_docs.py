@@ -6,10 +6,14 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
+from django.template import engines
 
 import whos_online
+from whos_online import presence
 from whos_online.conf import DEFAULTS, SETTINGS, Setting
 
 ROOT = Path(whos_online.__file__).resolve().parent.parent
@@ -71,3 +75,59 @@ def test_the_readme_keeps_ci_s_test_command() -> None:
     readme = (ROOT / "README.md").read_text()
     assert "REDIS_URL=redis://127.0.0.1:6379/15 python3 dev.py test" in readme
     assert "python3 dev.py test" in (ROOT / ".ci" / "run").read_text()
+
+
+def snippets(page: str, language: str) -> list[str]:
+    """A docs page's snippets in ``language``."""
+    found = re.findall(rf"^```{language}\n(.*?)^```", (DOCS / page).read_text(), re.M | re.S)
+    return list(found)
+
+
+def test_the_api_overview_runs_as_written(redis_db: Any, people: Any, rf: Any) -> None:
+    """Each line of the reference's overview, with its names bound to real users."""
+    alice, bob = people("alice", "bob", is_staff=True)
+    request = rf.get("/")
+    request.user = alice
+    (overview,) = snippets("reference/api.md", "python")
+    names: dict[str, Any] = {"user": alice, "alice": alice, "bob": bob, "request": request}
+    exec(compile(overview, "docs/reference/api.md", "exec"), names)  # noqa: S102
+    assert (names["users"], names["guests"]) == (0, 0)  # nobody stale to prune
+    assert presence.status(alice) == "offline"  # the overview forgot them
+    assert presence.peak() is None  # and reset the peak
+
+
+def test_the_presence_dots_template_renders_a_dot_per_member(redis_db: Any, people: Any) -> None:
+    alice, bob = people("alice", "bob")
+    presence.record_user(alice)
+    (template,) = snippets("howto/presence-dots.md", "django")
+    html = engines["django"].from_string(template).render({"page_obj": [alice, bob]})
+    assert re.findall(r'<span class="(.*?)"></span> (\w+)', html) == [
+        ("dot dot-online", "alice"),
+        ("dot dot-offline", "bob"),
+    ]
+
+
+def test_the_jinja2_template_renders_the_blocks_and_dots(redis_db: Any, people: Any) -> None:
+    alice, bob = people("alice", "bob")
+    presence.record_user(alice)
+    presence.record_user(bob, room="thread:42")
+    (template,) = snippets("howto/jinja2.md", "jinja")
+    thread = SimpleNamespace(pk=42)
+    html = engines["jinja2"].from_string(template).render({"thread": thread, "members": [alice]})
+    text = " ".join(html.split())
+    assert "1 user online: 1 member, 0 guests" in text
+    assert "1 here now: 1 member, 0 guests" in text
+    assert '<span class="dot dot-online"></span> alice' in text
+
+
+def test_the_full_name_card_recipe_shows_full_names(
+    redis_db: Any, people: Any, settings: Any
+) -> None:
+    (recipe, *_) = snippets("howto/member-cards.md", "python")
+    names: dict[str, Any] = {}
+    exec(compile(recipe, "docs/howto/member-cards.md", "exec"), names)  # noqa: S102
+    settings.WHOS_ONLINE_MEMBER_CARD = names["full_name_card"]
+    (alice,) = people("alice", first_name="Alice", last_name="Archer")
+    presence.record_user(alice)
+    html = engines["django"].from_string("{% load whos_online %}{% whos_online %}").render({})
+    assert f'<a href="/people/{alice.pk}/"><bdi>Alice Archer</bdi></a>' in html
