@@ -9,6 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import django
 import pytest
 from django.template import engines
 
@@ -131,3 +132,37 @@ def test_the_full_name_card_recipe_shows_full_names(
     presence.record_user(alice)
     html = engines["django"].from_string("{% load whos_online %}{% whos_online %}").render({})
     assert f'<a href="/people/{alice.pk}/"><bdi>Alice Archer</bdi></a>' in html
+
+
+def test_the_rooms_tag_lists_who_is_in_the_thread(redis_db: Any, people: Any) -> None:
+    alice, bob = people("alice", "bob")
+    presence.record_user(alice, room=("thread", 42))
+    presence.record_user(bob, room=("thread", 7))
+    (template,) = snippets("howto/rooms.md", "django")
+    html = engines["django"].from_string(template).render({"thread": SimpleNamespace(pk=42)})
+    assert "1 here now: 1 member, 0 guests" in " ".join(html.split())
+    assert re.findall(r"<bdi>(\w+)</bdi>", html) == ["alice"]
+
+
+def test_the_celery_beat_schedule_names_the_registered_task() -> None:
+    from celery import current_app
+
+    from whos_online import tasks  # noqa: F401  (registers the task, as autodiscovery does)
+
+    (schedule, *_) = snippets("howto/scheduling.md", "python")
+    names: dict[str, Any] = {}
+    exec(compile(schedule, "docs/howto/scheduling.md", "exec"), names)  # noqa: S102
+    (entry,) = names["CELERY_BEAT_SCHEDULE"].values()
+    assert entry["task"] in current_app.tasks
+
+
+# Django's tasks framework exists from Django 6.0; the matrix runs this on 6.x.
+if django.VERSION >= (6, 0):
+
+    def test_the_django_task_snippet_prunes(redis_db: Any) -> None:
+        (_, enqueue) = snippets("howto/scheduling.md", "python")
+        names: dict[str, Any] = {}
+        exec(compile(enqueue, "docs/howto/scheduling.md", "exec"), names)  # noqa: S102
+        pruned = names["django_prune"].enqueue().return_value  # the immediate backend
+        assert sorted(pruned) == ["batches", "guests", "users"]
+        assert (pruned["users"], pruned["guests"]) == (0, 0)
