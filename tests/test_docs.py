@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from types import SimpleNamespace
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import django
@@ -166,3 +166,53 @@ if django.VERSION >= (6, 0):
         pruned = names["django_prune"].enqueue().return_value  # the immediate backend
         assert sorted(pruned) == ["batches", "guests", "users"]
         assert (pruned["users"], pruned["guests"]) == (0, 0)
+
+
+def install_recipe(page: str, monkeypatch: pytest.MonkeyPatch, settings: Any) -> None:
+    """A how-to's two-file snippet as a site would have it: ``accounts/presence.py`` importable
+    as ``accounts.presence``, and the ``settings.py`` lines applied to the settings."""
+    (snippet, *_) = [s for s in snippets(page, "python") if s.startswith("# settings.py\n")]
+    files = dict(re.findall(r"^# (\S+\.py)\n(.*?)(?=^# \S+\.py\n|\Z)", snippet, re.M | re.S))
+    module = ModuleType("accounts.presence")
+    exec(compile(files["accounts/presence.py"], page, "exec"), module.__dict__)  # noqa: S102
+    monkeypatch.setitem(sys.modules, "accounts", ModuleType("accounts"))
+    monkeypatch.setitem(sys.modules, "accounts.presence", module)
+    lines: dict[str, Any] = {}
+    exec(compile(files["settings.py"], page, "exec"), lines)  # noqa: S102
+    for name, value in lines.items():
+        if name.startswith("WHOS_ONLINE_"):
+            setattr(settings, name, value)
+
+
+def test_the_hidden_members_recipe_hides_who_asked(
+    redis_db: Any, people: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install_recipe("howto/hidden-members.md", monkeypatch, settings)
+    alice, bob = people("alice", "bob")
+    alice.profile = SimpleNamespace(hide_online_status=True)
+    bob.profile = SimpleNamespace(hide_online_status=False)
+    presence.record_user(alice)
+    presence.record_user(bob)
+    html = engines["django"].from_string("{% load whos_online %}{% whos_online %}").render({})
+    assert "2 members (1 hidden)" in " ".join(html.split())
+    assert re.findall(r"<bdi>(\w+)</bdi>", html) == ["bob"]
+
+
+def test_the_member_card_recipe_shows_the_profile(
+    redis_db: Any, people: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install_recipe("howto/member-cards.md", monkeypatch, settings)
+    (alice,) = people("alice", is_staff=True)
+    alice.profile = SimpleNamespace(
+        display_name="Alice Archer",
+        get_absolute_url=lambda: "/people/alice/",
+        avatar=SimpleNamespace(url="/media/alice.png"),
+    )
+    presence.record_user(alice)
+    [member] = presence.online_users()
+    assert (member.name, member.url, member.avatar, member["role"]) == (
+        "Alice Archer",
+        "/people/alice/",
+        "/media/alice.png",
+        "staff",
+    )
