@@ -454,7 +454,7 @@ SESSION = "django.contrib.sessions.middleware.SessionMiddleware"
         (
             {"WHOS_ONLINE_GUEST_COUNTING": "roughly"},
             "WHOS_ONLINE_GUEST_COUNTING is 'roughly'; it must be one of 'exact', 'approximate'.",
-            'Use "approximate" for HyperLogLog counting, or remove the setting.',
+            "Use one of them, or remove the setting (the default is 'exact').",
         ),
         (
             {"WHOS_ONLINE_IS_HIDDEN": 42},

@@ -20,7 +20,7 @@ throughput and the p99 latency against the healthy phase; the block shown
 whenever Redis can serve reads; recording resumes by itself soon after the
 repair; and, per worker process, one ERROR line and one WARNING per outage
 (nothing for a Redis that is merely 50 ms away). Each test prints its figures:
-the README's table comes from them.
+the table in docs/explanation/redis-failures.md comes from them.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.utils.module_loading import import_string
 
 from whos_online.client_ip import HEADERS
-from whos_online.conf import DEFAULTS, GUEST_COUNTING_MODES, conf
+from whos_online.conf import SETTINGS, Setting, conf
 from whos_online.counting import DAY
 from whos_online.members import logs_in_by_email
 
@@ -20,30 +20,6 @@ MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
 AUTH_MIDDLEWARE = "django.contrib.auth.middleware.AuthenticationMiddleware"
 DJANGO_REDIS_BACKEND = "django_redis.cache.RedisCache"
 
-# Setting -> (accepted types, smallest allowed value, largest) (None: no bound).
-TYPES: dict[str, tuple[tuple[type, ...], float | None, float | None]] = {
-    "WHOS_ONLINE_CACHE_ALIAS": ((str,), None, None),
-    "WHOS_ONLINE_KEY_PREFIX": ((str,), None, None),
-    "WHOS_ONLINE_MAX_AGE": ((int, timedelta), 1, None),
-    "WHOS_ONLINE_COOKIE_NAME": ((str,), None, None),
-    "WHOS_ONLINE_COOKIE_AGE": ((int,), 1, None),
-    "WHOS_ONLINE_TRACK_GUESTS": ((bool,), None, None),
-    "WHOS_ONLINE_LIST_LIMIT": ((int,), 0, None),
-    "WHOS_ONLINE_PROXY_COUNT": ((int,), 0, None),
-    "WHOS_ONLINE_BACKOFF": ((int, float), 0, None),
-    "WHOS_ONLINE_SOCKET_TIMEOUT": ((int, float), 0.001, None),
-    "WHOS_ONLINE_SLOW_CALL": ((int, float), 0.001, None),
-    "WHOS_ONLINE_BLOCK_CACHE": ((int, float), 0, None),
-    "WHOS_ONLINE_MAX_GUESTS": ((int,), 1, None),
-    "WHOS_ONLINE_MAX_ROOMS": ((int,), 1, None),
-    "WHOS_ONLINE_IPV6_PREFIX": ((int,), 1, 128),
-    "WHOS_ONLINE_STORE_RAW_IP": ((bool,), None, None),
-    "WHOS_ONLINE_IDLE_AFTER": ((int, timedelta), 1, None),
-    "WHOS_ONLINE_RETENTION": ((int, timedelta, type(None)), 1, None),
-    "WHOS_ONLINE_TRACK_PAGES": ((bool,), None, None),
-    "WHOS_ONLINE_GUEST_COUNTING": ((str,), None, None),
-    "WHOS_ONLINE_SHOW_DAY_TOTAL": ((bool,), None, None),
-}
 SANE_BACKOFF = (1, 600)
 HASH_TAG = re.compile(r"\{[^}]+\}")
 SANE_SOCKET_TIMEOUT = (0.01, 2)
@@ -129,25 +105,29 @@ def _shared_by(alias: str) -> str | None:
 
 @register(Tags.compatibility)
 def check_settings(**kwargs: Any) -> list[CheckMessage]:
-    errors: list[CheckMessage] = [
-        Error(
-            f"{name} is {value!r}; it must be {_describe(types, minimum, maximum)}.",
-            hint=f"Fix or remove it (the default is {DEFAULTS[name]!r}).",
-            id="whos_online.E005",
-        )
-        for name, (types, minimum, maximum) in TYPES.items()
-        if hasattr(settings, name)
-        and not _valid(value := getattr(settings, name), types, minimum, maximum)
-    ]
-    if conf.guest_counting not in GUEST_COUNTING_MODES:
-        errors.append(
-            Error(
-                f"WHOS_ONLINE_GUEST_COUNTING is {conf.guest_counting!r}; it must be one of "
-                f"{', '.join(map(repr, GUEST_COUNTING_MODES))}.",
-                hint='Use "approximate" for HyperLogLog counting, or remove the setting.',
-                id="whos_online.E005",
+    errors: list[CheckMessage] = []
+    for setting in SETTINGS:
+        if setting.check != "whos_online.E005" or not hasattr(settings, setting.name):
+            continue
+        value = getattr(settings, setting.name)
+        if not _valid(value, setting):
+            errors.append(
+                Error(
+                    f"{setting.name} is {value!r}; it must be {_describe(setting)}.",
+                    hint=f"Fix or remove it (the default is {setting.default!r}).",
+                    id="whos_online.E005",
+                )
             )
-        )
+        elif setting.choices and value not in setting.choices:
+            errors.append(
+                Error(
+                    f"{setting.name} is {value!r}; it must be one of "
+                    f"{', '.join(map(repr, setting.choices))}.",
+                    hint=f"Use one of them, or remove the setting (the default is "
+                    f"{setting.default!r}).",
+                    id="whos_online.E005",
+                )
+            )
     if errors:
         return errors
     warnings: list[CheckMessage] = []
@@ -227,21 +207,23 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
     return warnings
 
 
-# Settings that name a callable -> the error id when it cannot be used.
-CALLABLES = {
-    "WHOS_ONLINE_IS_BOT": "whos_online.E006",
-    "WHOS_ONLINE_IS_HIDDEN": "whos_online.E007",
-    "WHOS_ONLINE_REDIS_CLIENT": "whos_online.E008",
-    "WHOS_ONLINE_MEMBER_CARD": "whos_online.E009",
-    "WHOS_ONLINE_ROOM_ACCESS": "whos_online.E014",
+# The checks of the settings that name a callable, one id each.
+CALLABLE_CHECKS = {
+    "whos_online.E006",
+    "whos_online.E007",
+    "whos_online.E008",
+    "whos_online.E009",
+    "whos_online.E014",
 }
 
 
 @register(Tags.compatibility)
 def check_callables(**kwargs: Any) -> list[CheckMessage]:
     errors: list[CheckMessage] = []
-    for name, error_id in CALLABLES.items():
-        value = getattr(settings, name, DEFAULTS[name])
+    for setting in SETTINGS:
+        if setting.check not in CALLABLE_CHECKS:
+            continue
+        name, value = setting.name, getattr(settings, setting.name, setting.default)
         if value is None:
             continue
         try:
@@ -254,7 +236,7 @@ def check_callables(**kwargs: Any) -> list[CheckMessage]:
                 Error(
                     f"{name} is {value!r}, which {problem}.",
                     hint="Set it to a callable (or its dotted path), or to None.",
-                    id=error_id,
+                    id=setting.check,
                 )
             )
     return errors
@@ -297,7 +279,7 @@ def check_proxies(**kwargs: Any) -> list[CheckMessage]:
 @register(Tags.compatibility)
 def check_exclusions(**kwargs: Any) -> list[CheckMessage]:
     errors: list[CheckMessage] = []
-    for name in ("WHOS_ONLINE_EXCLUDE_PATHS", "WHOS_ONLINE_EXCLUDE_USER_AGENTS"):
+    for name in [s.name for s in SETTINGS if s.check == "whos_online.E013"]:
         value = getattr(settings, name, ())
         problem = None
         if isinstance(value, str) or not isinstance(value, (list, tuple)):
@@ -334,28 +316,30 @@ def check_member_names(**kwargs: Any) -> list[CheckMessage]:
             "not set: the block shows members by short name, and as "
             '"Member #<pk>" when that is empty or an email address.',
             hint="Set WHOS_ONLINE_MEMBER_CARD to a callable returning the display name "
-            '(e.g. {"name": user.profile.nickname}); see the README.',
+            '(e.g. {"name": user.profile.nickname}); see the docs\' how-to "Sites whose users '
+            'log in by email address".',
             id="whos_online.W007",
         )
     ]
 
 
-def _valid(
-    value: Any, types: tuple[type, ...], minimum: float | None, maximum: float | None
-) -> bool:
+def _valid(value: Any, setting: Setting) -> bool:
     if value is None:
-        return type(None) in types
+        return type(None) in setting.accepts
     # bool is an int subclass; True is no number of seconds.
-    if isinstance(value, bool) and bool not in types:
+    if isinstance(value, bool) and bool not in setting.accepts:
         return False
-    if not isinstance(value, types):
+    if not isinstance(value, setting.accepts):
         return False
     number = value.total_seconds() if isinstance(value, timedelta) else cast(float, value)
+    minimum, maximum = setting.minimum, setting.maximum
     return (minimum is None or number >= minimum) and (maximum is None or number <= maximum)
 
 
-def _describe(types: tuple[type, ...], minimum: float | None, maximum: float | None) -> str:
-    names = " or ".join("None" if t is type(None) else t.__name__ for t in types)
+def _describe(setting: Setting) -> str:
+    """What E005 accepts, in words: "int or timedelta >= 1"."""
+    names = " or ".join("None" if t is type(None) else t.__name__ for t in setting.accepts)
+    minimum, maximum = setting.minimum, setting.maximum
     if minimum is not None and maximum is not None:
         return f"{names} from {minimum:g} to {maximum:g}"
     return names if minimum is None else f"{names} >= {minimum:g}"
