@@ -57,6 +57,7 @@ DEFAULTS: dict[str, Any] = {
     "WHOS_ONLINE_HEARTBEAT_TIMEOUT": 60,
     "WHOS_ONLINE_WEBSOCKET_URL": None,
     "WHOS_ONLINE_ROOM_ACCESS": None,
+    "WHOS_ONLINE_ROOMS": {},
 }
 GUEST_COUNTING_MODES = ("exact", "approximate")
 
@@ -398,6 +399,13 @@ class Settings:
     def room_access(self) -> Callable[[Any, str], Any] | None:
         """Who may see and join which room over WebSockets (see whos_online.realtime.access)."""
         return cast("Callable[[Any, str], Any] | None", _callable("WHOS_ONLINE_ROOM_ACCESS"))
+
+    @cached_setting
+    def rooms(self) -> dict[str, object]:
+        """URL name -> the room its views record into (see whos_online.url_rooms); {} when the
+        setting is no dict (check E015)."""
+        value = _get("WHOS_ONLINE_ROOMS")
+        return dict(value) if isinstance(value, dict) else {}
 
     @cached_setting
     def is_hidden(self) -> Callable[[Any], bool]:
