@@ -24,6 +24,7 @@ from whos_online.visits import (
     cancel,
     finish_async,
     is_visit,
+    load_user_async,
     note_handed_user,
 )
 
@@ -86,7 +87,8 @@ class WhosOnlineMiddleware:
     async def _aprocess_view(
         self, request: HttpRequest, view: object, args: object, kwargs: object
     ) -> None:
-        enter_url_room(request)
+        if enter_url_room(request) is not None:
+            await load_user_async(request)  # the room's block reads on the event loop
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> None:
         """The view raised: the error page Django renders instead is no visit."""

@@ -57,12 +57,12 @@ def formatted(spec: object, kwargs: dict[str, Any]) -> object:
     return spec.format(**kwargs)
 
 
-def enter(request: HttpRequest) -> None:
-    """Before the view: make the visit of its URL's room due (no Redis yet)."""
+def enter(request: HttpRequest) -> Visit | None:
+    """Before the view: make the visit of its URL's room due (no Redis yet), and return it."""
     match = request.resolver_match
     spec = conf.rooms.get(match.view_name) if match is not None else None
     if match is None or spec is None or not is_visit(request):
-        return
+        return None
     where = f"WHOS_ONLINE_ROOMS[{match.view_name!r}]"
     if callable(spec):
         room = spec(request, *match.args, **match.kwargs)
@@ -70,11 +70,12 @@ def enter(request: HttpRequest) -> None:
         try:
             room = formatted(spec, match.kwargs)
         except ValueError as error:
-            no_room(error, where)
-            return
+            return no_room(error, where)
     name = checked_room(room, where)
-    if name is not None:
-        request.__dict__[ATTRIBUTE] = Visit(request, name)
+    if name is None:
+        return None
+    visit = request.__dict__[ATTRIBUTE] = Visit(request, name)
+    return visit
 
 
 def due(request: HttpRequest) -> Visit | None:
