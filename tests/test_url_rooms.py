@@ -14,7 +14,7 @@ import redis
 from django.core.checks import Error
 from django.core.management import call_command
 
-from tests.conftest import BrowserAsyncClient, BrowserClient, names
+from tests.conftest import BrowserAsyncClient, BrowserClient, names, passes_on_its_own_settings
 from tests.test_middleware import async_get
 from tests.test_rooms import listed, logged_in, room_keys
 from whos_online import checks, presence
@@ -88,8 +88,10 @@ def test_a_page_without_the_block_records_after_the_view(
 ) -> None:
     settings.WHOS_ONLINE_ROOMS = {"board:feed": "topic:{pk}"}
     client = client_class()
-    response = client.get("/board/feed/8/") if client_class is BrowserClient else async_get(
-        client, "/board/feed/8/"
+    response = (
+        client.get("/board/feed/8/")
+        if client_class is BrowserClient
+        else async_get(client, "/board/feed/8/")
     )
     assert response.content == b"<rss>topic 8</rss>"
     assert presence.guest_count(room="topic:8") == 1
@@ -179,3 +181,8 @@ def test_well_formed_entries_pass_the_checks(settings: Any) -> None:
     }
     assert checks.check_rooms() == []
     call_command("check", "--fail-level", "ERROR")
+
+
+def test_the_forum_suite_passes_on_its_own_settings() -> None:
+    """tests/test_forum.py needs django-machina's apps installed, so another process."""
+    print(passes_on_its_own_settings("tests.settings_forum", "tests/test_forum.py"))

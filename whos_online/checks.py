@@ -375,7 +375,7 @@ def _room_problem(spec: object, patterns: list[frozenset[str]]) -> str | None:
     if callable(spec):
         return None
     if not isinstance(spec, str):
-        return f"{spec!r} is neither a room string (\"topic:{{pk}}\") nor a callable"
+        return f'{spec!r} is neither a room string ("topic:{{pk}}") nor a callable'
     try:
         fields = format_fields(spec)
     except ValueError as error:
