@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from datetime import timedelta
+from ipaddress import ip_address
 from typing import Any, cast
 
+import redis
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
@@ -122,12 +124,45 @@ CACHE_SESSIONS = (
 
 
 def _shared_by(alias: str) -> str | None:
-    """What else Django's cache framework keeps under ``alias``, if anything."""
+    """What else Django's cache framework keeps under ``alias``, or in its Redis database."""
     if alias == "default":
         return "django.core.cache.cache"
     if settings.SESSION_ENGINE in CACHE_SESSIONS and settings.SESSION_CACHE_ALIAS == alias:
         return "the sessions' cache (SESSION_CACHE_ALIAS)"
+    ours = _databases(alias)
+    for other in settings.CACHES:
+        shared = ours & _databases(other) if other != alias else set()
+        if shared:
+            return f"the Redis database of CACHES[{other!r}] ({min(shared)})"
     return None
+
+
+def _databases(alias: str) -> set[str]:
+    """The Redis databases (``server/db``) a cache alias's LOCATION names.
+
+    django-redis and Django's own Redis cache take one URL, a list, or a string
+    of them separated by commas (Django's also semicolons); redis-py parses
+    each, as they do. A loopback address is one server by any name.
+    """
+    location = settings.CACHES[alias].get("LOCATION", "")
+    urls = re.split("[;,]", location) if isinstance(location, str) else location
+    found = set()
+    for url in urls:
+        try:
+            params = redis.ConnectionPool.from_url(str(url).strip()).connection_kwargs
+        except ValueError:  # not a Redis URL: another kind of cache
+            continue
+        host = str(params.get("host", "localhost"))
+        server = params.get("path") or f"{_loopback(host) or host}:{params.get('port', 6379)}"
+        found.add(f"{server}/{params.get('db', 0)}")
+    return found
+
+
+def _loopback(host: str) -> str | None:
+    try:
+        return "localhost" if host == "localhost" or ip_address(host).is_loopback else None
+    except ValueError:
+        return None
 
 
 @register(Tags.compatibility)
