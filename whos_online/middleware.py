@@ -55,7 +55,7 @@ class WhosOnlineMiddleware:
         if self.async_mode:
             markcoroutinefunction(self)
             # Django runs a sync process_view of an async chain in a thread; ours needs none.
-            self.process_view = self._aprocess_view  # type: ignore[method-assign]
+            self.process_view = self._aprocess_view  # type: ignore[method-assign,assignment]
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase | Awaitable[HttpResponseBase]:
         if self.async_mode:

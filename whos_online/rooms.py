@@ -37,7 +37,8 @@ def checked_room(room: object, where: str, hint: str = "") -> str | None:
     try:
         return room_name(room)
     except ValueError as error:
-        return no_room(error, where, hint)
+        no_room(error, where, hint)
+        return None
 
 
 def no_room(error: ValueError, where: str, hint: str = "") -> None:

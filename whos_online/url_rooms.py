@@ -70,7 +70,8 @@ def enter(request: HttpRequest) -> Visit | None:
         try:
             room = formatted(spec, match.kwargs)
         except ValueError as error:
-            return no_room(error, where)
+            no_room(error, where)
+            return None
     name = checked_room(room, where)
     if name is None:
         return None
