@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import redis
+from django.contrib.auth.views import redirect_to_login
 from django.core.checks import Error
 from django.core.management import call_command
 
@@ -111,6 +112,36 @@ def test_a_page_that_does_not_show_the_room_records_nothing(
     assert BrowserClient().get(path).status_code == status
     assert room_keys(redis_db, settings) == []
     assert redis_db.zcard(f"{settings.WHOS_ONLINE_KEY_PREFIX}:rooms") == 0
+
+
+class PrivateBoardMiddleware:
+    """What issue 27's forum does: guests are sent to log in anywhere in its URL namespace."""
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: Any) -> Any:
+        return self.get_response(request)
+
+    def process_view(self, request: Any, *args: Any) -> Any:
+        private = request.resolver_match.namespaces[:1] == ["board"]
+        if private and not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        return None
+
+
+def test_an_app_that_relies_on_its_namespace_still_refuses_guests(
+    redis_db: redis.Redis, rooms: None, settings: Any, people: Any
+) -> None:
+    settings.MIDDLEWARE = [*settings.MIDDLEWARE, f"{__name__}.PrivateBoardMiddleware"]
+    response = BrowserClient().get("/board/topic/hello-42/")
+    assert (response.status_code, response["Location"]) == (
+        302,
+        "/accounts/login/?next=/board/topic/hello-42/",
+    )
+    assert room_keys(redis_db, settings) == []
+    html = logged_in(*people("alice")).get("/board/topic/hello-42/").content.decode()
+    assert listed(html) == ["alice"]
 
 
 def test_a_url_that_leaves_a_field_empty_is_an_error_under_debug(
