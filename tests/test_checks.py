@@ -61,6 +61,7 @@ def test_cache_alias_not_django_redis(settings: Any) -> None:
     settings.CACHES = {
         **settings.CACHES,
         "local": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "dummy": {"BACKEND": "django.core.cache.backends.dummy.DummyCache", "LOCATION": None},
     }
     settings.WHOS_ONLINE_CACHE_ALIAS = "local"
     assert ids() == ["whos_online.E004"]
@@ -399,6 +400,7 @@ def test_another_alias_on_the_same_redis_database_is_warned_about(
         "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": default},
         "whos_online": django_redis_cache(ours),
         "local": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "dummy": {"BACKEND": "django.core.cache.backends.dummy.DummyCache", "LOCATION": None},
     }
     settings.WHOS_ONLINE_CACHE_ALIAS = "whos_online"
     settings.SILENCED_SYSTEM_CHECKS = []

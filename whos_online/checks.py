@@ -144,7 +144,7 @@ def _databases(alias: str) -> set[str]:
     of them separated by commas (Django's also semicolons); redis-py parses
     each, as they do. A loopback address is one server by any name.
     """
-    location = settings.CACHES[alias].get("LOCATION", "")
+    location = settings.CACHES[alias].get("LOCATION") or ""
     urls = re.split("[;,]", location) if isinstance(location, str) else location
     found = set()
     for url in urls:
