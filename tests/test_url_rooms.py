@@ -14,6 +14,7 @@ import redis
 from django.contrib.auth.views import redirect_to_login
 from django.core.checks import Error
 from django.core.management import call_command
+from django.core.management.base import SystemCheckError
 
 from tests.conftest import BrowserAsyncClient, BrowserClient, names, passes_on_its_own_settings
 from tests.test_middleware import async_get
@@ -212,6 +213,9 @@ def test_well_formed_entries_pass_the_checks(settings: Any) -> None:
     }
     assert checks.check_rooms() == []
     call_command("check", "--fail-level", "ERROR")
+    settings.WHOS_ONLINE_ROOMS = {"board:topics": "topic:{pk}"}  # a typo: registered, it fails
+    with pytest.raises(SystemCheckError, match=re.escape("(whos_online.E015)")):
+        call_command("check")
 
 
 def test_the_forum_suite_passes_on_its_own_settings() -> None:
