@@ -35,7 +35,7 @@ SMOKE = [
     f"tests/test_{name}.py"
     for name in (
         "app", "checks", "conf", "connection", "consumers", "middleware", "presence",
-        "realtime_trust", "templatetag", "jinja2", "admin", "fresh_site",
+        "realtime_trust", "templatetag", "jinja2", "admin", "fresh_site", "url_rooms",
     )
 ]  # fmt: skip
 

@@ -62,6 +62,7 @@ def test_cache_alias_not_django_redis(settings: Any) -> None:
     settings.CACHES = {
         **settings.CACHES,
         "local": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "dummy": {"BACKEND": "django.core.cache.backends.dummy.DummyCache", "LOCATION": None},
     }
     settings.WHOS_ONLINE_CACHE_ALIAS = "local"
     assert ids() == ["whos_online.E004"]
@@ -424,4 +425,40 @@ def test_an_alias_the_sessions_cache_in_is_warned_about(
         assert message.msg.startswith(
             "WHOS_ONLINE_CACHE_ALIAS is 'shared', which is also the sessions' cache "
             "(SESSION_CACHE_ALIAS): a cache.clear() there"
+        )
+
+
+@pytest.mark.parametrize(
+    ("default", "ours", "shared"),
+    [
+        # Two aliases, one database: clearing the site's cache erases whos_online's data.
+        ("redis://127.0.0.1:6379/0", "redis://localhost:6379", "localhost:6379/0"),
+        ("redis://cache.internal:6379/0,redis://replica:6379/0", "redis://cache.internal/0", "cache.internal:6379/0"),
+        (["redis://[::1]:6380/2"], "redis://127.0.0.1:6380/2", "localhost:6380/2"),
+        ("unix:///run/redis.sock?db=1", "unix:///run/redis.sock?db=1", "/run/redis.sock/1"),
+        # The same server, another database; another server: nothing to warn about.
+        ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/1", None),
+        ("redis://cache.internal:6379/0", "redis://presence.internal:6379/0", None),
+        ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6380/0", None),
+    ],
+)  # fmt: skip
+def test_another_alias_on_the_same_redis_database_is_warned_about(
+    settings: Any, default: Any, ours: str, shared: str | None
+) -> None:
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": default},
+        "whos_online": django_redis_cache(ours),
+        "local": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "dummy": {"BACKEND": "django.core.cache.backends.dummy.DummyCache", "LOCATION": None},
+    }
+    settings.WHOS_ONLINE_CACHE_ALIAS = "whos_online"
+    settings.SILENCED_SYSTEM_CHECKS = []
+    warnings = [m for m in run_checks() if m.id == "whos_online.W010"]
+    if shared is None:
+        assert warnings == []
+    else:
+        [warning] = warnings
+        assert warning.msg.startswith(
+            "WHOS_ONLINE_CACHE_ALIAS is 'whos_online', which is also the Redis database of "
+            f"CACHES['default'] ({shared}): a cache.clear() there"
         )

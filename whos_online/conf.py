@@ -256,6 +256,14 @@ SETTINGS: tuple[Setting, ...] = (
         "room's name. `None`: no room is served.",
         "whos_online.E014",
     ),
+    Setting(
+        "WHOS_ONLINE_ROOMS", {}, "`dict` of URL names to rooms",
+        "Rooms on views you do not own: a namespaced URL name mapped to a room, a string "
+        'filled from the URL\'s keyword arguments (`{"forum_conversation:topic": '
+        '"topic:{pk}"}`) or a callable taking the view\'s arguments. See '
+        "[Rooms on views you don't own](../howto/third-party-views.md).",
+        check="whos_online.E015",
+    ),
 )  # fmt: skip
 DEFAULTS: dict[str, Any] = {setting.name: setting.default for setting in SETTINGS}
 
@@ -602,6 +610,13 @@ class Settings:
     def room_access(self) -> Callable[[Any, str], Any] | None:
         """Who may see and join which room over WebSockets (see whos_online.realtime.access)."""
         return cast("Callable[[Any, str], Any] | None", _callable("WHOS_ONLINE_ROOM_ACCESS"))
+
+    @cached_setting
+    def rooms(self) -> dict[str, object]:
+        """URL name -> the room its views record into (see whos_online.url_rooms); {} when the
+        setting is no dict (check E015)."""
+        value = _get("WHOS_ONLINE_ROOMS")
+        return dict(value) if isinstance(value, dict) else {}
 
     @cached_setting
     def is_hidden(self) -> Callable[[Any], bool]:
