@@ -293,6 +293,10 @@ class Phase:
         missed = [h.at for h in self.hits if h.new and not h.recorded]
         return max(missed, default=0.0)
 
+    def block_back_after(self) -> float:
+        """Seconds into the phase after which every page showed the block."""
+        return max((h.at for h in self.hits if not h.block), default=0.0)
+
 
 # -- the servers -------------------------------------------------------------------------
 
@@ -385,10 +389,11 @@ def test_the_site_rides_out_the_fault(site: Site, redis_behind_proxy: Redis, fau
         f"p50 {broken.percentile(0.5) * 1000:4.0f} ms, p99 {broken.percentile(0.99) * 1000:4.0f} ms "
         f"(healthy {healthy.percentile(0.99) * 1000:4.0f} ms), "
         f"{broken.waited(0.8 * SOCKET_TIMEOUT)} of {len(broken.hits)} waited >= 0.2 s, "
-        f"block shown {broken.shown():4.0%}{fresh}, oldest {broken.oldest():4.1f} s, "
+        f"block shown {broken.shown():4.0%}{fresh}, oldest {broken.oldest():5.2f} s, "
         f"recorded {sum(h.recorded for h in broken.hits if h.new)}/"
         f"{sum(h.new for h in broken.hits)} new, "
-        f"resumed {recovered.resumed_after():.1f} s after the repair, "
+        f"block back {recovered.block_back_after():.1f} s and recording "
+        f"{recovered.resumed_after():.1f} s after the repair, "
         f"log lines per process {sorted(lines.values())}"
     )
     for phase in (healthy, broken, recovered):
@@ -397,7 +402,7 @@ def test_the_site_rides_out_the_fault(site: Site, redis_behind_proxy: Redis, fau
     assert broken.percentile(0.99) <= healthy.percentile(0.99) + SOCKET_TIMEOUT + P99_MARGIN
     assert healthy.shown() >= 0.95 and recovered.shown(after=RESUMES_WITHIN) >= 0.95
     for phase in (healthy, broken, recovered):
-        assert phase.oldest() < STALE_IF_ERROR, log
+        assert phase.oldest() < STALE_IF_ERROR, f"a block {phase.oldest():.2f} s old; {log}"
     if fault.reads_work:
         assert broken.shown(after=STALE_IF_ERROR) >= 0.95
     if fault.tracked:
