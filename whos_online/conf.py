@@ -126,9 +126,10 @@ SETTINGS: tuple[Setting, ...] = (
         check="whos_online.E013",
     ),
     Setting(
-        "WHOS_ONLINE_BACKOFF", 30, "`int` or `float` (seconds)",
+        "WHOS_ONLINE_BACKOFF", 5, "`int` or `float` (seconds)",
         "The longest a process skips Redis after a failure before trying again. The first "
-        "back-off is 1 s; each failed retry doubles it up to this (check `W002`).",
+        "back-off is 1 s; each failed retry doubles it up to this, so a repaired Redis is "
+        "used again within this long (check `W002`).",
         NUMBER, 0,
     ),
     Setting(
