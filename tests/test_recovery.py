@@ -165,3 +165,19 @@ def test_a_member_reading_a_live_page_is_connected_again(
         await socket.disconnect()
 
     async_to_sync(scenario)()
+
+
+def test_a_clock_that_steps_back_does_not_make_every_page_record(
+    redis_db: redis.Redis, traveller: Any, round_trips: RoundTrips
+) -> None:
+    """Cookies issued after an NTP step back predate the generation; no loss is behind them."""
+    browsing(redis_db)  # the data began at NOW
+    traveller.shift(-60)
+    newcomers = [BrowserClient(REMOTE_ADDR=f"198.51.100.{n}") for n in range(3)]
+    for newcomer in newcomers:
+        assert "online" in newcomer.get("/").cookies  # issued at NOW - 60
+    round_trips.clear()
+    traveller.shift(10)
+    for newcomer in newcomers:
+        newcomer.get("/")
+    assert round_trips.records == 0

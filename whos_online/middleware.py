@@ -139,9 +139,13 @@ def _due(request: HttpRequest) -> bool:
         short = forwarded is None or len(forwarded) <= MAX_CACHED_HEADERS
         check = _guest_issued if short else _guest_issued.__wrapped__
         issued = check(value, meta.get("REMOTE_ADDR"), forwarded)
+    if issued is None:
+        return True
     # Either way round: a server whose clock runs ahead may have issued it. One
-    # issued before Redis's data began stands for a record it lost (see recovery).
-    return issued is None or abs(time.time() - issued) >= cookie_age or issued < recovery.began
+    # issued before Redis's data began stands for a record it lost (see
+    # recovery), unless that is still ahead of this clock (it stepped back).
+    now = time.time()
+    return abs(now - issued) >= cookie_age or issued < recovery.began <= now
 
 
 def _identity(request: HttpRequest) -> str | None:

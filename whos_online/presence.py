@@ -514,7 +514,7 @@ def summary(
         _guest_cap(),
         SOCKET_GRACE,
     )
-    _learn(client, generation)
+    _learn(client, generation, now)
     if room is None and peak_count is not None and peak_at is not None:
         recovery.see_peak(int(peak_count), float(peak_at))
     members, idle_at = _members(listed, listed_sockets, now, hidden=False)
@@ -812,13 +812,13 @@ def _record(
         conf.notices_channel,
         *(ttl for _, ttl in counters),
     )
-    _learn(client, generation)
+    _learn(client, generation, now)
     return (None if before is None else float(before)), bool(refused)
 
 
-def _learn(client: Any, generation: Any) -> None:
+def _learn(client: Any, generation: Any, asked_at: float) -> None:
     """Take the generation a reply carried; after a loss, write back the peak seen before."""
-    lost = recovery.learn(generation)
+    lost = recovery.learn(generation, asked_at)
     if lost is not None:
         count, at = lost
         scripts.RAISE_PEAK(client, 1, conf.keys().peak, count, at, PEAK_TTL)

@@ -22,38 +22,39 @@ from typing import Any
 
 from whos_online.conf import on_settings_change
 
-# Cookies issued before this second are due again: 0 while no generation is
-# known (every cookie stands), infinity while Redis holds none (every cookie is
-# due, until a record starts the next generation and its reply tells us).
+# Cookies issued before this time are due again: 0 while no generation is known
+# (every cookie stands); when a read found none, that read's time (every older
+# cookie is due, until a record starts the next generation and its reply tells us).
 began = 0.0
 # Losses this process noticed: the real-time hub records its open sockets'
 # members again after each (a heartbeat only keeps members Redis still holds).
 losses = 0
 _known: float | None = None  # the last generation read, to tell a new one
+_known_asked_at = -math.inf  # when the call whose reply taught it was made
 _peak: tuple[int, float] | None = None  # the highest peak read: (count, Unix time)
 
 
-def learn(generation: Any) -> tuple[int, float] | None:
-    """Take the generation a reply carried (None: Redis holds none).
+def learn(generation: Any, asked_at: float) -> tuple[int, float] | None:
+    """Take the generation the reply to a call made at ``asked_at`` carried (None: Redis
+    holds none).
 
     Returns the peak to write back when it shows the data was lost since the
-    generation known before, else None.
+    generation known before, else None. Threads answer out of order: a reply to
+    a call made before the one that taught the known generation says nothing newer.
     """
-    global began, losses, _known
+    global began, losses, _known, _known_asked_at
+    if _known is not None and asked_at <= _known_asked_at:
+        return None
     if generation is None:
-        # Not counted as a loss: a read that began before the record that began
-        # the data may answer after it (threads), so only a new generation is one.
-        began = math.inf
+        began = asked_at  # not yet a loss: the next generation, when it comes, is one
         return None
     value = float(generation)
-    if _known is not None and value < _known:
-        return None  # a reply from before the one that taught us the newer one
-    lost = _known is not None and value > _known
+    lost = _known is not None and value != _known
     if lost:
         losses += 1
     # Cookies hold whole seconds: one issued in the generation's first second is
     # of it (the record that began it set it).
-    began, _known = math.floor(value), value
+    began, _known, _known_asked_at = math.floor(value), value, asked_at
     return _peak if lost else None
 
 
@@ -66,8 +67,8 @@ def see_peak(count: int, at: float) -> None:
 
 def forget() -> None:
     """Know nothing (tests; a process that switched to another Redis)."""
-    global began, losses, _known, _peak
-    began, losses, _known, _peak = 0.0, 0, None, None
+    global began, losses, _known, _known_asked_at, _peak
+    began, losses, _known, _known_asked_at, _peak = 0.0, 0, None, -math.inf, None
 
 
 on_settings_change(forget)  # another key prefix or Redis: another generation
