@@ -4,6 +4,7 @@
     python3 dev.py test [pytest args...]   run the test suite
     python3 dev.py demo [addrport]         migrate, seed and run the demo site
     python3 dev.py matrix [nox args...]    run nox: tests on every Python x Django, and mypy
+    python3 dev.py docs                    build the docs (nox session docs) into docs/_build/html
     python3 dev.py bench [args...]         run the benchmark suite against REDIS_URL's server
     python3 dev.py mutate [module...]      mutation testing (mutation/mutate.py), fakeredis only
     python3 dev.py messages [-l LANG]      update the catalogs from the code, then compile them
@@ -103,10 +104,11 @@ def main(argv: list[str]) -> int:
             if subprocess.run(command_line, cwd=ROOT / "whos_online", env=env).returncode:
                 return 1
         return 0
-    if command == "matrix":
+    if command in ("matrix", "docs"):
         python = ensure_venv("matrix", "nox>=2024.10.9")
         path = os.pathsep.join([*pyenv_bin_dirs(), os.environ.get("PATH", "")])
-        return run(python, ["-m", "nox", *args], env={**os.environ, "PATH": path})
+        nox_args = ["-s", "docs", *args] if command == "docs" else args
+        return run(python, ["-m", "nox", *nox_args], env={**os.environ, "PATH": path})
     print("usage:", *USAGE, file=sys.stderr, sep="\n")
     return 2
 

@@ -1,5 +1,5 @@
-"""Nox sessions: the test suite on every supported Python x Django pair, mypy, ruff, and
-the release artifacts (``package``).
+"""Nox sessions: the test suite on every supported Python x Django pair, mypy, ruff, the
+docs, and the release artifacts (``package``).
 
 Run them with ``python3 dev.py matrix [nox args]``, which installs nox and puts the
 pyenv interpreters on PATH. Examples::
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import nox
 
-nox.options.sessions = ["tests", "mypy", "lint", "package"]
+nox.options.sessions = ["tests", "mypy", "lint", "docs", "package"]
 nox.options.error_on_missing_interpreters = True
 nox.options.reuse_venv = "yes"
 
@@ -35,7 +35,7 @@ SMOKE = [
     f"tests/test_{name}.py"
     for name in (
         "app", "checks", "conf", "connection", "consumers", "middleware", "presence",
-        "realtime_trust", "templatetag", "jinja2", "admin", "fresh_site",
+        "realtime_trust", "templatetag", "jinja2", "admin", "fresh_site", "url_rooms",
     )
 ]  # fmt: skip
 
@@ -79,6 +79,19 @@ def lint(session: nox.Session) -> None:
     session.install("ruff==0.17.6")
     session.run("ruff", "format", "--check", ".")
     session.run("ruff", "check", ".")
+
+
+@nox.session(python="3.11")
+def docs(session: nox.Session) -> None:
+    """Build the Sphinx docs into docs/_build/html: warnings are errors (``-W``), every
+    cross-reference and link between pages must resolve (``-n``; MyST warns on a broken
+    one), and all problems are listed before it fails (``--keep-going``)."""
+    session.install(".[docs]")
+    out = Path("docs", "_build", "html")
+    session.run(
+        "python", "-m", "sphinx", "-W", "--keep-going", "-n", "-b", "html", "docs", str(out)
+    )
+    session.log(f"Open {out.resolve() / 'index.html'}")
 
 
 @nox.session(python="3.11")

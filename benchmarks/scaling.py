@@ -44,11 +44,12 @@ def records_per_second() -> float:
     # As presence.record_guest for the site's guest, exact counting (see
     # whos_online/lua/record.lua): KEYS: the guests, the set to drop from (itself:
     # none), the rooms, the cards, the guests, the peak, the change mark, the
-    # member's rooms (unused: itself), the hour's and the day's HyperLogLogs; ARGV:
+    # member's rooms (unused: itself), the generation, the hour's and the day's
+    # HyperLogLogs; ARGV:
     # score, member, TTL, cap, room, kind, card, guest, approximate, counted since,
     # window, trim per write, rooms cap, the notices channel, the HyperLogLogs' TTLs.
     keys = [KEY, KEY, f"{KEY}:rooms", f"{KEY}:cards", KEY, f"{KEY}:peak", f"{KEY}:changed", KEY]
-    keys += [f"{KEY}:hour", f"{KEY}:day"]
+    keys += [f"{KEY}:generation", f"{KEY}:hour", f"{KEY}:day"]
     argv = ["__rand_int__", "__rand_int__", "600", str(MAX_GUESTS * 20), "", "", "", "", ""]
     argv += ["0", "600", "100", str(MAX_ROOMS), f"{KEY}:notices", "90000", "2764800"]
     out = subprocess.run(
@@ -88,7 +89,8 @@ def main() -> None:
     try:
         records, per_guest = measure(client)
     finally:
-        client.delete(KEY, f"{KEY}:rooms", f"{KEY}:cards", f"{KEY}:hour", f"{KEY}:day")
+        client.delete(KEY, f"{KEY}:rooms", f"{KEY}:cards", f"{KEY}:generation", f"{KEY}:hour")
+        client.delete(f"{KEY}:day")
     text = "\n".join(
         [
             "# How far one Redis goes",

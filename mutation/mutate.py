@@ -435,10 +435,11 @@ def equivalents() -> dict[Key, str]:
 
 
 def copy_project(into: Path) -> Path:
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "db.sqlite3")
-    for name in ("whos_online", "tests", "example_project"):
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "db.sqlite3", "_build")
+    # docs/ and the README too: tests run the docs' snippets word for word.
+    for name in ("whos_online", "tests", "example_project", "docs"):
         shutil.copytree(ROOT / name, into / name, ignore=ignore)
-    for name in ("pyproject.toml", "README.md"):  # test_templatetag.py reads the README
+    for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, into)
     return into
 

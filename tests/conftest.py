@@ -15,6 +15,8 @@ import os
 import re
 import shutil
 import socket
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
@@ -145,6 +147,32 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     if os.environ.get("CI"):
         return ["CI: the tests that need these fail: " + "; ".join(missing)]
     return ["not here, so the tests that need them are deselected: " + "; ".join(missing)]
+
+
+def passes_on_its_own_settings(settings_module: str, test_module: str) -> str:
+    """Run ``test_module`` under ``settings_module`` in a process of its own; its summary line.
+
+    For modules that need another user model or other installed apps (a process
+    has one set): under tests.settings they collect nothing (``__test__``). The
+    run gets this one's environment: REDIS_URL adds its real-Redis half, CI
+    turns deselection into failure.
+    """
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    result = subprocess.run(
+        [
+            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+            "--ds", settings_module, test_module,
+        ],
+        cwd=Path(__file__).resolve().parent.parent, env=env, capture_output=True, text=True,
+        timeout=300, check=False,
+    )  # fmt: skip
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    summary = output.strip().splitlines()[-1]
+    # Deselected: the real-Redis half, where this run has no REDIS_URL either.
+    deselected = "" if REDIS_URL else "(, \\d+ deselected)?"
+    assert re.fullmatch(rf"=* ?\d+ passed{deselected} in [\d.]+s( \(.*\))? ?=*", summary), output
+    return summary
 
 
 @pytest.fixture

@@ -62,7 +62,7 @@ def marked(tmp_path_factory: pytest.TempPathFactory) -> set[Key]:
     package = Path(whos_online.__file__).parent
     shutil.copytree(package, copy, ignore=shutil.ignore_patterns("locale", "__pycache__"))
     (copy / "locale").mkdir()
-    # No settings module: makemessages needs none inside an app, as the README runs it.
+    # No settings module: makemessages needs none inside an app, as docs/contributing.md runs it.
     env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
     subprocess.run(
         [sys.executable, "-m", "django", "makemessages", "--locale", "en", "--keep-pot"],
@@ -84,7 +84,7 @@ def test_catalog_has_every_marked_string_and_no_other(language: str, marked: set
     shipped = keys([entry for entry in catalog(language) if not entry.obsolete])
     missing, obsolete = marked - shipped, shipped - marked
     assert not missing and not obsolete, (
-        f"{language}: run makemessages and translate (see README, Development). "
+        f"{language}: run makemessages and translate (see docs/contributing.md). "
         f"Missing: {show(missing) or 'none'}. Obsolete: {show(obsolete) or 'none'}."
     )
 
@@ -125,4 +125,4 @@ def test_mo_is_compiled_from_its_po(language: str, tmp_path: Path) -> None:
     with open(fresh, "rb") as compiled, open(messages / "django.mo", "rb") as shipped:
         assert gettext.GNUTranslations(shipped)._catalog == (  # type: ignore[attr-defined]
             gettext.GNUTranslations(compiled)._catalog  # type: ignore[attr-defined]
-        ), f"{language}: django.mo is stale; run compilemessages (see README, Development)"
+        ), f"{language}: django.mo is stale; run compilemessages (see docs/contributing.md)"

@@ -14,6 +14,7 @@ from django.db import models
 
 from tests.conftest import django_redis_cache
 from whos_online import checks
+from whos_online.conf import DEFAULTS, SETTINGS, Setting
 
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
 SESSION = "django.contrib.sessions.middleware.SessionMiddleware"
@@ -61,6 +62,7 @@ def test_cache_alias_not_django_redis(settings: Any) -> None:
     settings.CACHES = {
         **settings.CACHES,
         "local": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "dummy": {"BACKEND": "django.core.cache.backends.dummy.DummyCache", "LOCATION": None},
     }
     settings.WHOS_ONLINE_CACHE_ALIAS = "local"
     assert ids() == ["whos_online.E004"]
@@ -93,6 +95,12 @@ def test_cache_alias_not_django_redis(settings: Any) -> None:
         ("WHOS_ONLINE_SLOW_CALL", "0.1"),
         ("WHOS_ONLINE_BLOCK_CACHE", -1),
         ("WHOS_ONLINE_BLOCK_CACHE", None),
+        ("WHOS_ONLINE_HEARTBEAT", "25"),
+        ("WHOS_ONLINE_HEARTBEAT", 0),
+        ("WHOS_ONLINE_HEARTBEAT_TIMEOUT", timedelta(0)),
+        ("WHOS_ONLINE_HEARTBEAT_TIMEOUT", True),
+        ("WHOS_ONLINE_WEBSOCKET_URL", 8001),
+        ("WHOS_ONLINE_WEBSOCKET_URL", b"/ws/whos-online/"),
     ],
 )
 def test_settings_of_the_wrong_type_or_range(settings: Any, name: str, value: Any) -> None:
@@ -114,7 +122,48 @@ def test_good_values_of_every_accepted_type(settings: Any) -> None:
     settings.WHOS_ONLINE_SLOW_CALL = 0.05
     settings.WHOS_ONLINE_BLOCK_CACHE = 0
     settings.WHOS_ONLINE_MAX_ROOMS = 1
+    settings.WHOS_ONLINE_HEARTBEAT = 2.5
+    settings.WHOS_ONLINE_HEARTBEAT_TIMEOUT = timedelta(seconds=10)
+    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
     assert ids() == []
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda setting: setting.name)
+def test_every_setting_in_the_table_is_checked(settings: Any, setting: Setting) -> None:
+    """Bytes are no value any setting accepts: each is refused by the check the table names
+    (a bad cache alias also names no cache, E003; a client factory also wants a hash tag, W006)."""
+    setattr(settings, setting.name, b"")
+    assert setting.check in ids()
+
+
+@pytest.mark.parametrize(
+    "name, value, message",
+    [
+        (
+            "WHOS_ONLINE_HEARTBEAT",
+            "25",
+            "WHOS_ONLINE_HEARTBEAT is '25'; it must be int or float or timedelta >= 0.001.",
+        ),
+        (
+            "WHOS_ONLINE_HEARTBEAT_TIMEOUT",
+            timedelta(0),
+            "WHOS_ONLINE_HEARTBEAT_TIMEOUT is datetime.timedelta(0); it must be int or float or "
+            "timedelta >= 0.001.",
+        ),
+        (
+            "WHOS_ONLINE_WEBSOCKET_URL",
+            8001,
+            "WHOS_ONLINE_WEBSOCKET_URL is 8001; it must be str or None.",
+        ),
+    ],
+)
+def test_websocket_settings_of_the_wrong_type(
+    settings: Any, name: str, value: Any, message: str
+) -> None:
+    setattr(settings, name, value)
+    [found] = messages()
+    assert (found.id, found.msg) == ("whos_online.E005", message)
+    assert found.hint == f"Fix or remove it (the default is {DEFAULTS[name]!r})."
 
 
 def test_idle_after_not_shorter_than_the_window(settings: Any) -> None:
@@ -315,7 +364,8 @@ def test_email_login_sites_are_told_how_members_are_named(
         'shows members by short name, and as "Member #<pk>" when that is empty or an email '
         "address.",
         "Set WHOS_ONLINE_MEMBER_CARD to a callable returning the display name "
-        '(e.g. {"name": user.profile.nickname}); see the README.',
+        '(e.g. {"name": user.profile.nickname}); see the docs\' how-to "Sites whose users '
+        'log in by email address".',
     )
     settings.WHOS_ONLINE_MEMBER_CARD = "whos_online.members.default_card"  # set, even as default
     assert ids() == []
@@ -375,4 +425,40 @@ def test_an_alias_the_sessions_cache_in_is_warned_about(
         assert message.msg.startswith(
             "WHOS_ONLINE_CACHE_ALIAS is 'shared', which is also the sessions' cache "
             "(SESSION_CACHE_ALIAS): a cache.clear() there"
+        )
+
+
+@pytest.mark.parametrize(
+    ("default", "ours", "shared"),
+    [
+        # Two aliases, one database: clearing the site's cache erases whos_online's data.
+        ("redis://127.0.0.1:6379/0", "redis://localhost:6379", "localhost:6379/0"),
+        ("redis://cache.internal:6379/0,redis://replica:6379/0", "redis://cache.internal/0", "cache.internal:6379/0"),
+        (["redis://[::1]:6380/2"], "redis://127.0.0.1:6380/2", "localhost:6380/2"),
+        ("unix:///run/redis.sock?db=1", "unix:///run/redis.sock?db=1", "/run/redis.sock/1"),
+        # The same server, another database; another server: nothing to warn about.
+        ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/1", None),
+        ("redis://cache.internal:6379/0", "redis://presence.internal:6379/0", None),
+        ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6380/0", None),
+    ],
+)  # fmt: skip
+def test_another_alias_on_the_same_redis_database_is_warned_about(
+    settings: Any, default: Any, ours: str, shared: str | None
+) -> None:
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": default},
+        "whos_online": django_redis_cache(ours),
+        "local": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "dummy": {"BACKEND": "django.core.cache.backends.dummy.DummyCache", "LOCATION": None},
+    }
+    settings.WHOS_ONLINE_CACHE_ALIAS = "whos_online"
+    settings.SILENCED_SYSTEM_CHECKS = []
+    warnings = [m for m in run_checks() if m.id == "whos_online.W010"]
+    if shared is None:
+        assert warnings == []
+    else:
+        [warning] = warnings
+        assert warning.msg.startswith(
+            "WHOS_ONLINE_CACHE_ALIAS is 'whos_online', which is also the Redis database of "
+            f"CACHES['default'] ({shared}): a cache.clear() there"
         )

@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import passes_on_its_own_settings
+
 ROOT = Path(__file__).resolve().parent.parent
 MANAGE = ROOT / "example_project" / "manage.py"
 SETTINGS = ("demo.settings", "demo.settings_email")
@@ -237,24 +239,5 @@ def test_every_demo_page_renders_and_hides_the_hidden_member(settings: str, tmp_
 
 
 def test_the_email_login_suite_passes_on_its_own_settings() -> None:
-    """tests/test_email_login.py needs another user model, so another process.
-
-    Under tests.settings that module collects nothing (``__test__``), so this
-    runs it under tests.settings_email, with this run's environment (REDIS_URL
-    adds its real-Redis half, CI turns deselection into failure).
-    """
-    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
-    result = subprocess.run(
-        [
-            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-            "--ds", "tests.settings_email", "tests/test_email_login.py",
-        ],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output
-    summary = output.strip().splitlines()[-1]
-    # Deselected: the real-Redis half, where this run has no REDIS_URL either.
-    deselected = "" if os.environ.get("REDIS_URL") else "(, \\d+ deselected)?"
-    assert re.fullmatch(rf"=* ?\d+ passed{deselected} in [\d.]+s( \(.*\))? ?=*", summary), output
-    print(summary)
+    """tests/test_email_login.py needs another user model, so another process."""
+    print(passes_on_its_own_settings("tests.settings_email", "tests/test_email_login.py"))

@@ -1,7 +1,7 @@
-"""The README's Setup, word for word, on a fresh ``django-admin startproject``.
+"""The tutorial's setup, word for word, on a fresh ``django-admin startproject``.
 
-Each step's snippet is read from README.md, so the README cannot drift from
-what works. The project runs in subprocesses of this venv's Python, as a site
+Each step's snippet is read from docs/tutorial.md (and the WebSocket how-to's from
+docs/howto/live.md), so the docs cannot drift from what works. The project runs in subprocesses of this venv's Python, as a site
 and its cron would, against fakeredis or the real Redis.
 """
 
@@ -14,6 +14,7 @@ import shlex
 import subprocess
 import sys
 import urllib.request
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +28,15 @@ from tests.redis_server import wait_for
 from tests.test_bots import GOOGLEBOT
 
 ROOT = Path(whos_online.__file__).resolve().parent.parent
-SETUP = re.search(r"^## Setup\n(.*?)^## ", (ROOT / "README.md").read_text(), re.M | re.S)
-assert SETUP, "README.md has no Setup section"
+TUTORIAL = (ROOT / "docs" / "tutorial.md").read_text()
+SETUP = re.search(r"^## Set up whos_online\n(.*?)^## ", TUTORIAL, re.M | re.S)
+assert SETUP, "docs/tutorial.md has no setup section"
 SNIPPETS = re.findall(r"^ *```(\w+)\n(.*?)^ *```", SETUP.group(1), re.M | re.S)
+URLS = "# mysite/urls.py\n"
 
 
 def snippets(language: str) -> list[str]:
-    """The README's Setup snippets in ``language``, de-indented from their list item."""
+    """The tutorial's setup snippets in ``language``, de-indented from their list item."""
     found = []
     for lang, body in SNIPPETS:
         if lang == language:
@@ -41,6 +44,11 @@ def snippets(language: str) -> list[str]:
             indent = min(len(line) - len(line.lstrip()) for line in lines if line.strip())
             found.append("\n".join(line[indent:] for line in lines) + "\n")
     return found
+
+
+def settings_snippets() -> list[str]:
+    """The Python snippets that go at the end of settings.py (the others name their file)."""
+    return [snippet for snippet in snippets("python") if not snippet.startswith(URLS)]
 
 
 def manage_commands() -> list[list[str]]:
@@ -58,16 +66,16 @@ def cron_command() -> list[str]:
 
 
 class Site:
-    """A fresh startproject with the README's settings appended."""
+    """A fresh startproject with the tutorial's settings appended."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.settings = path / "mysite" / "settings.py"
         self.quickstart = self.settings.read_text()
 
-    def configure(self, **overrides: Any) -> None:
+    def configure(self, *snippets: str, **overrides: Any) -> None:
         """The quickstart settings, then this test's (its Redis, its key prefix)."""
-        lines = [f"{name} = {value}" for name, value in overrides.items()]
+        lines = [*snippets, *(f"{name} = {value}" for name, value in overrides.items())]
         self.settings.write_text(self.quickstart + "\n# The test's\n" + "\n".join(lines) + "\n")
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
@@ -94,7 +102,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
     # startproject no longer writes it).
     text = re.sub(r"^DEFAULT_AUTO_FIELD = .*\n", "", settings.read_text(), flags=re.M)
     assert "DEFAULT_AUTO_FIELD" not in text
-    settings.write_text(text + "\n" + "\n".join(snippets("python")))
+    settings.write_text(text + "\n" + "\n".join(settings_snippets()))
+    (urls,) = [snippet for snippet in snippets("python") if snippet.startswith(URLS)]
+    (path / "mysite" / "urls.py").write_text((path / "mysite" / "urls.py").read_text() + urls)
+    (template,) = snippets("django")
+    (path / "templates").mkdir()
+    (path / "templates" / "base.html").write_text(template)
     created = Site(path)
     commands = manage_commands()
     assert commands == [["manage.py", "migrate"]]
@@ -104,21 +117,26 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
     return created
 
 
+# The testing how-to's settings: the whos_online cache on fakeredis.
+(FAKEREDIS,) = re.findall(
+    r"^```python\n(.*?)^```", (ROOT / "docs" / "howto" / "testing.md").read_text(), re.M | re.S
+)
+
+
 def use(site: Site, redis_db: redis.Redis, settings: Any, **more: Any) -> None:
-    """Point the site at this test's Redis (fakeredis: its own, in the subprocess)."""
+    """Point the site at this test's Redis (fakeredis: its own, in the subprocess, set up
+    word for word as docs/howto/testing.md says)."""
     overrides: dict[str, Any] = {"WHOS_ONLINE_KEY_PREFIX": repr(settings.WHOS_ONLINE_KEY_PREFIX)}
     if settings.CACHES["default"]["LOCATION"] == REDIS_URL:
         overrides['CACHES["whos_online"]["LOCATION"]'] = repr(REDIS_URL)
+        site.configure(**overrides, **more)
     else:
-        overrides['CACHES["whos_online"]["OPTIONS"]["CONNECTION_POOL_KWARGS"]'] = (
-            '{"connection_class": __import__("fakeredis").FakeRedisConnection}'
-        )
-    site.configure(**overrides, **more)
+        site.configure(FAKEREDIS, **overrides, **more)
 
 
 CURL = "curl/8.14.1"
 # Run in the site's shell: a browser, Googlebot and curl visit, then the
-# README's template snippet renders.
+# tutorial's template renders.
 VISITS = """
 from django.template import engines
 from django.test import Client
@@ -148,6 +166,30 @@ def test_the_quickstart_counts_a_visitor_but_no_crawler_and_checks_clean(
     assert "1 user online: 0 members, 1 guest" in " ".join(shell.stdout.split())
 
 
+# Run in the site's shell: the tutorial's last step, a superuser logs in and opens the home page.
+MEMBER_VISIT = """
+from django.contrib.auth import get_user_model
+from django.test import Client
+get_user_model().objects.create_superuser({name!r}, password="tutorial")
+client = Client(headers={{"User-Agent": {agent!r}, "Host": "localhost"}})
+assert client.login(username={name!r}, password="tutorial")
+print(client.get("/").content.decode())
+"""
+
+
+def test_the_tutorials_home_page_lists_who_logged_in(
+    site: Site, redis_db: redis.Redis, settings: Any
+) -> None:
+    use(site, redis_db, settings)
+    name = f"ada{uuid.uuid4().hex[:8]}"
+    shell = site.manage("shell", "-v", "0", "-c", MEMBER_VISIT.format(name=name, agent=BROWSER))
+    assert shell.returncode == 0, shell.stderr
+    page = " ".join(shell.stdout.split())
+    assert page.startswith("<!DOCTYPE html>")
+    assert "1 user online: 1 member, 0 guests" in page
+    assert f"<bdi>{name}</bdi>" in page
+
+
 def test_the_cron_line_prints_nothing_even_on_a_site_with_check_warnings(
     site: Site, redis_db: redis.Redis, settings: Any
 ) -> None:
@@ -169,10 +211,10 @@ def test_the_cron_line_prints_one_line_when_redis_is_down(site: Site, closed_por
 
 REAL_TIME = re.search(
     r"^## Real-time presence \(WebSockets\)\n(.*?)^### ",
-    (ROOT / "README.md").read_text(),
+    (ROOT / "docs" / "howto" / "live.md").read_text(),
     re.M | re.S,
 )
-assert REAL_TIME, "README.md has no Real-time section"
+assert REAL_TIME, "docs/howto/live.md has no Real-time section"
 
 
 def real_time_files() -> dict[str, str]:
@@ -210,7 +252,7 @@ def test_the_real_time_section_pushes_on_a_fresh_site(
     urls = tmp_path / "mysite" / "urls.py"
     urls.write_text(urls.read_text() + files["urls.py"])
     site = Site(tmp_path)
-    site.quickstart += "\n".join(snippets("python")) + "\n" + files["settings.py"]
+    site.quickstart += "\n".join(settings_snippets()) + "\n" + files["settings.py"]
     use(site, redis_db, settings)
     assert site.manage("migrate", "-v", "0").returncode == 0
     port = free_port()

@@ -167,12 +167,14 @@ def test_every_key_written_carries_a_ttl(
         "guests",
         "peak",
         "history",
+        "generation",
         f"guests:hour:{hour}",
         f"guests:day:{day}",
         f"members:day:{day}",
     }
     assert 0 < ttls["users"] <= 600 and 0 < ttls["cards"] <= 600 and 0 < ttls["guests"] <= 600
     assert 0 < ttls["changed"] <= 600  # the mark the live blocks' hubs compare
+    assert ttls["generation"] == -1  # one small key per site, kept (see whos_online.recovery)
     assert 0 < ttls["peak"] <= presence.PEAK_TTL  # "most ever online" outlives the window
     assert 0 < ttls["history"] <= presence.HISTORY_SECONDS  # the admin's 24-hour chart
 

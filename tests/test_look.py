@@ -4,7 +4,7 @@ The page is a small gardening forum with its own layout, fonts and CSS (nothing
 of the demo's), the block in its footer, as a site would add it. Chromium
 asks for ``http://forum.test/...`` and Playwright answers each request from
 this process: pages through Django's test client (middleware, templates, the
-README's ``{% static %}`` line), static files as the staticfiles finders find
+docs/howto/style.md's ``{% static %}`` line), static files as the staticfiles finders find
 them. The members are recorded by the real API, two of them idle.
 
 What a visitor would notice is asserted: with the stylesheet the names flow on

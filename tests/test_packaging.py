@@ -91,7 +91,9 @@ def test_the_sdist_carries_its_tests_and_what_they_run(dist: Path) -> None:
     assert CATALOGS <= names and LUA <= names
     assert {
         "pyproject.toml",
-        "README.md",  # tests/test_fresh_site.py follows its Setup
+        "README.md",
+        "docs/tutorial.md",  # tests/test_fresh_site.py follows its setup
+        "docs/howto/live.md",  # and the WebSocket how-to's
         "LICENSE",
         "CHANGELOG.md",
         "tests/conftest.py",
@@ -100,6 +102,7 @@ def test_the_sdist_carries_its_tests_and_what_they_run(dist: Path) -> None:
         "example_project/manage.py",  # tests/test_example_project.py and the browser test
     } <= names
     assert not [name for name in names if "__pycache__" in name or name.endswith(".sqlite3")]
+    assert not [name for name in names if name.startswith("docs/_build/")]  # a local build
 
 
 def test_the_github_workflow_runs_what_ci_runs_on_every_python_nox_needs() -> None:

@@ -88,7 +88,7 @@ def test_a_lower_count_read_later_never_overwrites_a_higher_one(
 def test_a_cache_clear_on_another_database_keeps_the_peak_and_the_history(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
-    """Set up as the README says (W010's hint): the site's own cache.clear() spares us."""
+    """Set up as the tutorial says (W010's hint): the site's own cache.clear() spares us."""
     whos_online = settings.CACHES["default"]
     other_database = django_redis_cache(
         "redis://fakeredis-tests:6379/1",

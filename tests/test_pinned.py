@@ -296,7 +296,7 @@ DOCUMENTED_DEFAULTS = {
     "WHOS_ONLINE_TRACK_GUESTS": True,
     "WHOS_ONLINE_LIST_LIMIT": 100,
     "WHOS_ONLINE_PROXY_COUNT": 0,
-    "WHOS_ONLINE_BACKOFF": 30,
+    "WHOS_ONLINE_BACKOFF": 5,
     "WHOS_ONLINE_SOCKET_TIMEOUT": 0.25,
     "WHOS_ONLINE_SLOW_CALL": 0.1,
     "WHOS_ONLINE_BLOCK_CACHE": 1.0,
@@ -454,7 +454,7 @@ SESSION = "django.contrib.sessions.middleware.SessionMiddleware"
         (
             {"WHOS_ONLINE_GUEST_COUNTING": "roughly"},
             "WHOS_ONLINE_GUEST_COUNTING is 'roughly'; it must be one of 'exact', 'approximate'.",
-            'Use "approximate" for HyperLogLog counting, or remove the setting.',
+            "Use one of them, or remove the setting (the default is 'exact').",
         ),
         (
             {"WHOS_ONLINE_IS_HIDDEN": 42},

@@ -305,7 +305,7 @@ def test_one_member_holds_at_most_the_connection_cap_in_a_process(
 
 
 def card_from_the_database(user: Any) -> dict[str, Any]:
-    """A card callable as the README's examples write them: it queries the database."""
+    """A card callable as the docs' examples write them: it queries the database."""
     return {"name": type(user).objects.get(pk=user.pk).username.upper()}
 
 

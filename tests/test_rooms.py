@@ -291,13 +291,14 @@ class Queued:
 
     def evalsha(self, *args: Any) -> list[Any]:
         self.pipe.evalsha(*args)
-        return [None, 0, None, []]  # no score before, not refused, no room left, none dropped
+        # no score before, not refused, a generation, no room left, none dropped
+        return [None, 0, "1", None, []]
 
 
 def run_queued(pipe: Any, client: redis.Redis) -> None:
     """Run the queued records, then delete the keys of the rooms they dropped over the
     cap, as each record's caller does with its own reply (one call for the batch)."""
-    dropped = [room.decode() for reply in pipe.execute() for room in reply[3]]
+    dropped = [room.decode() for reply in pipe.execute() for room in reply[4]]
     if dropped:
         rooms = {room: conf.namespace_keys(room) for room in dropped}
         scripts.drop_rooms(client, rooms_key=conf.rooms_key, rooms=rooms)

@@ -203,9 +203,9 @@ def test_each_name_is_classed_by_its_status_and_role_for_the_sites_css(
     ]
 
 
-def test_the_readmes_stylesheet_line_links_the_shipped_stylesheet() -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    line = re.search(r"^<link rel=\"stylesheet\" href=\"\{% static .*%\}\">$", readme, re.M)
+def test_the_docs_stylesheet_line_links_the_shipped_stylesheet() -> None:
+    howto = (Path(__file__).resolve().parent.parent / "docs" / "howto" / "style.md").read_text()
+    line = re.search(r"^<link rel=\"stylesheet\" href=\"\{% static .*%\}\">$", howto, re.M)
     assert line is not None
     html = engines["django"].from_string("{% load static %}" + line.group(0)).render({})
     href = re.search(r'href="/static/(.*)"', html)

@@ -4,11 +4,12 @@ import itertools
 from django.contrib import admin
 from django.contrib.auth import authenticate, login
 from django.contrib.auth.models import User
+from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.template import engines
-from django.urls import include, path
+from django.urls import include, path, re_path
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_POST
 
@@ -103,6 +104,40 @@ async def lobby(request: HttpRequest) -> HttpResponse:
     return HttpResponse(ROOM.render({"room": "lobby"}, request))
 
 
+# A board app's views, named in its own namespace and not decorated: the site makes
+# them rooms with WHOS_ONLINE_ROOMS (tests/test_url_rooms.py).
+def board_topic(request: HttpRequest, slug: str, pk: str) -> HttpResponse:
+    topic = {"pk": int(pk), "title": f"Topic {pk}"}
+    if topic["pk"] > 100:
+        raise Http404("no such topic")
+    if topic["pk"] == 99 and not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
+    if topic["pk"] == 98:
+        return HttpResponse("members only", status=403)
+    return HttpResponse(TOPIC_PAGES["django"].render({"topic": topic}, request))
+
+
+async def board_async_topic(request: HttpRequest, pk: int) -> HttpResponse:
+    topic = {"pk": pk, "title": f"Topic {pk}"}
+    return HttpResponse(TOPIC_PAGES["django"].render({"topic": topic}, request))
+
+
+def board_feed(request: HttpRequest, pk: int) -> HttpResponse:
+    """A page without the block."""
+    return HttpResponse(f"<rss>topic {pk}</rss>", content_type="application/rss+xml")
+
+
+board_urls = (
+    [
+        path("feed/<int:pk>/", board_feed, name="feed"),
+        # An empty slug is a topic without a title.
+        re_path(r"^topic/(?P<slug>[\w-]*)-(?P<pk>[0-9]+)/$", board_topic, name="topic"),
+        path("async/<int:pk>/", board_async_topic, name="async_topic"),
+    ],
+    "board",
+)
+
+
 # Bodies for streaming and file responses: every byte value, more than one chunk.
 PAYLOAD = bytes(range(256)) * 300
 _renders = itertools.count(1)
@@ -172,6 +207,7 @@ urlpatterns = [
     path("post/<int:pk>/", post),
     path("forum/<str:engine>/<int:pk>/", forum_topic),
     path("people/<int:pk>/", profile),
+    path("board/", include(board_urls)),
     path("whos-online/", include("whos_online.urls")),
     path("admin/", admin.site.urls),
     path("login/", log_in),

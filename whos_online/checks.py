@@ -3,47 +3,28 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from datetime import timedelta
+from ipaddress import ip_address
 from typing import Any, cast
 
+import redis
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
+from django.urls import URLResolver, get_resolver
 from django.utils.module_loading import import_string
 
 from whos_online.client_ip import HEADERS
-from whos_online.conf import DEFAULTS, GUEST_COUNTING_MODES, conf
+from whos_online.conf import SETTINGS, Setting, conf
 from whos_online.counting import DAY
 from whos_online.members import logs_in_by_email
+from whos_online.url_rooms import format_fields
 
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
 AUTH_MIDDLEWARE = "django.contrib.auth.middleware.AuthenticationMiddleware"
 DJANGO_REDIS_BACKEND = "django_redis.cache.RedisCache"
 
-# Setting -> (accepted types, smallest allowed value, largest) (None: no bound).
-TYPES: dict[str, tuple[tuple[type, ...], float | None, float | None]] = {
-    "WHOS_ONLINE_CACHE_ALIAS": ((str,), None, None),
-    "WHOS_ONLINE_KEY_PREFIX": ((str,), None, None),
-    "WHOS_ONLINE_MAX_AGE": ((int, timedelta), 1, None),
-    "WHOS_ONLINE_COOKIE_NAME": ((str,), None, None),
-    "WHOS_ONLINE_COOKIE_AGE": ((int,), 1, None),
-    "WHOS_ONLINE_TRACK_GUESTS": ((bool,), None, None),
-    "WHOS_ONLINE_LIST_LIMIT": ((int,), 0, None),
-    "WHOS_ONLINE_PROXY_COUNT": ((int,), 0, None),
-    "WHOS_ONLINE_BACKOFF": ((int, float), 0, None),
-    "WHOS_ONLINE_SOCKET_TIMEOUT": ((int, float), 0.001, None),
-    "WHOS_ONLINE_SLOW_CALL": ((int, float), 0.001, None),
-    "WHOS_ONLINE_BLOCK_CACHE": ((int, float), 0, None),
-    "WHOS_ONLINE_MAX_GUESTS": ((int,), 1, None),
-    "WHOS_ONLINE_MAX_ROOMS": ((int,), 1, None),
-    "WHOS_ONLINE_IPV6_PREFIX": ((int,), 1, 128),
-    "WHOS_ONLINE_STORE_RAW_IP": ((bool,), None, None),
-    "WHOS_ONLINE_IDLE_AFTER": ((int, timedelta), 1, None),
-    "WHOS_ONLINE_RETENTION": ((int, timedelta, type(None)), 1, None),
-    "WHOS_ONLINE_TRACK_PAGES": ((bool,), None, None),
-    "WHOS_ONLINE_GUEST_COUNTING": ((str,), None, None),
-    "WHOS_ONLINE_SHOW_DAY_TOTAL": ((bool,), None, None),
-}
 SANE_BACKOFF = (1, 600)
 HASH_TAG = re.compile(r"\{[^}]+\}")
 SANE_SOCKET_TIMEOUT = (0.01, 2)
@@ -119,35 +100,72 @@ CACHE_SESSIONS = (
 
 
 def _shared_by(alias: str) -> str | None:
-    """What else Django's cache framework keeps under ``alias``, if anything."""
+    """What else Django's cache framework keeps under ``alias``, or in its Redis database."""
     if alias == "default":
         return "django.core.cache.cache"
     if settings.SESSION_ENGINE in CACHE_SESSIONS and settings.SESSION_CACHE_ALIAS == alias:
         return "the sessions' cache (SESSION_CACHE_ALIAS)"
+    ours = _databases(alias)
+    for other in settings.CACHES:
+        shared = ours & _databases(other) if other != alias else set()
+        if shared:
+            return f"the Redis database of CACHES[{other!r}] ({min(shared)})"
     return None
+
+
+def _databases(alias: str) -> set[str]:
+    """The Redis databases (``server/db``) a cache alias's LOCATION names.
+
+    django-redis and Django's own Redis cache take one URL, a list, or a string
+    of them separated by commas (Django's also semicolons); redis-py parses
+    each, as they do. A loopback address is one server by any name.
+    """
+    location = settings.CACHES[alias].get("LOCATION") or ""
+    urls = re.split("[;,]", location) if isinstance(location, str) else location
+    found = set()
+    for url in urls:
+        try:
+            params = redis.ConnectionPool.from_url(str(url).strip()).connection_kwargs
+        except ValueError:  # not a Redis URL: another kind of cache
+            continue
+        host = str(params.get("host", "localhost"))
+        server = params.get("path") or f"{_loopback(host) or host}:{params.get('port', 6379)}"
+        found.add(f"{server}/{params.get('db', 0)}")
+    return found
+
+
+def _loopback(host: str) -> str | None:
+    try:
+        return "localhost" if host == "localhost" or ip_address(host).is_loopback else None
+    except ValueError:
+        return None
 
 
 @register(Tags.compatibility)
 def check_settings(**kwargs: Any) -> list[CheckMessage]:
-    errors: list[CheckMessage] = [
-        Error(
-            f"{name} is {value!r}; it must be {_describe(types, minimum, maximum)}.",
-            hint=f"Fix or remove it (the default is {DEFAULTS[name]!r}).",
-            id="whos_online.E005",
-        )
-        for name, (types, minimum, maximum) in TYPES.items()
-        if hasattr(settings, name)
-        and not _valid(value := getattr(settings, name), types, minimum, maximum)
-    ]
-    if conf.guest_counting not in GUEST_COUNTING_MODES:
-        errors.append(
-            Error(
-                f"WHOS_ONLINE_GUEST_COUNTING is {conf.guest_counting!r}; it must be one of "
-                f"{', '.join(map(repr, GUEST_COUNTING_MODES))}.",
-                hint='Use "approximate" for HyperLogLog counting, or remove the setting.',
-                id="whos_online.E005",
+    errors: list[CheckMessage] = []
+    for setting in SETTINGS:
+        if setting.check != "whos_online.E005" or not hasattr(settings, setting.name):
+            continue
+        value = getattr(settings, setting.name)
+        if not _valid(value, setting):
+            errors.append(
+                Error(
+                    f"{setting.name} is {value!r}; it must be {_describe(setting)}.",
+                    hint=f"Fix or remove it (the default is {setting.default!r}).",
+                    id="whos_online.E005",
+                )
             )
-        )
+        elif setting.choices and value not in setting.choices:
+            errors.append(
+                Error(
+                    f"{setting.name} is {value!r}; it must be one of "
+                    f"{', '.join(map(repr, setting.choices))}.",
+                    hint=f"Use one of them, or remove the setting (the default is "
+                    f"{setting.default!r}).",
+                    id="whos_online.E005",
+                )
+            )
     if errors:
         return errors
     warnings: list[CheckMessage] = []
@@ -227,21 +245,23 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
     return warnings
 
 
-# Settings that name a callable -> the error id when it cannot be used.
-CALLABLES = {
-    "WHOS_ONLINE_IS_BOT": "whos_online.E006",
-    "WHOS_ONLINE_IS_HIDDEN": "whos_online.E007",
-    "WHOS_ONLINE_REDIS_CLIENT": "whos_online.E008",
-    "WHOS_ONLINE_MEMBER_CARD": "whos_online.E009",
-    "WHOS_ONLINE_ROOM_ACCESS": "whos_online.E014",
+# The checks of the settings that name a callable, one id each.
+CALLABLE_CHECKS = {
+    "whos_online.E006",
+    "whos_online.E007",
+    "whos_online.E008",
+    "whos_online.E009",
+    "whos_online.E014",
 }
 
 
 @register(Tags.compatibility)
 def check_callables(**kwargs: Any) -> list[CheckMessage]:
     errors: list[CheckMessage] = []
-    for name, error_id in CALLABLES.items():
-        value = getattr(settings, name, DEFAULTS[name])
+    for setting in SETTINGS:
+        if setting.check not in CALLABLE_CHECKS:
+            continue
+        name, value = setting.name, getattr(settings, setting.name, setting.default)
         if value is None:
             continue
         try:
@@ -254,7 +274,7 @@ def check_callables(**kwargs: Any) -> list[CheckMessage]:
                 Error(
                     f"{name} is {value!r}, which {problem}.",
                     hint="Set it to a callable (or its dotted path), or to None.",
-                    id=error_id,
+                    id=setting.check,
                 )
             )
     return errors
@@ -297,7 +317,7 @@ def check_proxies(**kwargs: Any) -> list[CheckMessage]:
 @register(Tags.compatibility)
 def check_exclusions(**kwargs: Any) -> list[CheckMessage]:
     errors: list[CheckMessage] = []
-    for name in ("WHOS_ONLINE_EXCLUDE_PATHS", "WHOS_ONLINE_EXCLUDE_USER_AGENTS"):
+    for name in [s.name for s in SETTINGS if s.check == "whos_online.E013"]:
         value = getattr(settings, name, ())
         problem = None
         if isinstance(value, str) or not isinstance(value, (list, tuple)):
@@ -320,6 +340,71 @@ def check_exclusions(**kwargs: Any) -> list[CheckMessage]:
     return errors
 
 
+@register(Tags.urls)
+def check_rooms(**kwargs: Any) -> list[CheckMessage]:
+    """Each WHOS_ONLINE_ROOMS entry names a URL pattern and a room every such URL can fill."""
+    rooms = getattr(settings, "WHOS_ONLINE_ROOMS", {})
+    hint = 'E.g. {"forum_conversation:topic": "topic:{pk}"}: a URL name, namespaces included.'
+    if not isinstance(rooms, dict):
+        return [
+            Error(
+                f"WHOS_ONLINE_ROOMS is {rooms!r}; it must be a dict of URL names to rooms, so "
+                "until it is fixed no URL records into a room.",
+                hint=hint,
+                id="whos_online.E015",
+            )
+        ]
+    if not rooms:
+        return []
+    patterns: dict[str, list[frozenset[str]]] = {}
+    for name, given in _url_names(get_resolver().url_patterns):
+        patterns.setdefault(name, []).append(given)
+    errors: list[CheckMessage] = []
+    for name, spec in rooms.items():
+        problem = _room_problem(spec, patterns[name]) if name in patterns else "no URL is named so"
+        if problem:
+            errors.append(
+                Error(
+                    f"WHOS_ONLINE_ROOMS[{name!r}]: {problem}, so its views name no room.",
+                    hint=hint,
+                    id="whos_online.E015",
+                )
+            )
+    return errors
+
+
+def _url_names(
+    patterns: Iterable[Any], namespace: str = "", given: frozenset[str] = frozenset()
+) -> Iterator[tuple[str, frozenset[str]]]:
+    """Each named URL pattern as ``reverse`` names it, with the keyword arguments its view gets
+    (captured by it and the includes above it, or given as extra arguments)."""
+    for entry in patterns:
+        names = given | set(entry.pattern.regex.groupindex)
+        if isinstance(entry, URLResolver):
+            inner = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
+            yield from _url_names(entry.url_patterns, inner, names | set(entry.default_kwargs))
+        elif entry.name:
+            yield namespace + entry.name, names | set(entry.default_args)
+
+
+def _room_problem(spec: object, patterns: list[frozenset[str]]) -> str | None:
+    """What keeps ``spec`` from naming a room for URLs with these keyword arguments."""
+    if callable(spec):
+        return None
+    if not isinstance(spec, str):
+        return f'{spec!r} is neither a room string ("topic:{{pk}}") nor a callable'
+    try:
+        fields = format_fields(spec)
+    except ValueError as error:
+        return str(error).rstrip(".")
+    for given in patterns:
+        missing = [field for field in fields if field not in given]
+        if missing:
+            has = ", ".join(sorted(given)) or "none"
+            return f"{spec!r} needs {', '.join(missing)}, which the URL does not capture (it has {has})"
+    return None
+
+
 @register(Tags.compatibility)
 def check_member_names(**kwargs: Any) -> list[CheckMessage]:
     """Email-login sites: the default card never shows the address, but names nobody either."""
@@ -334,28 +419,30 @@ def check_member_names(**kwargs: Any) -> list[CheckMessage]:
             "not set: the block shows members by short name, and as "
             '"Member #<pk>" when that is empty or an email address.',
             hint="Set WHOS_ONLINE_MEMBER_CARD to a callable returning the display name "
-            '(e.g. {"name": user.profile.nickname}); see the README.',
+            '(e.g. {"name": user.profile.nickname}); see the docs\' how-to "Sites whose users '
+            'log in by email address".',
             id="whos_online.W007",
         )
     ]
 
 
-def _valid(
-    value: Any, types: tuple[type, ...], minimum: float | None, maximum: float | None
-) -> bool:
+def _valid(value: Any, setting: Setting) -> bool:
     if value is None:
-        return type(None) in types
+        return type(None) in setting.accepts
     # bool is an int subclass; True is no number of seconds.
-    if isinstance(value, bool) and bool not in types:
+    if isinstance(value, bool) and bool not in setting.accepts:
         return False
-    if not isinstance(value, types):
+    if not isinstance(value, setting.accepts):
         return False
     number = value.total_seconds() if isinstance(value, timedelta) else cast(float, value)
+    minimum, maximum = setting.minimum, setting.maximum
     return (minimum is None or number >= minimum) and (maximum is None or number <= maximum)
 
 
-def _describe(types: tuple[type, ...], minimum: float | None, maximum: float | None) -> str:
-    names = " or ".join("None" if t is type(None) else t.__name__ for t in types)
+def _describe(setting: Setting) -> str:
+    """What E005 accepts, in words: "int or timedelta >= 1"."""
+    names = " or ".join("None" if t is type(None) else t.__name__ for t in setting.accepts)
+    minimum, maximum = setting.minimum, setting.maximum
     if minimum is not None and maximum is not None:
         return f"{names} from {minimum:g} to {maximum:g}"
     return names if minimum is None else f"{names} >= {minimum:g}"

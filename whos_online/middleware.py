@@ -13,15 +13,19 @@ from django.http import HttpRequest, HttpResponseBase
 from django.utils.cache import patch_cache_control
 from django.utils.http import http_date
 
+from whos_online import recovery
 from whos_online.client_ip import address_of, believed_header, client_address
 from whos_online.conf import conf, on_settings_change
 from whos_online.guests import network
+from whos_online.url_rooms import due as url_room
+from whos_online.url_rooms import enter as enter_url_room
 from whos_online.visits import (
     SOCKET_PAGE,
     Visit,
     cancel,
     finish_async,
     is_visit,
+    load_user_async,
     note_handed_user,
 )
 
@@ -51,26 +55,41 @@ class WhosOnlineMiddleware:
         self.async_mode = iscoroutinefunction(get_response)
         if self.async_mode:
             markcoroutinefunction(self)
+            # Django runs a sync process_view of an async chain in a thread; ours needs none.
+            self.process_view = self._aprocess_view  # type: ignore[method-assign,assignment]
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase | Awaitable[HttpResponseBase]:
         if self.async_mode:
             return self.__acall__(request)
         note_handed_user(request)
-        if not (_due(request) and is_visit(request)):
-            # Most requests: nothing more to do.
-            return _after(request, cast(HttpResponseBase, self.get_response(request)), False)
-        visit = Visit(request)
+        # Most requests: the cookie says the site's record is done.
+        visit = Visit(request) if _due(request) and is_visit(request) else None
         response = cast(HttpResponseBase, self.get_response(request))
-        return _after(request, response, visit.finish(response))
+        room = url_room(request)
+        if room is not None:
+            room.finish(response)
+        return _after(request, response, visit is not None and visit.finish(response))
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
         note_handed_user(request)
-        if not (_due(request) and is_visit(request)):
-            response = await cast(Awaitable[HttpResponseBase], self.get_response(request))
-            return _after(request, response, False)
-        visit = Visit(request)
+        visit = Visit(request) if _due(request) and is_visit(request) else None
         response = await cast(Awaitable[HttpResponseBase], self.get_response(request))
-        return _after(request, response, await finish_async(visit, response))
+        room = url_room(request)
+        if room is not None:
+            await finish_async(room, response)
+        return _after(request, response, visit is not None and await finish_async(visit, response))
+
+    def process_view(
+        self, request: HttpRequest, view: object, args: object, kwargs: object
+    ) -> None:
+        """Make the visit of the room WHOS_ONLINE_ROOMS names for the URL due."""
+        enter_url_room(request)
+
+    async def _aprocess_view(
+        self, request: HttpRequest, view: object, args: object, kwargs: object
+    ) -> None:
+        if enter_url_room(request) is not None:
+            await load_user_async(request)  # the room's block reads on the event loop
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> None:
         """The view raised: the error page Django renders instead is no visit."""
@@ -120,8 +139,13 @@ def _due(request: HttpRequest) -> bool:
         short = forwarded is None or len(forwarded) <= MAX_CACHED_HEADERS
         check = _guest_issued if short else _guest_issued.__wrapped__
         issued = check(value, meta.get("REMOTE_ADDR"), forwarded)
-    # Either way round: a server whose clock runs ahead may have issued it.
-    return issued is None or abs(time.time() - issued) >= cookie_age
+    if issued is None:
+        return True
+    # Either way round: a server whose clock runs ahead may have issued it. One
+    # issued before Redis's data began stands for a record it lost (see
+    # recovery), unless that is still ahead of this clock (it stepped back).
+    now = time.time()
+    return abs(now - issued) >= cookie_age or issued < recovery.began <= now
 
 
 def _identity(request: HttpRequest) -> str | None:

@@ -14,12 +14,19 @@ from datetime import datetime, timezone
 from itertools import repeat
 from typing import Any, Iterable, TypeVar, cast
 
-from whos_online import counting, scripts
+from whos_online import counting, recovery, scripts
 from whos_online.conf import conf
 from whos_online.connection import get_client, text
 from whos_online.members import Member, Status, member_from, parse_cards
 from whos_online.recording import member_id
-from whos_online.stats import PEAK_TTL, Peak, guest_buckets, guest_cap, peak_from
+from whos_online.stats import (
+    PEAK_TTL,
+    Peak,
+    guest_buckets,
+    guest_cap,
+    learn_generation,
+    peak_from,
+)
 
 Key = TypeVar("Key", bound=Hashable)
 
@@ -41,6 +48,9 @@ class Summary:
     # When this picture changes by time alone (Unix time: a member turning idle,
     # someone leaving the window), None if nothing will until someone acts.
     changes_at: float | None = None
+    # When Redis's data began (its generation, see whos_online.recovery): nothing
+    # older survived a restart without persistence or a cache clear.
+    since: datetime | None = None
     # Renderings of this very summary (e.g. the block's member list per language),
     # so a cached summary is rendered once; a changed copy (``replace``) starts empty.
     rendered: dict[Any, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
@@ -125,6 +135,7 @@ def summary(
     day = conf.show_day_total if day is None else day
     now = time.time()
     keys = conf.keys(room)
+    client = get_client()
     buckets, past_ttl = guest_buckets(keys, now), 0
     if buckets:
         past, past_ttl = counting.past_union(keys.guests, now)
@@ -146,9 +157,10 @@ def summary(
         listed_sockets,
         hidden_sockets,
         oldest,
+        generation,
     ) = scripts.summary(
-        get_client(),
-        keys=scripts.SummaryKeys(keys, buckets, hours, conf.socket_keys(room)),
+        client,
+        keys=scripts.SummaryKeys(keys, buckets, hours, conf.socket_keys(room), conf.generation_key),
         window_start=now - conf.max_age,
         now=now,
         peak_ttl=PEAK_TTL if room is None else 0,
@@ -161,6 +173,9 @@ def summary(
         guest_cap=guest_cap(),
         socket_grace=SOCKET_GRACE,
     )
+    learn_generation(client, generation, now)
+    if room is None and peak_count is not None and peak_at is not None:
+        recovery.see_peak(int(peak_count), float(peak_at))
     members, idle_at = _members(listed, listed_sockets, now, hidden=False)
     if staff_view:
         hidden_members, hidden_idle_at = _members(hidden, hidden_sockets, now, hidden=True)
@@ -181,6 +196,9 @@ def summary(
         day_users=None if day_users is None else int(day_users),
         day_guests=None if day_guests is None else int(day_guests),
         changes_at=_changes_at(now, oldest, idle_at, approximate=bool(buckets)),
+        since=None
+        if generation is None
+        else datetime.fromtimestamp(float(generation), timezone.utc),
     )
 
 

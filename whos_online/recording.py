@@ -19,6 +19,7 @@ from whos_online.conf import Keys, conf, room_kind, room_name
 from whos_online.connection import get_client, text
 from whos_online.guests import Address, guest_id
 from whos_online.members import Member, card_json, read_member
+from whos_online.stats import learn_generation
 
 
 class Visit(NamedTuple):
@@ -183,6 +184,7 @@ def _record(
             peak=keys.peak,
             changed=conf.changes_key(room),
             member_rooms=conf.member_rooms_key(member) if room is not None and card else None,
+            generation=conf.generation_key,
             counters=counters or (),
         ),
         now=now,
@@ -200,6 +202,7 @@ def _record(
         max_rooms=conf.max_rooms,
         channel=conf.notices_channel,
     )
+    learn_generation(client, recorded.generation, now)
     if recorded.left is not None:
         scripts.leave_room(
             client,

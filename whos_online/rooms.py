@@ -37,10 +37,15 @@ def checked_room(room: object, where: str, hint: str = "") -> str | None:
     try:
         return room_name(room)
     except ValueError as error:
-        if settings.DEBUG:
-            raise ValueError(f"{where}: {error}{hint}") from None
-        logger.warning("%s: %s%s", where, error, hint)
+        no_room(error, where, hint)
         return None
+
+
+def no_room(error: ValueError, where: str, hint: str = "") -> None:
+    """A room that could not be named: raised under DEBUG, else a warning in the log."""
+    if settings.DEBUG:
+        raise ValueError(f"{where}: {error}{hint}") from None
+    logger.warning("%s: %s%s", where, error, hint)
 
 
 def in_room(room: object | Callable[..., object]) -> Callable[[ViewFunction], ViewFunction]:
@@ -53,8 +58,10 @@ def in_room(room: object | Callable[..., object]) -> Callable[[ViewFunction], Vi
     that name no room are an error under DEBUG (``checked_room``). Unlike the
     site-wide record there is no cookie throttle: being in a room means having
     just opened it. As on the site, a ``{% whos_here %}`` of the room rendered
-    by the view records first, and a view that fails (raises, or answers
-    4xx/5xx) records nothing.
+    by the view records first, and a view that does not show the room (raises,
+    or answers other than 2xx: an error, a redirect to the login page) records
+    nothing. ``WHOS_ONLINE_ROOMS`` does the same for views the site does not own
+    (``whos_online.url_rooms``).
     """
 
     def visit(request: HttpRequest, args: Any, kwargs: Any, where: str) -> Visit | None:

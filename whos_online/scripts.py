@@ -64,6 +64,7 @@ DROP_ROOMS = Script("drop_rooms")
 FORGET = Script("forget")
 COUNT_AND_RAISE_PEAK = Script("count_and_raise_peak")
 SUMMARY = Script("summary")
+RAISE_PEAK = Script("raise_peak")
 COUNT_EACH = Script("count_each")
 HEARTBEAT = Script("heartbeat")
 DISCONNECT = Script("disconnect")
@@ -102,17 +103,21 @@ class RecordKeys(NamedTuple):
     changed: str
     # The member's rooms (kind -> room), for a member's room record only.
     member_rooms: str | None
+    # When Redis's data began (see whos_online.recovery).
+    generation: str
     # HyperLogLogs the visitor also goes into, with their TTLs (seconds).
     counters: Sequence[tuple[str, int]] = ()
 
 
 class Recorded(NamedTuple):
     """RECORD's reply: the visitor's score before (None if none or not kept), whether
-    the guest cap refused them, the room of the same kind a member left (None if
-    none) and the rooms dropped over the rooms' cap, whose keys are still to delete."""
+    the guest cap refused them, Redis's generation, the room of the same kind a
+    member left (None if none) and the rooms dropped over the rooms' cap, whose keys
+    are still to delete."""
 
     before: float | None
     refused: bool
+    generation: Any
     left: str | None
     dropped: list[str]
 
@@ -137,7 +142,7 @@ def record(
     channel: str,
 ) -> Recorded:
     """Record ``member`` as seen at ``now`` (see lua/record.lua); one round trip."""
-    before, refused, left, dropped = RECORD(
+    before, refused, generation, left, dropped = RECORD(
         client,
         [
             keys.into,
@@ -148,6 +153,7 @@ def record(
             keys.peak,
             keys.changed,
             keys.member_rooms or keys.into,
+            keys.generation,
             *(counter for counter, _ in keys.counters),
         ],
         [
@@ -171,6 +177,7 @@ def record(
     return Recorded(
         None if before is None else float(before),
         bool(refused),
+        generation,
         None if left is None else text(left),
         [text(name) for name in dropped],
     )
@@ -267,6 +274,8 @@ class SummaryKeys(NamedTuple):
     hours: Sequence[str]
     # A conf.SocketKeys: live, left.
     sockets: Sequence[str]
+    # When Redis's data began (see whos_online.recovery).
+    generation: str
 
 
 class SummaryReply(NamedTuple):
@@ -284,6 +293,8 @@ class SummaryReply(NamedTuple):
     listed_sockets: list[Any]
     hidden_sockets: list[Any]
     oldest: Any
+    # None once Redis lost its data (see whos_online.recovery).
+    generation: Any
 
 
 def summary(
@@ -306,7 +317,7 @@ def summary(
     buckets = len(keys.buckets)
     reply = SUMMARY(
         client,
-        [*keys.namespace, *keys.buckets, *keys.hours, *keys.sockets],
+        [*keys.namespace, *keys.buckets, *keys.hours, *keys.sockets, keys.generation],
         [
             window_start,
             now,
@@ -323,6 +334,12 @@ def summary(
         ],
     )
     return SummaryReply(*reply)
+
+
+def raise_peak(client: Any, *, peak: str, count: int, at: float, ttl: int) -> bool:
+    """Raise the site's ``peak`` to ``count`` people ``at`` unless it is as high; whether
+    it did."""
+    return bool(RAISE_PEAK(client, [peak], [count, at, ttl]))
 
 
 def count_each(client: Any, *, keys: Sequence[str]) -> list[int]:

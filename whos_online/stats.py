@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Any, NamedTuple
 
-from whos_online import counting, scripts
+from whos_online import counting, recovery, scripts
 from whos_online.conf import Keys, conf
 from whos_online.connection import get_client, text
 
@@ -39,6 +39,14 @@ def reset_peak() -> Peak | None:
 
 
 PEAK_TTL = 366 * 24 * 3600
+
+
+def learn_generation(client: Any, generation: Any, asked_at: float) -> None:
+    """Take the generation a reply carried; after a loss, write back the peak seen before."""
+    lost = recovery.learn(generation, asked_at)
+    if lost is not None:
+        count, at = lost
+        scripts.raise_peak(client, peak=conf.keys().peak, count=count, at=at, ttl=PEAK_TTL)
 
 
 def peak_from(count: Any = None, at: Any = None) -> Peak | None:

@@ -1,8 +1,9 @@
 """Who is behind a request, and recording them: shared by the middleware and rooms.
 
 A visit is recorded only if the request is one (a GET, HEAD or POST the site
-does not exclude) and the view succeeded (a 2xx or 3xx response), so 404
-probes, CSRF failures and OPTIONS requests write nothing. Yet a visitor counts
+does not exclude) and the view succeeded (a 2xx or 3xx response; in a room a
+2xx), so 404 probes, CSRF failures and OPTIONS requests write nothing, and a
+redirect to the login page puts nobody in a room. Yet a visitor counts
 on their own first page: a block (``{% whos_online %}``, ``{% whos_here %}``)
 rendered while the view runs makes the due record just before it reads,
 unless the URL did not resolve or the view raised (the error pages Django
@@ -54,7 +55,7 @@ class Visit:
 
     def finish(self, response: HttpResponseBase) -> bool:
         """After the view: record if the view succeeded; True if it was recorded."""
-        recorded = _succeeded(response) and self.record()
+        recorded = _succeeded(response, self.room) and self.record()
         self.cancelled = True  # a block rendered later (in a streamed body) records nothing
         return recorded
 
@@ -67,13 +68,15 @@ async def load_user_async(request: HttpRequest) -> None:
 
 async def finish_async(visit: Visit, response: HttpResponseBase) -> bool:
     """``visit.finish()`` from async code: the record in a thread, if one is still due."""
-    if visit.recorded is None and not visit.cancelled and _succeeded(response):
+    if visit.recorded is None and not visit.cancelled and _succeeded(response, visit.room):
         return await sync_to_async(visit.finish)(response)
     return visit.finish(response)
 
 
-def _succeeded(response: HttpResponseBase) -> bool:
-    return 200 <= response.status_code < 400
+def _succeeded(response: HttpResponseBase, room: str | None) -> bool:
+    """A 2xx or 3xx visits the site; a room only a 2xx: a redirect (to the login page, to
+    the canonical URL) showed nobody the room."""
+    return 200 <= response.status_code < (400 if room is None else 300)
 
 
 def viewer(request: Any) -> Any:

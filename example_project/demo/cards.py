@@ -3,7 +3,7 @@
 Made from the user on every record (at most once per WHOS_ONLINE_COOKIE_AGE
 per member) and stored in Redis beside their pk, so the block shows names,
 links and avatars with no SQL query. The demo shows full names with a profile
-link (the README's recipe: whos_online's default shows only the username), plus
+link (the docs' recipe, howto/member-cards.md: whos_online's default shows only the username), plus
 a generated initials avatar and a role for staff, which its CSS colours as
 phpBB colours moderators and administrators.
 """

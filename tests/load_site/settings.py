@@ -60,13 +60,12 @@ WHOS_ONLINE_PROXY_COUNT = 1
 WHOS_ONLINE_PROXY_HEADER = os.environ.get("LOAD_SITE_PROXY_HEADER", "X-Forwarded-For")
 # Under load on a shared 2-core machine a Redis reply can take longer than the
 # default 0.25 s; a timeout here would (correctly) skip the visit and fail the test.
-# tests/test_resilience.py runs the site with the defaults and a short back-off.
+# tests/test_resilience.py runs the site with whos_online's defaults.
 WHOS_ONLINE_SOCKET_TIMEOUT = float(os.environ.get("LOAD_SITE_SOCKET_TIMEOUT", 2))
 # Likewise a call can pass the default 0.1 s slow-call budget, and while one is in
 # flight the worker's other threads (gthread) skip their records: a visitor then
 # gets no cookie on their first page, as designed, and the exact count fails.
 WHOS_ONLINE_SLOW_CALL = float(os.environ.get("LOAD_SITE_SLOW_CALL", 1))
-WHOS_ONLINE_BACKOFF = float(os.environ.get("LOAD_SITE_BACKOFF", 30))
 
 LOGGING = {
     "version": 1,

@@ -8,6 +8,8 @@ from django.template import engines
 from django.urls import path
 from django.views.decorators.csrf import csrf_exempt
 
+from tests.load_site import block_age
+
 PAGE = engines["django"].from_string(
     "{% load whos_online %}<!doctype html><title>{{ title }}</title>"
     "<p>Hello, {% if user.is_authenticated %}{{ user.get_username }}{% else %}guest{% endif %}.</p>"
@@ -16,9 +18,12 @@ PAGE = engines["django"].from_string(
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    response = HttpResponse(PAGE.render({"title": "Home", "block": True}, request))
+    page, age = block_age.measure(lambda: PAGE.render({"title": "Home", "block": True}, request))
+    response = HttpResponse(page)
     # Which worker answered: the fault tests read whos_online's log lines per process.
     response["X-Worker"] = str(os.getpid())
+    if age is not None:  # the fault tests check no page shows a block past the stale limit
+        response["X-Block-Age"] = f"{age:.3f}"
     return response
 
 

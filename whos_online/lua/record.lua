@@ -10,7 +10,9 @@
 -- KEYS[7]    changed: the namespace's change mark
 -- KEYS[8]    member_rooms: the member's rooms, kind -> room (KEYS[1] when this is
 --            not a member's room record)
--- KEYS[9..]  counters: HyperLogLogs the visitor also goes into
+-- KEYS[9]    generation: when Redis's data began (see recovery.py), set from
+--            ARGV[1] by the first record into an empty Redis
+-- KEYS[10..] counters: HyperLogLogs the visitor also goes into
 -- ARGV[1]    now (the score)
 -- ARGV[2]    the member (a pk, or a guest id)
 -- ARGV[3]    the TTL of what is written for the visitor (seconds)
@@ -25,10 +27,11 @@
 -- ARGV[12]   how many stale guests, or rooms over the cap, one write may drop
 -- ARGV[13]   the rooms' cap
 -- ARGV[14]   the notices channel
--- ARGV[15..] each counter's TTL (KEYS[i] <-> ARGV[i + 6])
+-- ARGV[15..] each counter's TTL (KEYS[i] <-> ARGV[i + 5])
 -- Returns {the score before (false if none or not kept), 1 if the newcomer was
--- refused (nothing written) else 0, the room of the same kind the member left
--- (false if none), the rooms dropped from the registry over its cap}. The
+-- refused (nothing written) else 0, the generation, the room of the same kind
+-- the member left (false if none), the rooms dropped from the registry over its
+-- cap}. The
 -- caller takes the member out of the room left and deletes the dropped rooms'
 -- keys (leave_room.lua, drop_rooms.lua): their keys are not known before this
 -- runs, and a script touches only the keys it declares.
@@ -42,6 +45,11 @@
 -- the counters unless their score before is at or after ARGV[10]; with
 -- approximate guest counting they are all it goes into: no sorted set, so
 -- neither a cap nor a refusal.
+local generation = redis.call('GET', KEYS[9])
+if not generation then
+  generation = string.format('%.6f', tonumber(ARGV[1]))
+  redis.call('SET', KEYS[9], generation)
+end
 local now, member = ARGV[1], ARGV[2]
 local room, kind, card = ARGV[5], ARGV[6], ARGV[7]
 local window = tonumber(ARGV[11])
@@ -83,7 +91,7 @@ if listed and keep > 0 and not before then
           redis.call('EXPIRE', KEYS[6], window_ttl)
         end
       end
-      return {false, 1, false, {}}
+      return {false, 1, generation, false, {}}
     end
   end
 end
@@ -119,9 +127,9 @@ end
 if ARGV[8] ~= '' then redis.call('ZREM', KEYS[5], ARGV[8]) end
 if listed then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
 if not (before and tonumber(before) >= tonumber(ARGV[10])) then
-  for i = 9, #KEYS do
+  for i = 10, #KEYS do
     redis.call('PFADD', KEYS[i], member)
-    redis.call('EXPIRE', KEYS[i], ARGV[i + 6])
+    redis.call('EXPIRE', KEYS[i], ARGV[i + 5])
   end
 end
-return {before, 0, left, dropped}
+return {before, 0, generation, left, dropped}

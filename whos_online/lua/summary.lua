@@ -8,7 +8,8 @@
 --             (KEYS[5 + n], kept ARGV[8] ms; see union_count)
 -- then        with the day's count (ARGV[7] not ''): the hour HyperLogLogs of the
 --             past 24 hours, oldest first, then where their union is kept (ARGV[9] ms)
--- KEYS[#-1]   live: pk -> newest heartbeat      KEYS[#]  left: pk -> last closed
+-- KEYS[#-2]   live: pk -> newest heartbeat      KEYS[#-1]  left: pk -> last closed
+-- KEYS[#]     the generation: when Redis's data began (see recovery.py)
 -- ARGV[1]     the window's start
 -- ARGV[2]     now
 -- ARGV[3]     the peak's TTL (0 for a room: no peak)
@@ -24,7 +25,7 @@
 -- Returns {listed, hidden (each one JSON text; see listing), users, hidden count,
 -- guests, peak count, peak time, day members, day guests (false, false without a
 -- day count), listed's and hidden's socket states (see sockets), the oldest score
--- (see oldest)}.
+-- (see oldest), the generation (false if Redis holds none: its data was lost)}.
 --@include lib/count_and_raise_peak.lua
 local function newest(key)
   return redis.call('ZRANGE', key, '+inf', ARGV[1], 'BYSCORE', 'REV', 'LIMIT', 0, ARGV[4],
@@ -46,6 +47,7 @@ local function each(command, key, pairs)
   return found
 end
 local function cards(pairs) return each('HMGET', KEYS[5], pairs) end
+local live, left, generation = KEYS[#KEYS - 2], KEYS[#KEYS - 1], KEYS[#KEYS]
 -- WebSocket presence merged in, per listed member: 'online' while one of their
 -- connections is alive; 'idle' once the newest sign of them was a connection
 -- that is gone (closed, or its process died) at least ARGV[12] seconds after
@@ -56,8 +58,8 @@ local function cards(pairs) return each('HMGET', KEYS[5], pairs) end
 -- and half as many values in the reply.
 local function sockets(pairs)
   local found = {}
-  if redis.call('EXISTS', KEYS[#KEYS - 1], KEYS[#KEYS]) == 0 then return found end
-  local beats, lefts = each('ZMSCORE', KEYS[#KEYS - 1], pairs), each('ZMSCORE', KEYS[#KEYS], pairs)
+  if redis.call('EXISTS', live, left) == 0 then return found end
+  local beats, lefts = each('ZMSCORE', live, pairs), each('ZMSCORE', left, pairs)
   for i = 1, #pairs, 2 do
     local beat = tonumber(beats[(i + 1) / 2] or '0')
     local left = tonumber(lefts[(i + 1) / 2] or '0')
@@ -109,7 +111,7 @@ if ARGV[7] == '' then
 else
   table.insert(result, redis.call('ZCOUNT', KEYS[1], ARGV[7], '+inf')
                        + redis.call('ZCOUNT', KEYS[2], ARGV[7], '+inf'))
-  table.insert(result, union_count(6 + buckets, #KEYS - 3, ARGV[9]))
+  table.insert(result, union_count(6 + buckets, #KEYS - 4, ARGV[9]))
 end
 table.insert(result, sockets(listed))
 table.insert(result, sockets(hidden))
@@ -119,7 +121,7 @@ table.insert(result, sockets(hidden))
 local function oldest(key)
   local rows = redis.call('ZRANGE', key, ARGV[1], '+inf', 'BYSCORE', 'LIMIT', 0, 20, 'WITHSCORES')
   for i = 1, #rows, 2 do
-    local beat = redis.call('ZSCORE', KEYS[#KEYS - 1], rows[i])
+    local beat = redis.call('ZSCORE', live, rows[i])
     if not (beat and tonumber(beat) >= tonumber(ARGV[10])) then return rows[i + 1] end
   end
   return rows[#rows] or false
@@ -130,4 +132,5 @@ for i = 1, 3 do
   if score and (not first or tonumber(score) < tonumber(first)) then first = score end
 end
 table.insert(result, first)
+table.insert(result, redis.call('GET', generation))
 return result

@@ -34,7 +34,7 @@ from typing import Any, Protocol
 from django.template.loader import render_to_string
 from django.utils.translation import gettext_lazy, ngettext_lazy
 
-from whos_online import failsafe, presence
+from whos_online import failsafe, presence, recovery
 from whos_online.conf import conf
 from whos_online.connection import get_client
 from whos_online.templatetags.whos_online import members_html
@@ -94,6 +94,7 @@ class Hub:
         # Each namespace's change mark as the last check read it.
         self.marks: dict[str | None, Any] = {}
         self.beat_at = self.checked_at = time.time()
+        self.losses = recovery.losses  # Redis data losses this process has noticed
         self.task: asyncio.Task[None] | None = None
         self.listener: Listener | None = None
         # Set by a notice or a subscriber: the ticker runs without waiting out the TICK.
@@ -179,6 +180,9 @@ class Hub:
             self.beat_at = now
             alive = list(self.connections.values())
             await asyncio.to_thread(failsafe.write, presence.heartbeat, alive)
+        if self.losses != recovery.losses:  # Redis lost its data: connect everyone again
+            self.losses = recovery.losses
+            self.unrecorded.update(dict.fromkeys(self.connections))
         for connection_id in list(self.unrecorded)[:RECORD_RETRIES]:
             connection = self.connections.get(connection_id)
             if connection is not None:  # else closed meanwhile

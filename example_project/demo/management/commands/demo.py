@@ -81,7 +81,7 @@ def url_for(addrport: str) -> str:
 
 
 def prune_every_minute() -> None:
-    """The demo's stand-in for the cron line in the README."""
+    """The demo's stand-in for the cron line in the tutorial."""
     while True:
         try:
             presence.prune()

@@ -1,0 +1,84 @@
+"""Rooms on views the site does not own: ``WHOS_ONLINE_ROOMS`` maps URL names to rooms.
+
+    WHOS_ONLINE_ROOMS = {"forum_conversation:topic": "topic:{pk}"}
+
+A key is a URL name as ``{% url %}`` takes it, namespaces included (what
+``request.resolver_match.view_name`` says). A value is the room, either a
+string whose ``{fields}`` are filled from the URL's keyword arguments, or a
+callable taking the view's arguments (request first) and returning any room
+``@in_room`` takes (a tuple of parts, a model instance…). Wrapping a third
+party's view in ``@in_room`` in one's own URLconf loses its URL namespace,
+which the app may rely on (a private forum's middleware does); a URL name
+leaves its URLconf alone. The middleware makes the room's visit due before the
+view runs (``enter``), so ``{% whos_here "topic" topic.pk %}`` on the page
+("topic:42", the same room) counts the reader, and finishes it after the view
+(``due``), as ``@in_room`` does.
+"""
+
+from __future__ import annotations
+
+from string import Formatter
+from typing import Any
+
+from django.http import HttpRequest
+
+from whos_online.conf import conf
+from whos_online.rooms import checked_room, no_room
+from whos_online.visits import Visit, is_visit
+
+# Where a request keeps the visit of the room its URL name maps to.
+ATTRIBUTE = "_whos_online_url_room"
+
+
+def format_fields(template: str) -> list[str]:
+    """The keyword arguments a room string names; ValueError if it is no such string."""
+    fields = [field for _, field, _, _ in Formatter().parse(template) if field is not None]
+    for field in fields:
+        if not field.isidentifier():
+            raise ValueError(
+                f"{template!r} has the field {{{field}}}: fields name the URL's keyword "
+                'arguments, as in "topic:{pk}".'
+            )
+    return fields
+
+
+def formatted(spec: object, kwargs: dict[str, Any]) -> object:
+    """A room string with its fields filled from ``kwargs``; ValueError for one left empty
+    (else every topic would share one room, "topic:"). Any other value as it is."""
+    if not isinstance(spec, str):
+        return spec
+    missing = [field for field in format_fields(spec) if kwargs.get(field) in (None, "")]
+    if missing:
+        given = ", ".join(f"{name}={value!r}" for name, value in kwargs.items()) or "none"
+        raise ValueError(
+            f"{spec!r} names no room: the URL gives no {', '.join(missing)} "
+            f"(its keyword arguments: {given})."
+        )
+    return spec.format(**kwargs)
+
+
+def enter(request: HttpRequest) -> Visit | None:
+    """Before the view: make the visit of its URL's room due (no Redis yet), and return it."""
+    match = request.resolver_match
+    spec = conf.rooms.get(match.view_name) if match is not None else None
+    if match is None or spec is None or not is_visit(request):
+        return None
+    where = f"WHOS_ONLINE_ROOMS[{match.view_name!r}]"
+    if callable(spec):
+        room = spec(request, *match.args, **match.kwargs)
+    else:
+        try:
+            room = formatted(spec, match.kwargs)
+        except ValueError as error:
+            no_room(error, where)
+            return None
+    name = checked_room(room, where)
+    if name is None:
+        return None
+    visit = request.__dict__[ATTRIBUTE] = Visit(request, name)
+    return visit
+
+
+def due(request: HttpRequest) -> Visit | None:
+    """The visit ``enter`` made due, for the middleware to finish after the view."""
+    return request.__dict__.get(ATTRIBUTE)
