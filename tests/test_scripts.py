@@ -186,6 +186,82 @@ def test_every_script_touches_only_the_keys_it_declares(
     assert redis_db.exists(key(settings, f"member:{alice.pk}:rooms")) == 0
 
 
+def test_a_move_marks_and_announces_the_room_left_unless_they_are_back_in_it(
+    redis_db: redis.Redis, people: Any
+) -> None:
+    (alice,) = people("alice")
+    pk = str(alice.pk)
+    notices = redis_db.pubsub()
+    notices.subscribe(conf.notices_channel)
+    assert notices.get_message(timeout=5)["type"] == "subscribe"  # listening from here
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_user(alice, room="topic:1")
+        traveller.shift(5)
+        presence.record_user(alice, room="topic:2")  # the record, then LEAVE_ROOM
+        mark = conf.changes_key("topic:1")
+        assert float(redis_db.get(mark)) == T + 5 and 0 < redis_db.ttl(mark) <= 600
+        published = [notices.get_message(timeout=5)["data"] for _ in range(3)]
+        assert published == [b"topic:1", b"topic:2", b"topic:1"]  # in 1, in 2, out of 1
+        # A leave that comes late, after she went back: her rooms name topic:1 again.
+        presence.record_user(alice, room="topic:1")
+        keys = conf.keys("topic:1")
+        late = dict(pk=pk, room="topic:1", kind="topic", now=T + 5, ttl=600, channel="x")
+        room_keys = scripts.RoomMemberKeys(keys.users, keys.hidden, mark)
+        member_rooms = conf.member_rooms_key(pk)
+        assert not scripts.leave_room(redis_db, member_rooms=member_rooms, keys=room_keys, **late)
+        assert names(presence.online_users(room="topic:1")) == ["alice"]
+        redis_db.hset(member_rooms, "topic", "topic:2")  # now she is elsewhere: it applies
+        assert scripts.leave_room(redis_db, member_rooms=member_rooms, keys=room_keys, **late)
+        assert presence.online_users(room="topic:1") == []
+    notices.close()
+
+
+def test_a_dropped_room_keeps_its_keys_if_a_visitor_registered_it_again(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    with time_machine.travel(NOW, tick=False):
+        for room in ("a", "b"):
+            presence.record_guest("203.0.113.1", room=room)
+        redis_db.zrem(conf.rooms_key, "a", "b")  # both dropped over the cap by a record...
+        presence.record_guest("203.0.113.1", room="b")  # ...and b visited again since
+        rooms = {room: conf.namespace_keys(room) for room in ("a", "b")}
+        assert scripts.drop_rooms(redis_db, rooms_key=conf.rooms_key, rooms=rooms) == 1
+    assert redis_db.exists(*conf.namespace_keys("a")) == 0
+    assert presence.guest_count(room="b") == 1 and presence.guest_count(room="a") == 0
+
+
+def test_a_logout_leaves_the_rooms_it_read_and_not_one_joined_after(
+    redis_db: redis.Redis, people: Any
+) -> None:
+    (alice,) = people("alice")
+    pk = str(alice.pk)
+    with time_machine.travel(NOW, tick=False):
+        presence.record_user(alice)
+        for room in ("topic:1", "lobby"):
+            presence.record_user(alice, room=room)
+        site, topic = conf.keys(), conf.keys("topic:1")
+        keys = scripts.ForgetKeys(
+            site.users,
+            site.hidden,
+            site.cards,
+            conf.changes_key(),
+            conf.member_rooms_key(pk),
+            # lobby joined after the logout read her rooms
+            {
+                "topic:1": scripts.RoomMemberKeys(
+                    topic.users, topic.hidden, conf.changes_key("topic:1")
+                )
+            },
+        )
+        args = dict(pk=pk, now=T, ttl=600, channel=conf.notices_channel)
+        assert scripts.forget(redis_db, keys=keys, **args) is True
+        assert scripts.forget(redis_db, keys=keys, **args) is False  # not listed any more
+    assert presence.online_users() == [] and presence.online_users(room="topic:1") == []
+    assert presence.user_count("lobby") == 1  # listed there still (her card went with her)
+    assert redis_db.hgetall(conf.member_rooms_key(pk)) == {b"lobby": b"lobby"}
+    assert redis_db.hget(site.cards, pk) is None
+
+
 # --- RECORD
 
 
