@@ -213,6 +213,7 @@ def test_a_move_marks_and_announces_the_room_left_unless_they_are_back_in_it(
         redis_db.hset(member_rooms, "topic", "topic:2")  # now she is elsewhere: it applies
         assert scripts.leave_room(redis_db, member_rooms=member_rooms, keys=room_keys, **late)
         assert presence.online_users(room="topic:1") == []
+        assert not scripts.leave_room(redis_db, member_rooms=member_rooms, keys=room_keys, **late)
     notices.close()
 
 
@@ -222,6 +223,7 @@ def test_a_dropped_room_keeps_its_keys_if_a_visitor_registered_it_again(
     with time_machine.travel(NOW, tick=False):
         for room in ("a", "b"):
             presence.record_guest("203.0.113.1", room=room)
+            redis_db.zadd(conf.keys(room).users, {"1": T})  # and a member: every set there
         redis_db.zrem(conf.rooms_key, "a", "b")  # both dropped over the cap by a record...
         presence.record_guest("203.0.113.1", room="b")  # ...and b visited again since
         rooms = {room: conf.namespace_keys(room) for room in ("a", "b")}
