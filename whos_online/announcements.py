@@ -75,7 +75,10 @@ def since_shown(shown: str | None, online: Summary) -> str:
     if not shown or len(shown) > MAX_SHOWN or online.more:
         return ""
     try:
-        old = {str(pk): {"name": str(name), "status": status} for pk, name, status in json.loads(unquote(shown))}
+        old = {
+            str(pk): {"name": str(name), "status": status}
+            for pk, name, status in json.loads(unquote(shown))
+        }
     except (ValueError, TypeError):
         return ""
     new = {str(m.pk): {"name": m.name, "status": m.status} for m in online.members}
