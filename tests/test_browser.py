@@ -376,6 +376,9 @@ def test_staff_see_the_online_now_admin_page_with_its_chart(browser: Browser, de
             # WHOS_ONLINE_TRACK_PAGES: the page each member was last on.
             expect(table.locator("thead")).to_contain_text("Page")
             expect(heidi.locator("code")).to_have_text(re.compile(r"^/[a-z/]*$"))
+            # Pages, not the avatars a page loads (the demo excludes /avatars/ from visits).
+            pages = table.locator("code").all_inner_texts()
+            assert all(re.fullmatch(r"/[a-z/]*", where) for where in pages), pages
             # Staff see the hidden member in the block too, marked.
             page.goto(f"{demo.url}/")
             expect(page.locator("aside .whos-online-hidden")).to_contain_text(
@@ -390,6 +393,11 @@ def test_staff_see_the_online_now_admin_page_with_its_chart(browser: Browser, de
             page.set_viewport_size(PHONE)
             page.reload()
             assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+            # Nor a table that hides a column behind a sideways scroll of its own.
+            widths = page.locator("#content-main table").evaluate_all(
+                "tables => tables.map(t => [t.scrollWidth, t.clientWidth])"
+            )
+            assert len(widths) == 2 and all(wide <= shown for wide, shown in widths), widths
             sizes = chart.locator("text:visible").evaluate_all(
                 "texts => texts.map(t => t.getBoundingClientRect().height)"
             )
