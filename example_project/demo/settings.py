@@ -141,6 +141,8 @@ WHOS_ONLINE_RETENTION = 7 * 24 * 3600
 WHOS_ONLINE_MEMBER_CARD = "demo.cards.member_card"
 # Staff see the page each member was last seen on, in the admin's "Online now".
 WHOS_ONLINE_TRACK_PAGES = True
+# The avatars and the icon a page loads are no visits: a member's page stays the page.
+WHOS_ONLINE_EXCLUDE_PATHS = [r"/avatars/", r"/favicon\."]
 
 # runserver serves whos_online/live.js (the live block's script) from here.
 STATIC_URL = "/static/"
