@@ -98,6 +98,7 @@ NEEDS_BY_MODULE = {
     "test_browser.py": ("REDIS_URL", "chromium", "playwright"),
     "test_realtime_browser.py": ("REDIS_URL", "chromium", "playwright"),
     "test_look.py": ("chromium", "playwright"),
+    "test_forum_look.py": ("chromium", "playwright"),
     "test_realtime_load.py": ("redis-server",),
     "test_faults.py": ("redis-server",),
     "test_resilience.py": ("redis-server",),
