@@ -14,6 +14,7 @@ import pytest
 from django.template import engines
 
 import whos_online
+from tests.conftest import BrowserClient
 from whos_online import presence
 from whos_online.conf import DEFAULTS, SETTINGS, Setting
 
@@ -216,3 +217,18 @@ def test_the_member_card_recipe_shows_the_profile(
         "/media/alice.png",
         "staff",
     )
+
+
+def test_the_monitors_recipe_counts_no_monitor_and_still_no_crawler(
+    redis_db: Any, settings: Any, monkeypatch: pytest.MonkeyPatch, round_trips: Any
+) -> None:
+    """Through the middleware: no Redis call and no cookie for a monitor or a crawler; a
+    browser that merely mentions a monitor is a guest."""
+    install_recipe("howto/proxies.md", monkeypatch, settings)
+    for agent in ["our-monitor/2.0", "Mozilla/5.0 (Synthetic test)", "kube-probe/1.29", "curl/8"]:
+        response = BrowserClient().get("/", headers={"User-Agent": agent})
+        assert "online" not in response.cookies
+    assert round_trips.count == 0
+    response = BrowserClient().get("/", headers={"User-Agent": "Mozilla/5.0 our-monitor/2"})
+    assert "online" in response.cookies
+    assert presence.guest_count() == 1
