@@ -34,8 +34,8 @@ from tests.test_browser import (
     server_log_on_failure,
 )
 from whos_online import presence
-from whos_online.connection import get_client
 from whos_online.conf import HEARTBEATS_TO_TIMEOUT
+from whos_online.connection import get_client
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page

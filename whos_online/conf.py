@@ -258,7 +258,7 @@ REMOVED_SETTINGS: dict[str, str] = {
     "WHOS_ONLINE_IS_BOT callable that also calls whos_online.bots.is_bot (the docs' "
     '"Health checks and monitors" has the recipe)',
     "WHOS_ONLINE_STORE_RAW_IP": "no address is stored any more, only a keyed hash of it "
-    "(the docs' \"Privacy and the GDPR\")",
+    '(the docs\' "Privacy and the GDPR")',
 }
 # A connection is gone after this many heartbeats without one: two missed, and a margin.
 HEARTBEATS_TO_TIMEOUT = 2.4
