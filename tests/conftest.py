@@ -99,6 +99,7 @@ NEEDS_BY_MODULE = {
     "test_browser.py": ("REDIS_URL", "chromium", "playwright"),
     "test_realtime_browser.py": ("REDIS_URL", "chromium", "playwright"),
     "test_look.py": ("chromium", "playwright"),
+    "test_forum_look.py": ("chromium", "playwright"),
     "test_realtime_load.py": ("redis-server",),
     "test_faults.py": ("redis-server",),
     "test_resilience.py": ("redis-server",),
@@ -125,6 +126,8 @@ def require(*needs: str) -> None:
 
 def _needs(item: pytest.Item) -> tuple[str, ...]:
     needs = NEEDS_BY_MODULE.get(item.path.name, ())
+    if item.get_closest_marker("browser"):
+        needs += ("chromium", "playwright")
     callspec = getattr(item, "callspec", None)
     if callspec is not None and callspec.params.get("redis_db") == "real":
         needs += ("REDIS_URL",)

@@ -9,7 +9,7 @@ subprocess): a process has one set of installed apps.
 
 from pathlib import Path
 
-from machina import MACHINA_MAIN_TEMPLATE_DIR
+from machina import MACHINA_MAIN_STATIC_DIR, MACHINA_MAIN_TEMPLATE_DIR
 
 from tests.settings import *  # noqa: F403
 from tests.settings import CACHES, INSTALLED_APPS, MIDDLEWARE, TEMPLATES
@@ -34,7 +34,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [*MIDDLEWARE, "machina.apps.forum_permission.middleware.ForumPermissionMiddleware"]
 ROOT_URLCONF = "tests.urls_forum"
 LOGIN_URL = "/login/"
-# The site's override of machina's topic page (with the block) first, then machina's own.
+# The site's overrides (the blocks on the topic page and the index, the stylesheet in
+# the head) first, then machina's own.
 TEMPLATES = [
     {
         **TEMPLATES[0],
@@ -48,6 +49,8 @@ TEMPLATES = [
     },
     *TEMPLATES[1:],
 ]
+# Its CSS, fonts and scripts, as its docs say (tests/test_forum_look.py serves them).
+STATICFILES_DIRS = [MACHINA_MAIN_STATIC_DIR]
 # Where machina keeps uploads between a preview and the post.
 ATTACHMENTS_CACHE = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 CACHES = {**CACHES, "machina_attachments": ATTACHMENTS_CACHE}

@@ -6,6 +6,7 @@ its default of one second, and time is travelled.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from datetime import datetime
@@ -391,3 +392,7 @@ def test_a_logout_never_shows_one_person_twice(redis_db: redis.Redis, traveller:
     carol.logout()
     html = " ".join(carol.get("/block/").content.decode().split())  # her first page as a guest
     assert "2 users online: 1 member, 1 guest" in html
+    # Nor a total above the peak printed beside it, in the block or in a poll's answer.
+    assert "Most ever online: 2 users on" in html
+    poll = json.loads(carol.get("/whos-online/", headers=POLL).content)
+    assert (poll["total"], poll["users"], poll["peak"]["count"]) == (2, 1, 2)

@@ -14,7 +14,11 @@ does but with a fixed random seed. Playwright drives the system's Chromium
   UPDATE_DOCS=1 is set, a temporary file otherwise);
 - the staff user ``admin`` sees the admin's "Online now" page with its chart,
   the hidden member marked and the page each member was last on (docs/admin.png
-  when UPDATE_DOCS=1).
+  when UPDATE_DOCS=1);
+- bob leaves and alice's block shows and says it: his closed tab marks him idle in
+  words, his logout takes his name away and a member from the count, and the polite
+  region beside the block says each ("Bob Baker left."), over the WebSocket and, in a
+  browser without one, by polling.
 
 Needs REDIS_URL (the server is another process), Chromium and Playwright
 (``pip install playwright``; never ``playwright install``). Without them the
@@ -61,6 +65,8 @@ PASSWORD = "demo"  # example_project/demo/people.py
 NAMES = {"alice": "Alice Archer", "bob": "Bob Baker", "admin": "Ada Admin"}
 STAFF_COLOUR = "rgb(22, 101, 52)"  # .whos-online-role-staff in the demo's base.html
 LIVE_TIMEOUT = 25_000  # ms: the demo's block refreshes every 10 s
+PUSH_TIMEOUT = 5_000  # ms: a push reaches a subscriber within the hub's tick (0.5 s)
+SOCKET_GRACE = 5  # s: whos_online.presence.SOCKET_GRACE, before a closed tab makes one idle
 STEP_TIMEOUT = 10_000  # ms: any other wait
 SERVER_START_TIMEOUT = 30  # s
 
@@ -370,6 +376,9 @@ def test_staff_see_the_online_now_admin_page_with_its_chart(browser: Browser, de
             # WHOS_ONLINE_TRACK_PAGES: the page each member was last on.
             expect(table.locator("thead")).to_contain_text("Page")
             expect(heidi.locator("code")).to_have_text(re.compile(r"^/[a-z/]*$"))
+            # Pages, not the avatars a page loads (the demo excludes /avatars/ from visits).
+            pages = table.locator("code").all_inner_texts()
+            assert all(re.fullmatch(r"/[a-z/]*", where) for where in pages), pages
             # Staff see the hidden member in the block too, marked.
             page.goto(f"{demo.url}/")
             expect(page.locator("aside .whos-online-hidden")).to_contain_text(
@@ -384,6 +393,11 @@ def test_staff_see_the_online_now_admin_page_with_its_chart(browser: Browser, de
             page.set_viewport_size(PHONE)
             page.reload()
             assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+            # Nor a table that hides a column behind a sideways scroll of its own.
+            widths = page.locator("#content-main table").evaluate_all(
+                "tables => tables.map(t => [t.scrollWidth, t.clientWidth])"
+            )
+            assert len(widths) == 2 and all(wide <= shown for wide, shown in widths), widths
             sizes = chart.locator("text:visible").evaluate_all(
                 "texts => texts.map(t => t.getBoundingClientRect().height)"
             )
@@ -425,3 +439,86 @@ def check_members_look_like_people(page: Page, site: Demo) -> None:
         expect(profile.get_by_role("heading", level=1)).to_have_text("Alice Archer")
     finally:
         profile.close()
+
+
+def test_a_closed_tab_and_a_logout_are_seen_and_said_in_another_members_block(
+    browser: Browser, demo: Demo
+) -> None:
+    from playwright.sync_api import expect
+
+    with server_log_on_failure(demo):
+        alice = log_in(browser, demo, "alice")
+        bob = log_in(browser, demo, "bob")
+        try:
+            block = alice.locator("aside section.whos-online")
+            bob_in_alice = block.locator(".whos-online-members li", has_text=NAMES["bob"])
+            summary = block.locator(".whos-online-summary")
+            said = alice.locator("aside section.whos-online + p.whos-online-announcement")
+            expect(said).to_have_attribute("aria-live", "polite")
+            expect(bob_in_alice).to_have_class(re.compile(r"\bwhos-online-online\b"))
+            members = member_count(summary.inner_text())
+
+            # He reads on, then closes his tab (a socket closing within the grace of his
+            # page view would be the page that replaced it: a real server's clock).
+            bob.wait_for_timeout(SOCKET_GRACE * 1000)
+            bob.close()
+            expect(bob_in_alice).to_have_text(f"{NAMES['bob']} (idle)", timeout=PUSH_TIMEOUT)
+            # Contains: on a busy machine alice's own socket may drop and come back meanwhile
+            # (then "Alice Archer is back." is said with it).
+            expect(said).to_contain_text(f"{NAMES['bob']} is idle.")
+            check_contrast(alice, "aside")
+            alice.screenshot(path=str(site_file(demo, "demo-idle.png")))
+
+            log_out(bob.context.new_page(), demo)
+            expect(bob_in_alice).to_have_count(0, timeout=PUSH_TIMEOUT)
+            expect(said).to_contain_text(f"{NAMES['bob']} left.")
+            expect(summary).to_contain_text(f"{members - 1} members")
+            alice.screenshot(path=str(site_file(demo, "demo-left.png")))
+            alice.set_viewport_size(PHONE)
+            assert alice.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+            alice.screenshot(path=str(site_file(demo, "demo-phone.png")), full_page=True)
+        finally:
+            alice.context.close()
+            bob.context.close()
+
+
+def test_a_polling_block_says_who_joined_and_left(browser: Browser, demo: Demo) -> None:
+    from playwright.sync_api import expect
+
+    with server_log_on_failure(demo):
+        alice = log_in(browser, demo, "alice")
+        # A browser without WebSocket: the block polls the JSON endpoint every 10 s.
+        alice.context.add_init_script("window.WebSocket = undefined")
+        alice.reload()
+        block = alice.locator("aside section.whos-online")
+        bob_in_alice = block.locator(".whos-online-members li", has_text=NAMES["bob"])
+        summary = block.locator(".whos-online-summary")
+        said = alice.locator("aside section.whos-online + p.whos-online-announcement")
+        bob: Page | None = None
+        try:
+            expect(said).to_have_attribute("aria-live", "polite")
+            with alice.expect_response(re.compile(r"/whos-online/$"), timeout=LIVE_TIMEOUT):
+                pass  # the first poll: it learns what the block shows, and says nothing
+            expect(said).to_have_text("")
+            bob = log_in(browser, demo, "bob")
+            expect(bob_in_alice).to_have_count(1, timeout=LIVE_TIMEOUT)
+            expect(said).to_contain_text(f"{NAMES['bob']} joined.")
+            members = member_count(summary.inner_text())
+
+            log_out(bob, demo)
+            expect(bob_in_alice).to_have_count(0, timeout=LIVE_TIMEOUT)
+            expect(said).to_contain_text(f"{NAMES['bob']} left.")
+            expect(summary).to_contain_text(f"{members - 1} members")
+        finally:
+            alice.context.close()
+            if bob is not None:
+                bob.context.close()
+
+
+def log_out(page: Page, site: Demo) -> None:
+    """Log out through the demo's header button."""
+    from playwright.sync_api import expect
+
+    page.goto(f"{site.url}/")
+    page.locator("header").get_by_role("button", name="Log out").click()
+    expect(page.locator("header .account")).to_contain_text("Log in")

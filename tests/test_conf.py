@@ -53,15 +53,13 @@ DEFAULTS = [
     ("trusted_proxies", ()),
     ("proxy_header", "X-Forwarded-For"),
     ("exclude_paths", None),
-    ("exclude_user_agents", None),
     ("backoff", 5.0),
     ("socket_timeout", 0.25),
-    ("slow_call", 0.1),
+    ("slow_call", 0.1),  # 0.4 × the socket timeout
     ("block_cache", 1.0),
     ("max_guests", 100_000),
     ("max_rooms", 10_000),
     ("ipv6_prefix", 64),
-    ("store_raw_ip", False),
     ("idle_after", 300.0),
     ("retention", 600.0),  # the window
     ("window_minutes", 10),
@@ -70,7 +68,7 @@ DEFAULTS = [
     ("guest_counting", "exact"),
     ("show_day_total", False),
     ("heartbeat", 25.0),
-    ("heartbeat_timeout", 60.0),
+    ("heartbeat_timeout", 60.0),  # 2.4 × the heartbeat
     ("websocket_url", None),
     ("history_key", "whos_online:history"),
     ("rooms_key", "whos_online:rooms"),
@@ -113,18 +111,15 @@ def test_the_default_callables(unset: None, people: Any) -> None:
         ("WHOS_ONLINE_PROXY_HEADER", "Forwarded", "proxy_header", "Forwarded"),
         ("WHOS_ONLINE_BACKOFF", 12, "backoff", 12.0),
         ("WHOS_ONLINE_SOCKET_TIMEOUT", 1, "socket_timeout", 1.0),
-        ("WHOS_ONLINE_SLOW_CALL", 0.5, "slow_call", 0.5),
         ("WHOS_ONLINE_BLOCK_CACHE", 0, "block_cache", 0.0),
         ("WHOS_ONLINE_MAX_GUESTS", 5, "max_guests", 5),
         ("WHOS_ONLINE_MAX_ROOMS", 3, "max_rooms", 3),
         ("WHOS_ONLINE_IPV6_PREFIX", 48, "ipv6_prefix", 48),
-        ("WHOS_ONLINE_STORE_RAW_IP", True, "store_raw_ip", True),
         ("WHOS_ONLINE_IDLE_AFTER", timedelta(minutes=2), "idle_after", 120.0),
         ("WHOS_ONLINE_TRACK_PAGES", True, "track_pages", True),
         ("WHOS_ONLINE_GUEST_COUNTING", "approximate", "guest_counting", "approximate"),
         ("WHOS_ONLINE_SHOW_DAY_TOTAL", True, "show_day_total", True),
         ("WHOS_ONLINE_HEARTBEAT", timedelta(seconds=10), "heartbeat", 10.0),
-        ("WHOS_ONLINE_HEARTBEAT_TIMEOUT", 30, "heartbeat_timeout", 30.0),
         ("WHOS_ONLINE_WEBSOCKET_URL", "/ws/online/", "websocket_url", "/ws/online/"),
         ("WHOS_ONLINE_REDIS_CLIENT", "tests.test_connection.fakeredis_client", "redis_client",
          fakeredis_client),
@@ -137,6 +132,25 @@ def test_each_setting_is_read(
 ) -> None:
     setattr(settings, setting, value)
     assert getattr(conf, name) == seen
+
+
+@pytest.mark.parametrize(
+    "setting, value, name, derived",
+    [
+        ("WHOS_ONLINE_HEARTBEAT", 25, "heartbeat_timeout", 60.0),
+        ("WHOS_ONLINE_HEARTBEAT", timedelta(seconds=10), "heartbeat_timeout", 24.0),
+        ("WHOS_ONLINE_SOCKET_TIMEOUT", 0.25, "slow_call", 0.1),
+        ("WHOS_ONLINE_SOCKET_TIMEOUT", 1, "slow_call", 0.4),
+    ],
+)
+def test_derived_settings_follow_theirs(
+    settings: Any, setting: str, value: Any, name: str, derived: float
+) -> None:
+    """A connection is gone after 2.4 heartbeats; a call is slow after 0.4 socket timeouts,
+    whatever the settings that set them once say (check W011 names those)."""
+    settings.WHOS_ONLINE_HEARTBEAT_TIMEOUT, settings.WHOS_ONLINE_SLOW_CALL = 1, 99
+    setattr(settings, setting, value)
+    assert getattr(conf, name) == pytest.approx(derived)
 
 
 @pytest.mark.parametrize(
@@ -225,12 +239,10 @@ def test_trusted_proxies(settings: Any) -> None:
 
 def test_exclusions_are_one_regex(settings: Any) -> None:
     settings.WHOS_ONLINE_EXCLUDE_PATHS = ["/api/", r"/health\w*$"]
-    settings.WHOS_ONLINE_EXCLUDE_USER_AGENTS = ("monitor",)
-    paths, agents = conf.exclude_paths, conf.exclude_user_agents
-    assert paths and agents
+    paths = conf.exclude_paths
+    assert paths
     assert paths.match("/api/users") and paths.match("/healthz")
     assert not paths.match("/API/") and not paths.match("/x/api/") and not paths.match("/")
-    assert agents.search("Our-Monitor/1.0") and not agents.search("Mozilla/5.0")
     for broken in ("/api/", 3, ["(unclosed"], []):
         settings.WHOS_ONLINE_EXCLUDE_PATHS = broken
         assert conf.exclude_paths is None

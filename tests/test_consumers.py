@@ -156,8 +156,7 @@ def test_a_page_view_after_leaving_is_the_http_rule_again(
 def test_heartbeats_keep_a_connection_and_a_dead_process_drops_out_after_the_timeout(
     redis_db: redis.Redis, people: Any, settings: Any
 ) -> None:
-    settings.WHOS_ONLINE_HEARTBEAT = 20
-    settings.WHOS_ONLINE_HEARTBEAT_TIMEOUT = 45
+    settings.WHOS_ONLINE_HEARTBEAT = 18.75  # a timeout of 45 s (2.4 beats)
     alice, bob = people("alice", "bob")
     pk = str(alice.pk)
     live_key = presence.conf.socket_keys().live
@@ -642,8 +641,7 @@ chat = URLRouter([path("ws/chat/<room>/", ChatConsumer.as_asgi())])
 def test_a_site_consumer_with_the_mixin_keeps_its_member_online_in_the_route_room(
     redis_db: redis.Redis, people: Any, settings: Any, public_rooms: None
 ) -> None:
-    settings.WHOS_ONLINE_HEARTBEAT = 20
-    settings.WHOS_ONLINE_HEARTBEAT_TIMEOUT = 45
+    settings.WHOS_ONLINE_HEARTBEAT = 18.75  # a timeout of 45 s (2.4 beats)
     (alice,) = people("alice")
 
     async def scenario() -> None:

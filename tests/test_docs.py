@@ -14,8 +14,9 @@ import pytest
 from django.template import engines
 
 import whos_online
+from tests.conftest import BrowserClient
 from whos_online import presence
-from whos_online.conf import DEFAULTS, SETTINGS, Setting
+from whos_online.conf import DEFAULTS, REMOVED_SETTINGS, SETTINGS, Setting
 
 ROOT = Path(whos_online.__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -43,9 +44,18 @@ def test_every_setting_is_in_the_generated_reference(setting: Setting) -> None:
     assert setting.doc in section
 
 
+def test_the_reference_ends_with_each_removed_setting_and_what_covers_it() -> None:
+    _, removed = settings_reference.reference().split("\n## Removed settings\n")
+    assert "[`whos_online.W011`](checks.md#w011)" in removed
+    assert [line for line in removed.splitlines() if line.startswith("- ")] == [
+        f"- `{name}`: {instead}." for name, instead in REMOVED_SETTINGS.items()
+    ]
+    assert not set(REMOVED_SETTINGS) & set(DEFAULTS)  # no longer in the table
+
+
 def test_every_check_a_setting_names_has_its_anchor() -> None:
     checks = (DOCS / "reference" / "checks.md").read_text()
-    for check in {setting.check for setting in SETTINGS}:
+    for check in {setting.check for setting in SETTINGS} | {"whos_online.W011"}:
         assert f"({check[-4:].lower()})=\n## `{check}`\n" in checks
 
 
@@ -216,3 +226,18 @@ def test_the_member_card_recipe_shows_the_profile(
         "/media/alice.png",
         "staff",
     )
+
+
+def test_the_monitors_recipe_counts_no_monitor_and_still_no_crawler(
+    redis_db: Any, settings: Any, monkeypatch: pytest.MonkeyPatch, round_trips: Any
+) -> None:
+    """Through the middleware: no Redis call and no cookie for a monitor or a crawler; a
+    browser that merely mentions a monitor is a guest."""
+    install_recipe("howto/proxies.md", monkeypatch, settings)
+    for agent in ["our-monitor/2.0", "Mozilla/5.0 (Synthetic test)", "kube-probe/1.29", "curl/8"]:
+        response = BrowserClient().get("/", headers={"User-Agent": agent})
+        assert "online" not in response.cookies
+    assert round_trips.count == 0
+    response = BrowserClient().get("/", headers={"User-Agent": "Mozilla/5.0 our-monitor/2"})
+    assert "online" in response.cookies
+    assert presence.guest_count() == 1

@@ -251,7 +251,7 @@ def test_half_open_lets_exactly_one_coroutine_probe_the_others_skip_at_once(
 def test_while_a_call_is_stuck_past_the_budget_the_others_skip_redis(
     fake: FakeRedis, traveller: Any, settings: Any
 ) -> None:
-    settings.WHOS_ONLINE_SLOW_CALL = 0.1
+    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.25  # a slow-call budget of 0.1 s
     fake.hang = True
     [stuck], _ = in_threads(1, lambda: failsafe.call(fake))
     assert fake.entered.wait(10)
@@ -267,7 +267,7 @@ def test_while_a_call_is_stuck_past_the_budget_the_others_skip_redis(
 def test_slow_calls_in_a_row_open_the_breaker_one_does_not(
     fake: FakeRedis, traveller: Any, settings: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    settings.WHOS_ONLINE_SLOW_CALL = 0.1
+    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.25  # a slow-call budget of 0.1 s
     fake.takes = 0.15
     for _ in range(failsafe.SLOW_CALLS_TO_OPEN - 1):
         assert failsafe.call(fake) == "ok"
@@ -281,7 +281,8 @@ def test_slow_calls_in_a_row_open_the_breaker_one_does_not(
     assert fake.calls == calls
     [record] = outage_records(caplog)
     assert record.getMessage().startswith(
-        f"Redis is slow ({failsafe.SLOW_CALLS_TO_OPEN} calls in a row over WHOS_ONLINE_SLOW_CALL = 0.1 s"
+        f"Redis is slow ({failsafe.SLOW_CALLS_TO_OPEN} calls in a row over 0.1 s, "
+        "0.4 × WHOS_ONLINE_SOCKET_TIMEOUT;"
     )
 
     # The probe is slow too: open again, for twice as long.
@@ -508,21 +509,21 @@ def test_the_refused_writes_line_says_reads_go_on(
 def test_five_slow_calls_from_the_start_open_the_breaker_and_the_line_says_so(
     fake: FakeRedis, settings: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    settings.WHOS_ONLINE_SLOW_CALL = 0.1
+    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.25  # a slow-call budget of 0.1 s
     fake.takes = 0.15
     for _ in range(5):
         assert failsafe.call(fake) == "ok"
     assert failsafe.call(fake) is None and fake.calls == 5
     [record] = outage_records(caplog)
     assert record.getMessage() == (
-        "Redis is slow (5 calls in a row over WHOS_ONLINE_SLOW_CALL = 0.1 s, the last 0.150 s: "
-        "Redis, the network or this process is overloaded); whos_online skips it until it "
-        "answers in time, retrying after 1 s, then at growing intervals up to 5 s."
+        "Redis is slow (5 calls in a row over 0.1 s, 0.4 × WHOS_ONLINE_SOCKET_TIMEOUT; the last "
+        "0.150 s: Redis, the network or this process is overloaded); whos_online skips it "
+        "until it answers in time, retrying after 1 s, then at growing intervals up to 5 s."
     )
 
 
 def test_a_call_that_takes_exactly_the_budget_is_in_time(fake: FakeRedis, settings: Any) -> None:
-    settings.WHOS_ONLINE_SLOW_CALL = 0.5
+    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 1.25  # a slow-call budget of 0.5 s
     fake.takes = 0.5
     for _ in range(6):
         assert failsafe.call(fake) == "ok"
@@ -531,7 +532,7 @@ def test_a_call_that_takes_exactly_the_budget_is_in_time(fake: FakeRedis, settin
 def test_only_a_call_in_flight_past_the_budget_makes_the_others_skip(
     fake: FakeRedis, traveller: Any, settings: Any
 ) -> None:
-    settings.WHOS_ONLINE_SLOW_CALL = 0.5
+    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 1.25  # a slow-call budget of 0.5 s
     fake.hang = True
     [first], _ = in_threads(1, lambda: failsafe.call(fake))
     assert fake.arrived.acquire(timeout=10)

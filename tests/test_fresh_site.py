@@ -2,7 +2,8 @@
 
 Each step's snippet is read from docs/tutorial.md (and the WebSocket how-to's from
 docs/howto/live.md), so the docs cannot drift from what works. The project runs in subprocesses of this venv's Python, as a site
-and its cron would, against fakeredis or the real Redis.
+and its cron would, against fakeredis or the real Redis; the Real-time section's
+site is also opened in Chromium, where a second member appears without a reload.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ import subprocess
 import sys
 import urllib.request
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import redis
@@ -26,6 +29,10 @@ from tests.conftest import BROWSER, REDIS_URL
 from tests.load_site.uvicorn import free_port, listening
 from tests.redis_server import wait_for
 from tests.test_bots import GOOGLEBOT
+from tests.test_browser import browser  # noqa: F401 (the fixture, used by name below)
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
 
 ROOT = Path(whos_online.__file__).resolve().parent.parent
 TUTORIAL = (ROOT / "docs" / "tutorial.md").read_text()
@@ -230,6 +237,51 @@ SERVERS = {
 }
 
 
+def real_time_site(path: Path, redis_db: redis.Redis, settings: Any) -> Site:
+    """startproject, Setup (the tutorial's home page and base template included), then the
+    Real-time section's files word for word."""
+    subprocess.run(
+        [sys.executable, "-m", "django", "startproject", "mysite", str(path)],
+        check=True,
+        env={k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"},
+    )
+    files = real_time_files()
+    assert sorted(files) == ["mysite/asgi.py", "settings.py", "urls.py"]
+    (path / "mysite" / "asgi.py").write_text(files["mysite/asgi.py"])
+    (home,) = [snippet for snippet in snippets("python") if snippet.startswith(URLS)]
+    urls = path / "mysite" / "urls.py"
+    urls.write_text(urls.read_text() + home + files["urls.py"])
+    (template,) = snippets("django")
+    (path / "templates").mkdir()
+    (path / "templates" / "base.html").write_text(template)
+    site = Site(path)
+    site.quickstart += "\n".join(settings_snippets()) + "\n" + files["settings.py"]
+    use(site, redis_db, settings)
+    assert site.manage("migrate", "-v", "0").returncode == 0
+    return site
+
+
+@contextmanager
+def serving(site: Site, serve: str) -> Iterator[str]:
+    """The site served as the Real-time section says, at a loopback port: its origin.
+    The server's log is printed afterwards (pytest shows it when the test failed)."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    log = open(site.path / "server.log", "wb")
+    server = subprocess.Popen(
+        [sys.executable, *(arg.format(port=port) for arg in SERVERS[serve])],
+        cwd=site.path, env={**env, "PYTHONPATH": str(ROOT)}, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        wait_for(lambda: listening(port), timeout=30, what=serve)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()  # by its pid
+        server.wait(timeout=10)
+        log.close()
+        print((site.path / "server.log").read_text()[-3000:])
+
+
 @pytest.mark.load  # real servers (and the load extra's clients): run once, by dev.py test
 @pytest.mark.parametrize("serve", SERVERS)
 def test_the_real_time_section_pushes_on_a_fresh_site(
@@ -241,30 +293,9 @@ def test_the_real_time_section_pushes_on_a_fresh_site(
     from websockets.exceptions import ConnectionClosed
     from websockets.sync.client import connect
 
-    subprocess.run(
-        [sys.executable, "-m", "django", "startproject", "mysite", str(tmp_path)],
-        check=True,
-        env={k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"},
-    )
-    files = real_time_files()
-    assert sorted(files) == ["mysite/asgi.py", "settings.py", "urls.py"]
-    (tmp_path / "mysite" / "asgi.py").write_text(files["mysite/asgi.py"])
-    urls = tmp_path / "mysite" / "urls.py"
-    urls.write_text(urls.read_text() + files["urls.py"])
-    site = Site(tmp_path)
-    site.quickstart += "\n".join(settings_snippets()) + "\n" + files["settings.py"]
-    use(site, redis_db, settings)
-    assert site.manage("migrate", "-v", "0").returncode == 0
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
-    log = open(tmp_path / "server.log", "wb")
-    server = subprocess.Popen(
-        [sys.executable, *(arg.format(port=port) for arg in SERVERS[serve])],
-        cwd=tmp_path, env={**env, "PYTHONPATH": str(ROOT)}, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    try:
-        wait_for(lambda: listening(port), timeout=30, what=serve)
-        base, origin = f"ws://127.0.0.1:{port}/ws/whos-online/", f"http://127.0.0.1:{port}"
+    site = real_time_site(tmp_path, redis_db, settings)
+    with serving(site, serve) as origin:
+        base = origin.replace("http://", "ws://") + "/ws/whos-online/"
         with connect(base, origin=origin, open_timeout=10) as socket:
             assert json.loads(socket.recv(timeout=10))["type"] == "presence_state"
             page = urllib.request.Request(f"{origin}/whos-online/", headers={"User-Agent": BROWSER})
@@ -280,8 +311,65 @@ def test_the_real_time_section_pushes_on_a_fresh_site(
             with pytest.raises(ConnectionClosed) as closed:
                 room.recv(timeout=10)
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 4403
-    finally:
-        server.terminate()  # by its pid
-        server.wait(timeout=10)
-        log.close()
-        print((tmp_path / "server.log").read_text()[-3000:])  # shown if the test failed
+
+
+# The tag the section names for a live block over the socket, put in the tutorial's base.html.
+(LIVE_TAG,) = set(re.findall(r"`(\{% whos_online live=\d+ %\})`", REAL_TIME.group(1)))
+PASSWORD = "tutorial"
+SUPERUSERS = """
+from django.contrib.auth import get_user_model
+for name in ("alice", "bob"):
+    get_user_model().objects.create_superuser(name, password={password!r})
+"""
+PUSH_TIMEOUT = 10_000  # ms: well under the block's poll interval, so only a push is in time
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("redis_db", ["fake"], indirect=True)  # one browser run is enough
+def test_a_browser_on_the_fresh_real_time_site_sees_a_member_arrive_without_a_reload(
+    tmp_path: Path,
+    redis_db: redis.Redis,
+    settings: Any,
+    browser: Browser,  # noqa: F811
+) -> None:
+    """The same fresh site, its home page's block made live as the section says, on
+    runserver: alice's Chromium shows bob as soon as he logs in, with no reload and no
+    poll (the socket pushed it), and no error in its console."""
+    from playwright.sync_api import expect
+
+    site = real_time_site(tmp_path, redis_db, settings)
+    base = tmp_path / "templates" / "base.html"
+    assert base.read_text().count("{% whos_online %}") == 1
+    base.write_text(base.read_text().replace("{% whos_online %}", LIVE_TAG))
+    made = site.manage("shell", "-c", SUPERUSERS.format(password=PASSWORD))
+    assert made.returncode == 0, made.stderr
+    with serving(site, "runserver") as origin:
+        alice = logged_in_home(browser, origin, "alice")
+        errors: list[str] = []
+        alice.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        polls: list[str] = []
+        alice.on("request", lambda r: polls.append(r.url) if "/whos-online/" in r.url else None)
+        alice.evaluate("window.loadedOnce = true")
+        members = alice.locator("aside .whos-online-members li")
+        expect(members).to_have_text(["alice"])
+        logged_in_home(browser, origin, "bob")
+        expect(members).to_have_text(["bob", "alice"], timeout=PUSH_TIMEOUT)
+        summary = alice.locator("aside .whos-online-summary")
+        expect(summary).to_contain_text("2 members")
+        assert alice.evaluate("window.loadedOnce") is True  # the same page, not reloaded
+        assert (polls, errors) == ([], [])
+
+
+def logged_in_home(chromium: Browser, origin: str, name: str) -> Page:
+    """A Chromium context of its own that logged in through the admin's form, on the home
+    page; its block's socket is open."""
+    page = chromium.new_context().new_page()
+    page.set_default_timeout(PUSH_TIMEOUT)
+    page.goto(f"{origin}/admin/login/?next=/")
+    page.locator("#id_username").fill(name)
+    page.locator("#id_password").fill(PASSWORD)
+    with page.expect_websocket(lambda socket: "/ws/whos-online/" in socket.url) as opened:
+        page.locator("input[type=submit]").click()
+    page.wait_for_url(f"{origin}/")
+    opened.value.expect_event("framereceived")  # the first state: subscribed
+    return page

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 import redis
+import time_machine
 from django.contrib.auth.models import User
 from django.contrib.staticfiles import finders
 from django.core.exceptions import ImproperlyConfigured
@@ -16,6 +19,7 @@ from django.urls import include, path, set_urlconf
 from tests.conftest import BrowserAsyncClient, BrowserClient, names
 from tests.test_middleware import async_get
 from whos_online import presence
+from whos_online.announcements import SHOWN_HEADER
 
 pytestmark = pytest.mark.django_db
 
@@ -87,6 +91,62 @@ def test_list_limit_and_hidden_members_are_respected(redis_db: redis.Redis, sett
     hidden = [m["name"] for m in staff["members"] if m["hidden"]]
     assert hidden == ["Shy"]
     assert "<bdi>Shy</bdi> (hidden)" in staff["html"]
+
+
+class Poller:
+    """A polling block, as live.js runs it: each poll sends the members it showed."""
+
+    def __init__(self) -> None:
+        self.client, self.shown = BrowserClient(), ""
+
+    def poll(self) -> str | None:
+        headers = {**POLL, SHOWN_HEADER: self.shown} if self.shown else POLL
+        data = json.loads(self.client.get("/whos-online/", headers=headers).content)
+        cards = [[m["pk"], m["name"], m["status"]] for m in data["members"]]
+        self.shown = "" if data["more"] else quote(json.dumps(cards))
+        said: str | None = data.get("announce")
+        return said
+
+
+def test_a_poll_says_what_changed_since_the_members_its_block_showed(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_IDLE_AFTER = 300
+    block = Poller()
+    with time_machine.travel(datetime(2026, 5, 1, 12, tzinfo=timezone.utc), tick=False) as clock:
+        alice, bob = member("alice"), member("bob")
+        alice.get("/")
+        bob.get("/")
+        assert block.poll() is None  # the first: nothing it showed, nothing to say
+        assert block.poll() is None  # nothing changed
+        bob.logout()
+        assert block.poll() == "bob left."
+        member("carol").get("/")
+        member("dan").get("/")
+        assert block.poll() == "2 people joined."
+        clock.shift(200)
+        bob.force_login(User.objects.get(username="bob"))
+        bob.get("/")
+        clock.shift(200)  # alice, carol and dan seen 400 s ago; bob 200 s ago
+        assert block.poll() == "bob joined. 3 people are idle."
+        alice.get("/")
+        assert block.poll() == "alice is back."
+        # Another viewer's poll, with nothing shown before, says nothing.
+        assert Poller().poll() is None
+
+
+def test_a_poll_says_nothing_for_a_list_cut_at_its_limit_or_a_bad_header(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_LIST_LIMIT = 1
+    member("alice").get("/")
+    block = Poller()
+    assert block.poll() is None
+    member("bob").get("/")  # bob replaces alice in the list of one
+    assert block.poll() is None
+    for bad in ["[1,2]", "%7B", "nonsense", quote(json.dumps([[1, "x", "online"]] * 400))]:
+        response = BrowserClient().get("/whos-online/", headers={**POLL, SHOWN_HEADER: bad})
+        assert response.status_code == 200 and "announce" not in json.loads(response.content)
 
 
 def test_polls_are_not_visits(redis_db: redis.Redis) -> None:

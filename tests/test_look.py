@@ -32,7 +32,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template import engines
 from django.urls import path
 
-from tests.conftest import NOW, BrowserClient
+from tests.conftest import NOW, BrowserClient, passes_on_its_own_settings
 from tests.test_browser import (
     browser,  # noqa: F401 (the fixture, used by name below)
     check_contrast,
@@ -45,8 +45,8 @@ if TYPE_CHECKING:
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.urls("tests.test_look"),
-    pytest.mark.parametrize("redis_db", ["fake"], indirect=True),  # one look is enough
 ]
+ONE_LOOK = pytest.mark.parametrize("redis_db", ["fake"], indirect=True)  # one is enough
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = "http://forum.test"
@@ -183,6 +183,7 @@ def pseudo(page: Page, name: str, part: str, prop: str) -> str:
     return str(item.evaluate(f"li => getComputedStyle(li, '{part}').{prop}"))
 
 
+@ONE_LOOK
 def test_with_the_stylesheet_names_flow_with_dots_commas_and_sized_avatars(
     forum_page: Page, tmp_path: Path
 ) -> None:
@@ -219,6 +220,7 @@ def test_with_the_stylesheet_names_flow_with_dots_commas_and_sized_avatars(
     screenshot(page, "block-styled.png", tmp_path)
 
 
+@ONE_LOOK
 def test_without_it_the_block_reads_as_a_list_in_the_sites_own_style(
     forum_page: Page, tmp_path: Path
 ) -> None:
@@ -237,3 +239,8 @@ def test_without_it_the_block_reads_as_a_list_in_the_sites_own_style(
     assert idle.inner_text().strip() == "marigold (idle)"
     assert page.locator("footer").inner_text().count("(idle)") == len(IDLE)
     screenshot(page, "block-unstyled.png", tmp_path)
+
+
+def test_on_a_real_forum_the_block_fits_its_pages_with_and_without_the_stylesheet() -> None:
+    """tests/test_forum_look.py needs django-machina's apps installed, so another process."""
+    print(passes_on_its_own_settings("tests.settings_forum", "tests/test_forum_look.py"))

@@ -2,7 +2,8 @@
 
 Other methods than GET/HEAD/POST, error responses (the site's error pages
 show the block: it still does not count them), health checks, and the paths
-and User-Agents a site excludes; through the sync and the async handler.
+a site excludes; through the sync and the async handler. (A site's own
+monitors: the recipe in docs/howto/proxies.md, tested in tests/test_docs.py.)
 """
 
 from __future__ import annotations
@@ -155,15 +156,6 @@ def test_paths_the_site_excludes(redis_db: redis.Redis, settings: Any) -> None:
         nothing_recorded(client.get(path))
     assert presence.guest_count(room="thread:7") == 0
     assert "online" in client.get("/").cookies  # elsewhere: a visit
-
-
-def test_user_agents_the_site_excludes(redis_db: redis.Redis, settings: Any) -> None:
-    settings.WHOS_ONLINE_EXCLUDE_USER_AGENTS = ["^our-monitor/", "Synthetic"]
-    client, member = BrowserClient(), logged_in()
-    for agent in ["our-monitor/2.0", "Mozilla/5.0 (synthetic test)"]:
-        nothing_recorded(client.get("/", headers={"User-Agent": agent}))
-        nothing_recorded(member.get("/", headers={"User-Agent": agent}))
-    assert "online" in client.get("/", headers={"User-Agent": "Mozilla/5.0 our-monitor/2"}).cookies
 
 
 def test_the_async_handler_skips_the_same_requests(redis_db: redis.Redis, settings: Any) -> None:

@@ -34,6 +34,7 @@ from tests.test_browser import (
     server_log_on_failure,
 )
 from whos_online import presence
+from whos_online.conf import HEARTBEATS_TO_TIMEOUT
 from whos_online.connection import get_client
 
 if TYPE_CHECKING:
@@ -41,7 +42,8 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.browser
 
-HEARTBEAT, TIMEOUT = 1, 3  # s, the server's WHOS_ONLINE_HEARTBEAT(_TIMEOUT)
+HEARTBEAT = 1.25  # s, the server's WHOS_ONLINE_HEARTBEAT
+TIMEOUT = HEARTBEATS_TO_TIMEOUT * HEARTBEAT  # 3 s: a connection is gone after 2.4 beats
 ROOM = "thread:welcome"  # the demo's thread page
 SETUP = """
 from django.core.management import call_command
@@ -64,14 +66,13 @@ def server(tmp_path: Any, settings: Any) -> Iterator[Server]:
     prefix = f"whos_online_realtime:{uuid.uuid4().hex}"
     settings.CACHES = {"default": django_redis_cache(REDIS_URL)}
     settings.WHOS_ONLINE_KEY_PREFIX = prefix
-    settings.WHOS_ONLINE_HEARTBEAT_TIMEOUT = TIMEOUT
+    settings.WHOS_ONLINE_HEARTBEAT = HEARTBEAT  # this process reads as the server does
     settings.WHOS_ONLINE_SOCKET_TIMEOUT = 2
     with running_demo(
         tmp_path,
         prefix,
         SETUP,
         DEMO_HEARTBEAT=str(HEARTBEAT),
-        DEMO_HEARTBEAT_TIMEOUT=str(TIMEOUT),
         DEMO_SOCKET_TIMEOUT="2",  # the machine may be busy: no outage for a slow reply
         PYTHONPATH=str(ROOT),  # this checkout's whos_online, not an installed one
     ) as (site, process):

@@ -651,7 +651,7 @@ def test_heartbeats_keep_members_in_the_window_and_move_a_dead_process_members_t
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_HEARTBEAT_TIMEOUT = 60
+    settings.WHOS_ONLINE_HEARTBEAT = 25  # a timeout of 60 s (2.4 beats)
     alice, carol, bob = people("alice", "carol", "bob")
     tabs = {user: tab(user, f"tab-{user.username}", "r") for user in (alice, carol, bob)}
     with time_machine.travel(NOW, tick=False) as traveller:
@@ -787,7 +787,7 @@ def test_a_carry_moves_every_connected_member_below_it_at_once_in_order(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_HEARTBEAT_TIMEOUT = 60
+    settings.WHOS_ONLINE_HEARTBEAT = 25  # a timeout of 60 s (2.4 beats)
     alice, bob, carol = people("alice", "bob", "carol")
     on_a, on_b = tab(alice, "a"), tab(bob, "b")  # two processes
     with time_machine.travel(NOW, tick=False) as traveller:

@@ -165,7 +165,7 @@ def test_a_connection_keeps_its_member_online_until_the_heartbeat_timeout(
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
     settings.WHOS_ONLINE_IDLE_AFTER = 60
-    settings.WHOS_ONLINE_HEARTBEAT_TIMEOUT = 90
+    settings.WHOS_ONLINE_HEARTBEAT = 37.5  # a timeout of 90 s (2.4 beats)
     (alice,) = people("alice")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.connect(tab(alice))

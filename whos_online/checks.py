@@ -16,7 +16,7 @@ from django.urls import URLResolver, get_resolver
 from django.utils.module_loading import import_string
 
 from whos_online.client_ip import HEADERS
-from whos_online.conf import SETTINGS, Setting, conf
+from whos_online.conf import REMOVED_SETTINGS, SETTINGS, Setting, conf
 from whos_online.counting import DAY
 from whos_online.members import logs_in_by_email
 from whos_online.url_rooms import format_fields
@@ -230,19 +230,21 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
                 id="whos_online.W003",
             )
         )
-    if conf.slow_call >= conf.socket_timeout:
-        warnings.append(
-            Warning(
-                f"WHOS_ONLINE_SLOW_CALL ({conf.slow_call:g} s) is not shorter than "
-                f"WHOS_ONLINE_SOCKET_TIMEOUT ({conf.socket_timeout:g} s): a slow Redis that "
-                "answers just inside the timeout never counts as failing, so every request "
-                "waits on it.",
-                hint="Keep the slow-call budget well under the socket timeout, e.g. 0.1 s "
-                "for 0.25 s.",
-                id="whos_online.W009",
-            )
-        )
     return warnings
+
+
+@register(Tags.compatibility)
+def check_removed_settings(**kwargs: Any) -> list[CheckMessage]:
+    """A setting whos_online no longer reads is named, not silently ignored."""
+    return [
+        Warning(
+            f"{name} is no longer read: {instead}.",
+            hint=f"Remove {name} from your settings.",
+            id="whos_online.W011",
+        )
+        for name, instead in REMOVED_SETTINGS.items()
+        if hasattr(settings, name)
+    ]
 
 
 # The checks of the settings that name a callable, one id each.

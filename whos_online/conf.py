@@ -124,11 +124,6 @@ SETTINGS: tuple[Setting, ...] = (
         check="whos_online.E013",
     ),
     Setting(
-        "WHOS_ONLINE_EXCLUDE_USER_AGENTS", (), "list of regexes",
-        "User-Agents that are no visitors (your own monitors), searched case-insensitively.",
-        check="whos_online.E013",
-    ),
-    Setting(
         "WHOS_ONLINE_BACKOFF", 5, "`int` or `float` (seconds)",
         "The longest a process skips Redis after a failure before trying again. The first "
         "back-off is 1 s; each failed retry doubles it up to this, so a repaired Redis is "
@@ -139,13 +134,8 @@ SETTINGS: tuple[Setting, ...] = (
         "WHOS_ONLINE_SOCKET_TIMEOUT", 0.25, "`int` or `float` (seconds)",
         "Connect and read timeout of whos_online's own Redis pool, whatever the cache's "
         "OPTIONS say, Sentinel included; a `WHOS_ONLINE_REDIS_CLIENT`'s own timeouts apply "
-        "(check `W003`).",
-        NUMBER, 0.001,
-    ),
-    Setting(
-        "WHOS_ONLINE_SLOW_CALL", 0.1, "`int` or `float` (seconds)",
-        "A Redis call slower than this counts as slow; 5 in a row make the process skip "
-        "Redis as a failure does. Keep it well under the socket timeout (check `W009`).",
+        "(check `W003`). A call slower than 0.4 × this (0.1 s by default) counts as slow: 5 "
+        "in a row make the process skip Redis as a failure does.",
         NUMBER, 0.001,
     ),
     Setting(
@@ -171,12 +161,6 @@ SETTINGS: tuple[Setting, ...] = (
         "IPv6 guests are grouped by this network prefix: one device rotating privacy "
         "addresses inside its /64 is one guest. `128` counts every address.",
         (int,), 1, 128,
-    ),
-    Setting(
-        "WHOS_ONLINE_STORE_RAW_IP", False, "`bool`",
-        "Store the (normalised) address itself instead of a keyed hash: personal data "
-        "(see the privacy page before turning it on).",
-        (bool,),
     ),
     _callable_setting(
         "WHOS_ONLINE_IS_BOT", "whos_online.bots.is_bot",
@@ -239,13 +223,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "WHOS_ONLINE_HEARTBEAT", 25, "`int` or `float` (seconds) or `timedelta`",
         "How often each server process beats for all its open WebSocket connections: one "
-        "Redis round trip per 200 connections, not one per socket.",
-        (*NUMBER, timedelta), 0.001,
-    ),
-    Setting(
-        "WHOS_ONLINE_HEARTBEAT_TIMEOUT", 60, "`int` or `float` (seconds) or `timedelta`",
-        "A WebSocket connection without a heartbeat for this long is gone (its process "
-        "died). Keep it at least twice the heartbeat.",
+        "Redis round trip per 200 connections, not one per socket. A connection without a "
+        "beat for 2.4 × this (60 s by default: two missed beats and a margin) is gone, its "
+        "process having died.",
         (*NUMBER, timedelta), 0.001,
     ),
     Setting(
@@ -270,6 +250,24 @@ SETTINGS: tuple[Setting, ...] = (
     ),
 )  # fmt: skip
 DEFAULTS: dict[str, Any] = {setting.name: setting.default for setting in SETTINGS}
+
+# Settings no longer read, and what covers each now (check W011 names any still set).
+REMOVED_SETTINGS: dict[str, str] = {
+    "WHOS_ONLINE_HEARTBEAT_TIMEOUT": "a WebSocket connection is gone after 2.4 × "
+    "WHOS_ONLINE_HEARTBEAT (60 s at the default 25 s), so tune the heartbeat instead",
+    "WHOS_ONLINE_SLOW_CALL": "a Redis call is slow after 0.4 × WHOS_ONLINE_SOCKET_TIMEOUT "
+    "(0.1 s at the default 0.25 s), so tune the socket timeout instead",
+    "WHOS_ONLINE_EXCLUDE_USER_AGENTS": "match your monitors' User-Agents in a "
+    "WHOS_ONLINE_IS_BOT callable that also calls whos_online.bots.is_bot (the docs' "
+    '"Health checks and monitors" has the recipe)',
+    "WHOS_ONLINE_STORE_RAW_IP": "no address is stored any more, only a keyed hash of it "
+    '(the docs\' "Privacy and the GDPR")',
+}
+# A connection is gone after this many heartbeats without one: two missed, and a margin.
+HEARTBEATS_TO_TIMEOUT = 2.4
+# A Redis call is slow after this share of the socket timeout: well inside it, so a Redis
+# that answers just in time still counts as failing.
+SLOW_SHARE_OF_TIMEOUT = 0.4
 
 T = TypeVar("T")
 
@@ -555,11 +553,6 @@ class Settings:
         return _patterns(_get("WHOS_ONLINE_EXCLUDE_PATHS"))
 
     @cached_setting
-    def exclude_user_agents(self) -> re.Pattern[str] | None:
-        """User-Agents that are no visitors: regexes searched case-insensitively."""
-        return _patterns(_get("WHOS_ONLINE_EXCLUDE_USER_AGENTS"), re.IGNORECASE)
-
-    @cached_setting
     def backoff(self) -> float:
         """The longest back-off after a Redis failure (the first is shorter)."""
         return float(_get("WHOS_ONLINE_BACKOFF"))
@@ -571,7 +564,7 @@ class Settings:
     @cached_setting
     def slow_call(self) -> float:
         """Seconds after which a Redis call counts as slow, toward opening the breaker."""
-        return float(_get("WHOS_ONLINE_SLOW_CALL"))
+        return SLOW_SHARE_OF_TIMEOUT * self.socket_timeout
 
     @cached_setting
     def block_cache(self) -> float:
@@ -589,10 +582,6 @@ class Settings:
     @cached_setting
     def ipv6_prefix(self) -> int:
         return int(_get("WHOS_ONLINE_IPV6_PREFIX"))
-
-    @cached_setting
-    def store_raw_ip(self) -> bool:
-        return bool(_get("WHOS_ONLINE_STORE_RAW_IP"))
 
     @cached_setting
     def is_bot(self) -> Callable[[HttpRequest], bool] | None:
@@ -640,7 +629,7 @@ class Settings:
     @cached_setting
     def heartbeat_timeout(self) -> float:
         """A connection without a heartbeat for this long is gone (its process died)."""
-        return _seconds(_get("WHOS_ONLINE_HEARTBEAT_TIMEOUT"))
+        return HEARTBEATS_TO_TIMEOUT * self.heartbeat
 
     @cached_setting
     def websocket_url(self) -> str | None:
@@ -688,17 +677,17 @@ def _networks(values: tuple[str, ...]) -> tuple[Network, ...] | None:
         return None
 
 
-def _patterns(value: Any, flags: int = 0) -> re.Pattern[str] | None:
+def _patterns(value: Any) -> re.Pattern[str] | None:
     """One regex for a list of them; None for none, or for a broken list (check E013)."""
     if not value or isinstance(value, str) or not isinstance(value, (list, tuple)):
         return None
-    return _compile(tuple(str(pattern) for pattern in value), flags)
+    return _compile(tuple(str(pattern) for pattern in value))
 
 
 @lru_cache(maxsize=64)
-def _compile(patterns: tuple[str, ...], flags: int) -> re.Pattern[str] | None:
+def _compile(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
     try:
-        return re.compile("|".join(f"(?:{pattern})" for pattern in patterns), flags)
+        return re.compile("|".join(f"(?:{pattern})" for pattern in patterns))
     except re.error:
         return None
 

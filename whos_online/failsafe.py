@@ -8,8 +8,9 @@ HALF_OPEN (one call per process probes Redis; every other call skips at once).
 Two circuits per process, because reads and writes fail apart:
 
 - ``reads`` gates every call. It opens when Redis is gone (a connection error,
-  a timeout), slow (SLOW_CALLS_TO_OPEN calls in a row slower than
-  ``WHOS_ONLINE_SLOW_CALL``: one slow call on a healthy Redis is not enough),
+  a timeout), slow (SLOW_CALLS_TO_OPEN calls in a row slower than the slow
+  budget, ``conf.slow_call``, 0.4 × ``WHOS_ONLINE_SOCKET_TIMEOUT``: one slow
+  call on a healthy Redis is not enough),
   or fails a read.
 - ``writes`` gates writes only. It opens when Redis answers a write with an
   error (a READONLY replica, OOM under ``maxmemory`` with ``noeviction``), so
@@ -44,7 +45,7 @@ from typing import Callable, Literal, ParamSpec, TypeVar
 
 from redis.exceptions import RedisClusterException, RedisError, ResponseError
 
-from whos_online.conf import conf
+from whos_online.conf import SLOW_SHARE_OF_TIMEOUT, conf
 
 logger = logging.getLogger(__name__)
 
@@ -212,11 +213,12 @@ class Breaker:
         )
         if error is None:
             logger.error(
-                "Redis is slow (%d calls in a row over WHOS_ONLINE_SLOW_CALL = %g s, the last "
-                "%.3f s: Redis, the network or this process is overloaded); whos_online skips "
-                "it until it answers in time, %s.",
+                "Redis is slow (%d calls in a row over %g s, %g × WHOS_ONLINE_SOCKET_TIMEOUT; "
+                "the last %.3f s: Redis, the network or this process is overloaded); "
+                "whos_online skips it until it answers in time, %s.",
                 SLOW_CALLS_TO_OPEN,
                 conf.slow_call,
+                SLOW_SHARE_OF_TIMEOUT,
                 took,
                 retry,
             )

@@ -1,4 +1,4 @@
-"""Guest identity: one visitor is one guest, and no address is stored by default."""
+"""Guest identity: one visitor is one guest, and no address is ever stored."""
 
 from __future__ import annotations
 
@@ -19,18 +19,14 @@ def guest_id(ip: str | Address) -> str:
     The address is normalised first, so one visitor is one guest however it is
     spelled: IPv4-mapped IPv6 counts as its IPv4 address, zone ids are ignored,
     and IPv6 is cut to its ``WHOS_ONLINE_IPV6_PREFIX`` network, because one
-    device rotates privacy addresses inside its /64. By default the result is a
-    keyed hash (Django's ``salted_hmac``, SHA-256 under SECRET_KEY, 16 hex
-    digits: short enough for Redis's compact small-set encoding), so no address
-    is stored; with ``WHOS_ONLINE_STORE_RAW_IP`` it is the normalised address
-    itself. An address the caller already parsed is not parsed again.
+    device rotates privacy addresses inside its /64. The result is a keyed hash
+    (Django's ``salted_hmac``, SHA-256 under SECRET_KEY, 16 hex digits: short
+    enough for Redis's compact small-set encoding), so no address is ever
+    stored. An address the caller already parsed is not parsed again.
 
     Raises ValueError if ``ip`` is not an IP address.
     """
-    address, network_bits = _network(ip, conf.ipv6_prefix)
-    if conf.store_raw_ip:
-        whole = network_bits == address.max_prefixlen
-        return str(address) if whole else f"{address}/{network_bits}"
+    address, _ = _network(ip, conf.ipv6_prefix)
     return salted_hmac(SALT, address.packed, conf.secret_key, algorithm="sha256").hexdigest()[:16]
 
 

@@ -19,7 +19,7 @@ namespace, ``live`` (pk -> newest heartbeat), ``left`` (pk -> when their last
 connection closed) and ``conns:<pk>`` (connection id -> heartbeat).
 Heartbeats keep connected members inside the window (see scripts.HEARTBEAT);
 reads merge: a living connection (a heartbeat inside
-``WHOS_ONLINE_HEARTBEAT_TIMEOUT``) is online, and a member whose newest sign
+``conf.heartbeat_timeout``) is online, and a member whose newest sign
 was a connection now gone is idle at most. Every script that changes what a
 namespace shows sets its ``changed`` mark and publishes its room on
 ``<prefix>:notices``, for the live blocks' hubs (see :mod:`whos_online.realtime.hub`).

@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.cache import get_conditional_response, patch_cache_control
 from django.views.decorators.http import require_GET
 
+from whos_online.announcements import SHOWN_HEADER, since_shown
 from whos_online.conf import conf
 from whos_online.presence import Summary
 from whos_online.templatetags.whos_online import SITE_TEMPLATE, render_block, site_block
@@ -24,24 +25,32 @@ def live(request: HttpRequest) -> HttpResponse:
     down; the response is still a 200, like every page while Redis is down.
     A poll answers from the block cache, and the body is built once per cached
     block; its ``ETag`` lets the browser revalidate (a 304 when nothing changed).
+    A poll that sends the members its block showed also gets ``announce``, the
+    change in a short sentence, as a push carries it.
     """
     block = site_block(request)  # the tag's own read, so the same staff rule, without live=
     html = render_block(SITE_TEMPLATE, block)
-    body, etag = _body(block["online"], html)
+    online = block["online"]
+    said = since_shown(request.headers.get(SHOWN_HEADER), online) if online else ""
+    body, etag = _body(online, html, said)
     response = get_conditional_response(request, etag=etag) or HttpResponse(
         body, content_type="application/json"
     )
     response["ETag"] = etag
-    # Per viewer (staff see hidden members): only the browser may keep it, and must ask again.
+    # Per viewer (staff see hidden members): only the browser may keep it, and must ask
+    # again. No Vary for SHOWN_HEADER: the ETag is of the body, announcement included.
     patch_cache_control(response, private=True, no_cache=True)
     return response
 
 
-def _body(online: Summary | None, html: str) -> tuple[bytes, str]:
-    """The JSON body and its ETag, kept with a cached summary (the same ``html`` object)."""
+def _body(online: Summary | None, html: str, said: str) -> tuple[bytes, str]:
+    """The JSON body and its ETag, kept with a cached summary (the same ``html`` object)
+    unless it says a change, which is one poller's own."""
     key = ("live", html)
-    if online is not None and key in online.rendered:
-        made: tuple[bytes, str] = online.rendered[key]
+    # A summary from the block cache keeps what was built from it (a dict of its own).
+    kept: dict[Any, Any] = online.rendered if online is not None and not said else {}
+    if key in kept:
+        made: tuple[bytes, str] = kept[key]
         return made
     data: dict[str, Any] = {"available": online is not None, "html": html}
     if online is not None:
@@ -55,8 +64,9 @@ def _body(online: Summary | None, html: str) -> tuple[bytes, str]:
             window_minutes=conf.window_minutes,
             peak=online.peak and {"count": online.peak.count, "at": online.peak.at.isoformat()},
         )
+    if said:
+        data["announce"] = said
     body = json.dumps(data).encode()
     made = body, f'"{hashlib.blake2b(body, digest_size=12).hexdigest()}"'
-    if online is not None:
-        online.rendered[key] = made
+    kept[key] = made
     return made

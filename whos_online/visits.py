@@ -28,14 +28,11 @@ ATTRIBUTE = "_whos_online_visits"
 
 
 def is_visit(request: HttpRequest) -> bool:
-    """A GET, HEAD or POST to a path and from a User-Agent the site does not exclude."""
+    """A GET, HEAD or POST to a path the site does not exclude."""
     if request.method not in VISIT_METHODS:
         return False
     paths = conf.exclude_paths
-    if paths is not None and paths.match(request.path_info):
-        return False
-    agents = conf.exclude_user_agents
-    return agents is None or not agents.search(str(request.META.get("HTTP_USER_AGENT", "")))
+    return paths is None or not paths.match(request.path_info)
 
 
 class Visit:

@@ -32,9 +32,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from django.template.loader import render_to_string
-from django.utils.translation import gettext_lazy, ngettext_lazy
 
 from whos_online import failsafe, presence, recovery
+from whos_online.announcements import announce, diff
 from whos_online.conf import conf
 from whos_online.connection import get_client
 from whos_online.templatetags.whos_online import members_html
@@ -232,7 +232,7 @@ class Hub:
             "total": online.total,
             "more": online.more if view.names else 0,
         }
-        joins, leaves = _diff(feed.members, members)
+        joins, leaves = diff(feed.members, members)
         changed = joins or leaves or counts != feed.counts
         if not (feed.fresh or changed):
             return  # a read that found nothing new: nothing is rendered or sent
@@ -248,8 +248,8 @@ class Hub:
             sends += [subscriber.presence_message(state) for subscriber in fresh]
         if changed:
             said = "" if truncated else announce(joins, leaves)
-            diff = _encode("presence_diff", joins, leaves, counts, html, said)
-            sends += [s.presence_message(diff) for s in feed.subscribers - fresh]
+            pushed = _encode("presence_diff", joins, leaves, counts, html, said)
+            sends += [s.presence_message(pushed) for s in feed.subscribers - fresh]
         for result in await asyncio.gather(*sends, return_exceptions=True):
             # A socket closing as we send: its own disconnect follows.
             if isinstance(result, Exception):
@@ -337,52 +337,6 @@ def _encode(
     if announcement:
         message["announce"] = announcement
     return json.dumps(message, separators=(",", ":"))
-
-
-# What a change says to a screen reader: one member by name, several by number.
-JOINED = (
-    gettext_lazy("%(name)s joined."),
-    ngettext_lazy("%(count)d person joined.", "%(count)d people joined.", "count"),
-)
-LEFT = (
-    gettext_lazy("%(name)s left."),
-    ngettext_lazy("%(count)d person left.", "%(count)d people left.", "count"),
-)
-IDLE = (
-    gettext_lazy("%(name)s is idle."),
-    ngettext_lazy("%(count)d person is idle.", "%(count)d people are idle.", "count"),
-)
-BACK = (
-    gettext_lazy("%(name)s is back."),
-    ngettext_lazy("%(count)d person is back.", "%(count)d people are back.", "count"),
-)
-
-
-def announce(joins: dict[str, dict[str, Any]], leaves: dict[str, dict[str, Any]]) -> str:
-    """A diff in short sentences for the block's live region ("Bob left."), never the list:
-    a member only in ``joins`` joined, only in ``leaves`` left; one in both whose status
-    changed is idle, or back (other card changes, e.g. a new name, say nothing)."""
-    changed = [(card, leaves[pk]["status"]) for pk, card in joins.items() if pk in leaves]
-    changes = [
-        (JOINED, [card for pk, card in joins.items() if pk not in leaves]),
-        (LEFT, [card for pk, card in leaves.items() if pk not in joins]),
-        (IDLE, [card for card, was in changed if card["status"] == "idle" != was]),
-        (BACK, [card for card, was in changed if card["status"] == "online" != was]),
-    ]
-    return " ".join(
-        one % {"name": cards[0]["name"]} if len(cards) == 1 else several % {"count": len(cards)}
-        for (one, several), cards in changes
-        if cards
-    )
-
-
-def _diff(
-    old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]]
-) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
-    """Phoenix-style: a member whose card changed (e.g. their status) leaves and joins again."""
-    joins = {pk: card for pk, card in new.items() if old.get(pk) != card}
-    leaves = {pk: card for pk, card in old.items() if new.get(pk) != card}
-    return joins, leaves
 
 
 _hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Hub] = weakref.WeakKeyDictionary()

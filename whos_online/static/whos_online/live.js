@@ -8,8 +8,10 @@
  * poll, and a failed poll or a lost socket keeps what is shown. A socket closed with 4403 (a
  * room the site did not open to this visitor) or 4429 (too many sockets) is not retried.
  * The section is no live region (a screen reader would read the whole list at every
- * change): a pushed block gets a visually hidden polite one beside it, which says the
- * change the server put in words ("Bob left."). */
+ * change): each live block gets a visually hidden polite one beside it, which says the
+ * change the server put in words ("Bob left."). A poll sends the members its block
+ * showed (X-Whos-Online-Shown, from the previous poll) so the server can say what changed;
+ * the first poll, and the first after pushes, only learn what is shown. */
 (function () {
   "use strict";
   if (window.whosOnlineLive) {
@@ -35,6 +37,18 @@
     }
   }
 
+  // The members a block shows, for the next poll's X-Whos-Online-Shown header: none for a
+  // list cut at its limit, or too long for a header (the change then goes unsaid).
+  function shown(data) {
+    if (!data.available || data.more || !data.members) {
+      return "";
+    }
+    var value = encodeURIComponent(JSON.stringify(data.members.map(function (member) {
+      return [member.pk, member.name, member.status];
+    })));
+    return value.length <= 8000 ? value : "";
+  }
+
   function refresh(block) {
     block.polling = false;
     if (block.pushed) {
@@ -44,9 +58,13 @@
       schedule(block);
       return;
     }
+    var headers = { "Accept": "application/json", "X-Whos-Online": "poll" };
+    if (block.shown) {
+      headers["X-Whos-Online-Shown"] = block.shown;
+    }
     window.fetch(block.section.getAttribute("data-whos-online-url"), {
       credentials: "same-origin",
-      headers: { "Accept": "application/json", "X-Whos-Online": "poll" }
+      headers: headers
     }).then(function (response) {
       if (!response.ok) {
         throw new Error("whos_online: HTTP " + response.status);
@@ -54,6 +72,10 @@
       return response.json();
     }).then(function (data) {
       swap(block.section, data.html);
+      if (data.announce) {
+        block.announcer.textContent = data.announce;
+      }
+      block.shown = shown(data);
     }).catch(function () {
       /* keep the block as it is */
     }).then(function () {
@@ -88,6 +110,7 @@
     socket.onopen = function () {
       block.pushed = true;
       block.retries = 0;
+      block.shown = ""; // pushes say what changes now; polls start afresh if it drops
     };
     socket.onmessage = function (event) {
       var data = JSON.parse(event.data);
@@ -117,9 +140,9 @@
   function start() {
     var sections = document.querySelectorAll("[data-whos-online-url], [data-whos-online-ws]");
     for (var i = 0; i < sections.length; i++) {
-      var block = { section: sections[i], pushed: false, polling: false, retries: 0 };
+      var block = { section: sections[i], pushed: false, polling: false, retries: 0, shown: "" };
+      block.announcer = announcer(sections[i]);
       if (sections[i].getAttribute("data-whos-online-ws") && window.WebSocket) {
-        block.announcer = announcer(sections[i]);
         subscribe(block);
       } else {
         schedule(block);
