@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import redis
@@ -74,9 +74,42 @@ def django_redis_cache(location: str, **options: Any) -> dict[str, Any]:
     return {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": location, "OPTIONS": options}
 
 
+class Counted:
+    """A redis-py connection that hands each payload it sends to the active ``RoundTrips``.
+
+    Given to the pools through redis-py's public ``connection_class`` option, in
+    the cache alias's ``CONNECTION_POOL_KWARGS`` (whos_online's client is built
+    from them) or RedisCluster's arguments. ``send_packed_command`` is the one
+    write of a round trip: a command or a whole pipeline.
+    """
+
+    counters: ClassVar[list[RoundTrips]] = []
+
+    def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        if self.counters:
+            chunks = command if isinstance(command, (list, tuple)) else [command]
+            payload = b"".join(bytes(chunk) for chunk in chunks)
+            for trips in self.counters:
+                trips.payloads.append(payload)
+        super().send_packed_command(command, check_health)  # type: ignore[misc]
+
+
+class CountedConnection(Counted, redis.Connection):
+    pass
+
+
+class CountedFakeConnection(Counted, FakeRedisConnection):
+    pass
+
+
 FAKE_CACHE = django_redis_cache(
     "redis://fakeredis-tests:6379/0",
-    CONNECTION_POOL_KWARGS={"connection_class": FakeRedisConnection},
+    CONNECTION_POOL_KWARGS={"connection_class": CountedFakeConnection},
+)
+# Every in-process alias on REDIS_URL is this one: whos_online keeps its client per
+# server for the life of the process, so the first alias's connection class stays.
+REAL_CACHE = django_redis_cache(
+    REDIS_URL, CONNECTION_POOL_KWARGS={"connection_class": CountedConnection}
 )
 
 
@@ -218,7 +251,7 @@ def redis_db(request: pytest.FixtureRequest, settings: Any) -> Iterator[redis.Re
     """The Redis whos_online talks to, namespaced for this test and cleaned afterwards."""
     if request.param == "real":
         require("REDIS_URL")
-        settings.CACHES = {"default": django_redis_cache(REDIS_URL)}
+        settings.CACHES = {"default": REAL_CACHE}
     else:
         settings.CACHES = {"default": FAKE_CACHE}
     prefix = f"whos_online_test:{uuid.uuid4().hex}"
@@ -263,7 +296,7 @@ class RoundTrips:
 
 
 @pytest.fixture
-def round_trips(redis_db: redis.Redis, monkeypatch: pytest.MonkeyPatch) -> RoundTrips:
+def round_trips(redis_db: redis.Redis) -> Iterator[RoundTrips]:
     """Counts network round trips: a pipeline is one, a single command is one.
 
     The scripts are loaded first, as on a server that has run them before, so
@@ -273,15 +306,11 @@ def round_trips(redis_db: redis.Redis, monkeypatch: pytest.MonkeyPatch) -> Round
         if isinstance(script, scripts.Script):
             redis_db.script_load(script.text)
     trips = RoundTrips()
-    original = redis.connection.AbstractConnection.send_packed_command
-
-    def spy(self: Any, command: Any, *args: Any, **kwargs: Any) -> Any:
-        chunks = command if isinstance(command, (list, tuple)) else [command]
-        trips.payloads.append(b"".join(bytes(chunk) for chunk in chunks))
-        return original(self, command, *args, **kwargs)
-
-    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", spy)
-    return trips
+    Counted.counters.append(trips)
+    try:
+        yield trips
+    finally:
+        Counted.counters.remove(trips)
 
 
 @pytest.fixture

@@ -55,7 +55,7 @@ from tests import (
     test_status,
     test_templatetag,
 )
-from tests.conftest import NOW, BrowserClient, require
+from tests.conftest import NOW, BrowserClient, CountedConnection, require
 from tests.redis_server import (
     REDIS_CLI,
     RedisServer,
@@ -103,6 +103,8 @@ def cluster_client() -> RedisCluster:
             # backs off, so more than one retry would only hold the request. One
             # lets a client be built while its default node is down.
             retry=Retry(NoBackoff(), 1),
+            # The suite's round-trip counter, through redis-py's public hook.
+            connection_class=CountedConnection,
         )
     return CLIENTS[port]
 

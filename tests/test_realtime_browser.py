@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.conftest import REDIS_URL, django_redis_cache, require
+from tests.conftest import REAL_CACHE, REDIS_URL, require
 from tests.test_browser import (
     NAMES,
     ROOT,
@@ -62,7 +62,7 @@ def server(tmp_path: Any, settings: Any) -> Iterator[Server]:
     """The demo on Daphne; this process reads its Redis namespace through ``presence``."""
     require("REDIS_URL")
     prefix = f"whos_online_realtime:{uuid.uuid4().hex}"
-    settings.CACHES = {"default": django_redis_cache(REDIS_URL)}
+    settings.CACHES = {"default": REAL_CACHE}
     settings.WHOS_ONLINE_KEY_PREFIX = prefix
     settings.WHOS_ONLINE_HEARTBEAT_TIMEOUT = TIMEOUT
     settings.WHOS_ONLINE_SOCKET_TIMEOUT = 2
