@@ -40,7 +40,9 @@ def test_the_workflow_matrix_is_the_sessions_nox_runs_by_default_each_on_its_pyt
     )  # fmt: skip
     nox_sessions = sorted((s["session"], s["python"]) for s in json.loads(listed.stdout))
     job = workflow()["jobs"]["matrix"]
-    cells = sorted((cell["session"], cell["python"]) for cell in job["strategy"]["matrix"]["include"])
+    cells = sorted(
+        (cell["session"], cell["python"]) for cell in job["strategy"]["matrix"]["include"]
+    )
     assert cells == nox_sessions
     assert len(nox_sessions) > 4  # the tests' pairs, mypy, lint, docs, package
     # Each job is the session's Python: nox finds no other interpreter there.

@@ -8,8 +8,6 @@ artifacts in isolation and runs ``twine check`` on them.)
 
 from __future__ import annotations
 
-import ast
-import re
 import shutil
 import subprocess
 import sys
@@ -99,4 +97,3 @@ def test_the_sdist_carries_its_tests_and_what_they_run(dist: Path) -> None:
     } <= names
     assert not [name for name in names if "__pycache__" in name or name.endswith(".sqlite3")]
     assert not [name for name in names if name.startswith("docs/_build/")]  # a local build
-

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.conftest import REAL_CACHE, REDIS_URL, require
+from tests.conftest import REAL_CACHE, require
 from tests.test_browser import (
     NAMES,
     ROOT,
