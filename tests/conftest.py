@@ -314,6 +314,24 @@ def round_trips(redis_db: redis.Redis) -> Iterator[RoundTrips]:
 
 
 @pytest.fixture
+def ticks(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The real-time hubs' ticks, one entry as each ends: a test waits for ticks, not time."""
+    from whos_online.realtime import hub
+
+    ended: list[Any] = []
+    tick = hub.Hub.tick
+
+    async def counted(self: hub.Hub) -> None:
+        try:
+            await tick(self)
+        finally:
+            ended.append(self)
+
+    monkeypatch.setattr(hub.Hub, "tick", counted)
+    return ended
+
+
+@pytest.fixture
 def closed_port() -> int:
     """A loopback port nothing listens on: connecting is refused at once."""
     with socket.socket() as sock:
