@@ -143,7 +143,7 @@ HOW_TO_GET = {
     "redis-server": "apt-get install redis-server",
     "redis-cli": "apt-get install redis-tools",
     "chromium": "apt-get install chromium",
-    "playwright": "pip install -e '.[browser]'",
+    "playwright": "pip install --group browser",
     "gettext": "apt-get install gettext",
 }
 
