@@ -93,9 +93,10 @@ def cluster_client() -> RedisCluster:
     """``WHOS_ONLINE_REDIS_CLIENT`` for these tests, as a site on Redis Cluster writes one."""
     port = SEED_PORT[0]
     if port not in CLIENTS:
-        CLIENTS[port] = RedisCluster(
-            host="127.0.0.1",
-            port=port,
+        # From a URL, whose node pools take a connection class (redis-py passes the
+        # keyword arguments of the other constructor to Redis(), which has none).
+        CLIENTS[port] = RedisCluster.from_url(
+            f"redis://127.0.0.1:{port}",
             socket_timeout=0.25,
             socket_connect_timeout=0.25,
             # redis-py retries a failed command 10 times by default, each try
