@@ -112,7 +112,12 @@ def cluster_client() -> RedisCluster:
 
 def close_clients() -> None:
     while CLIENTS:
-        CLIENTS.popitem()[1].close()
+        client = CLIENTS.popitem()[1]
+        client.close()
+        # A node client given its pool (from_url's) leaves the pool open on close().
+        for node in client.get_nodes():
+            if node.redis_connection is not None:
+                node.redis_connection.connection_pool.disconnect()
 
 
 # -- the cluster ----------------------------------------------------------------------
