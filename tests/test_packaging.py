@@ -73,6 +73,8 @@ def test_the_wheel_has_the_app_its_data_and_the_catalogs(dist: Path) -> None:
     assert sorted(urls) == ["Changelog", "Documentation", "Homepage", "Issues"]
     assert urls["Documentation"] == "https://whos-online.readthedocs.io/"
     assert all(urls[name].startswith(urls["Homepage"]) for name in ("Changelog", "Issues"))
+    # The users' extras only: the developers' tools are dependency groups, never published.
+    assert sorted(metadata.get_all("Provides-Extra")) == ["channels", "hiredis"]
     # The crawler list comes with every install: crawlers are not counted by default.
     assert any(
         r.startswith("crawler-user-agents") and "extra" not in r
