@@ -20,13 +20,13 @@ import uuid
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 import redis
 from django.test import AsyncClient, Client
-from fakeredis import FakeRedisConnection
 
+from tests.counted import Counted, CountedConnection, CountedFakeConnection
 from tests.redis_server import REDIS_CLI, REDIS_SERVER
 from whos_online import blockcache, failsafe, presence, scripts
 from whos_online.connection import get_client
@@ -74,40 +74,11 @@ def django_redis_cache(location: str, **options: Any) -> dict[str, Any]:
     return {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": location, "OPTIONS": options}
 
 
-class Counted:
-    """A redis-py connection that hands each payload it sends to the active ``RoundTrips``.
-
-    Given to the pools through redis-py's public ``connection_class`` option, in
-    the cache alias's ``CONNECTION_POOL_KWARGS`` (whos_online's client is built
-    from them) or RedisCluster's arguments. ``send_packed_command`` is the one
-    write of a round trip: a command or a whole pipeline.
-    """
-
-    counters: ClassVar[list[RoundTrips]] = []
-
-    def send_packed_command(self, command: Any, check_health: bool = True) -> None:
-        if self.counters:
-            chunks = command if isinstance(command, (list, tuple)) else [command]
-            payload = b"".join(bytes(chunk) for chunk in chunks)
-            for trips in self.counters:
-                trips.payloads.append(payload)
-        super().send_packed_command(command, check_health)  # type: ignore[misc]
-
-
-class CountedConnection(Counted, redis.Connection):
-    pass
-
-
-class CountedFakeConnection(Counted, FakeRedisConnection):
-    pass
-
-
 FAKE_CACHE = django_redis_cache(
     "redis://fakeredis-tests:6379/0",
     CONNECTION_POOL_KWARGS={"connection_class": CountedFakeConnection},
 )
-# Every in-process alias on REDIS_URL is this one: whos_online keeps its client per
-# server for the life of the process, so the first alias's connection class stays.
+# Every in-process alias on REDIS_URL is this one (see tests/counted.py).
 REAL_CACHE = django_redis_cache(
     REDIS_URL, CONNECTION_POOL_KWARGS={"connection_class": CountedConnection}
 )
@@ -306,11 +277,11 @@ def round_trips(redis_db: redis.Redis) -> Iterator[RoundTrips]:
         if isinstance(script, scripts.Script):
             redis_db.script_load(script.text)
     trips = RoundTrips()
-    Counted.counters.append(trips)
+    Counted.sinks.append(trips.payloads)
     try:
         yield trips
     finally:
-        Counted.counters.remove(trips)
+        Counted.sinks.remove(trips.payloads)
 
 
 @pytest.fixture

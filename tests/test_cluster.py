@@ -55,7 +55,8 @@ from tests import (
     test_status,
     test_templatetag,
 )
-from tests.conftest import NOW, BrowserClient, CountedConnection, require
+from tests.conftest import NOW, BrowserClient, require
+from tests.counted import CountedConnection
 from tests.redis_server import (
     REDIS_CLI,
     RedisServer,
