@@ -10,7 +10,8 @@
     python3 dev.py messages [-l LANG]      update the catalogs from the code, then compile them
 
 Each command creates ``.venv`` next to this file when it is missing and installs what
-it needs into it. A stamp file keyed on pyproject.toml's hash makes later runs skip
+it needs into it: the project and pyproject.toml's dependency groups (pip >= 25.1's
+``--group``, so pip is upgraded first). A stamp file keyed on pyproject.toml's hash makes later runs skip
 the install, so editing pyproject.toml triggers a reinstall. Setting REDIS_URL (e.g.
 ``redis://127.0.0.1:6379/15``) adds a run of the Redis tests against a real server.
 """
@@ -45,7 +46,10 @@ def ensure_venv(name: str, *requirements: str) -> Path:
     if not stamp.exists():
         print(f"dev.py: installing {' '.join(requirements)} into .venv", flush=True)
         pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-        if subprocess.run([*pip, *requirements], cwd=ROOT).returncode:
+        if (
+            subprocess.run([*pip, "pip>=25.1"], cwd=ROOT).returncode
+            or subprocess.run([*pip, *requirements], cwd=ROOT).returncode
+        ):
             sys.exit(f"dev.py: installing {' '.join(requirements)} failed (see pip's output)")
         for old in VENV.glob(f".whos_online-{name}-*"):
             old.unlink()
@@ -74,12 +78,21 @@ def pyenv_bin_dirs() -> list[str]:
     return [str(p) for p in sorted(found, key=version, reverse=True)]
 
 
+def groups(*names: str) -> list[str]:
+    """pip arguments installing pyproject.toml's dependency groups ``names``."""
+    return [arg for name in names for arg in ("--group", name)]
+
+
+# The suite's .venv (`test`, `mutate`): the load and browser tests run there too.
+TEST_VENV = ("-e", ".[channels]", *groups("test", "load", "browser"))
+
+
 def main(argv: list[str]) -> int:
     if sys.version_info < (3, 10):
         sys.exit("dev.py needs Python 3.10 or newer")
     command, args = (argv[0], argv[1:]) if argv else ("", [])
     if command == "test":
-        python = ensure_venv("test", "-e", ".[test,load,browser]")
+        python = ensure_venv("test", *TEST_VENV)
         redis_url = os.environ.get("REDIS_URL")
         if redis_url:
             print(f"dev.py: real-Redis run ON (REDIS_URL={redis_url})")
@@ -87,16 +100,16 @@ def main(argv: list[str]) -> int:
             print("dev.py: real-Redis run OFF (set REDIS_URL, e.g. redis://127.0.0.1:6379/15)")
         return run(python, ["-m", "pytest", *args])
     if command == "demo":
-        python = ensure_venv("demo", "-e", ".[demo]")
+        python = ensure_venv("demo", "-e", ".[channels]", *groups("demo"))
         return run(python, [str(Path("example_project", "manage.py")), "demo", *args])
     if command == "bench":
-        python = ensure_venv("bench", "-e", ".[test,load,bench]")
+        python = ensure_venv("bench", "-e", ".[channels,hiredis]", *groups("test", "load", "bench"))
         return run(python, [str(Path("benchmarks", "run.py")), *args])
     if command == "mutate":
-        python = ensure_venv("test", "-e", ".[test,load,browser]")
+        python = ensure_venv("test", *TEST_VENV)
         return run(python, [str(Path("mutation", "mutate.py")), *args])
     if command == "messages":
-        python = ensure_venv("demo", "-e", ".[demo]")
+        python = ensure_venv("demo", "-e", ".[channels]", *groups("demo"))
         # From inside the app, with no settings module: makemessages needs none there.
         env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
         for task in (["makemessages", *(args or ["--all"])], ["compilemessages"]):
@@ -105,7 +118,7 @@ def main(argv: list[str]) -> int:
                 return 1
         return 0
     if command in ("matrix", "docs"):
-        python = ensure_venv("matrix", "nox>=2024.10.9")
+        python = ensure_venv("matrix", *groups("nox"))
         path = os.pathsep.join([*pyenv_bin_dirs(), os.environ.get("PATH", "")])
         nox_args = ["-s", "docs", *args] if command == "docs" else args
         return run(python, ["-m", "nox", *nox_args], env={**os.environ, "PATH": path})

@@ -19,8 +19,17 @@ from pathlib import Path
 import nox
 
 nox.options.sessions = ["tests", "spirit", "mypy", "lint", "docs", "package"]
+nox.needs_version = ">=2025.2.9"  # nox.project.dependency_groups
 nox.options.error_on_missing_interpreters = True
 nox.options.reuse_venv = "yes"
+
+PYPROJECT = nox.project.load_toml("pyproject.toml")
+
+
+def group(name: str) -> tuple[str, ...]:
+    """pyproject.toml's dependency group ``name``, its included groups resolved."""
+    return nox.project.dependency_groups(PYPROJECT, name)
+
 
 # Only valid pairs are listed, so no session is ever skipped.
 PYTHONS_FOR_DJANGO = {
@@ -47,7 +56,9 @@ SMOKE = [
 )
 def tests(session: nox.Session, django: str) -> None:
     """Run pytest against one Python x Django pair."""
-    session.install(".[test]", f"Django~={django}.0", *EXTRA_PINS.get(django, []))
+    session.install(
+        ".[channels]", *group("test"), f"Django~={django}.0", *EXTRA_PINS.get(django, [])
+    )
     session.run(
         "python",
         "-c",
@@ -70,7 +81,9 @@ def spirit(session: nox.Session) -> None:
     """Spirit, the forum issue 27 measured, set private, its topic page a room by URL name:
     guests are still sent to log in. It requires Django < 6, so it is installed here
     alone, on the oldest pair; a failed install fails the session."""
-    session.install(".[test]", "Django~=4.2.0", *EXTRA_PINS["4.2"], "django-spirit~=0.14.3")
+    session.install(
+        ".[channels]", *group("test"), "Django~=4.2.0", *EXTRA_PINS["4.2"], "django-spirit~=0.14.3"
+    )
     session.run(
         "python", "-m", "pytest", "--ds", "tests.settings_spirit", "tests/test_spirit.py",
         *session.posargs,
@@ -80,15 +93,14 @@ def spirit(session: nox.Session) -> None:
 @nox.session(python="3.11")
 def mypy(session: nox.Session) -> None:
     """Type-check whos_online (strict, django-stubs plugin; config in pyproject.toml)."""
-    session.install(".[test]", "mypy", "django-stubs[compatible-mypy]", "types-channels")
+    session.install(".[channels]", *group("mypy"))
     session.run("python", "-m", "mypy", *session.posargs)
 
 
 @nox.session(python="3.11")
 def lint(session: nox.Session) -> None:
-    """ruff: formatting and lint rules (config in pyproject.toml); pinned, so a new
-    release cannot turn CI red without a change here."""
-    session.install("ruff==0.17.6")
+    """ruff: formatting and lint rules (config in pyproject.toml; the pin in its group)."""
+    session.install(*group("lint"))
     session.run("ruff", "format", "--check", ".")
     session.run("ruff", "check", ".")
 
@@ -98,7 +110,7 @@ def docs(session: nox.Session) -> None:
     """Build the Sphinx docs into docs/_build/html: warnings are errors (``-W``), every
     cross-reference and link between pages must resolve (``-n``; MyST warns on a broken
     one), and all problems are listed before it fails (``--keep-going``)."""
-    session.install(".[docs]")
+    session.install(".[channels]", *group("docs"))
     out = Path("docs", "_build", "html")
     session.run(
         "python", "-m", "sphinx", "-W", "--keep-going", "-n", "-b", "html", "docs", str(out)
@@ -110,7 +122,7 @@ def docs(session: nox.Session) -> None:
 def package(session: nox.Session) -> None:
     """Build the sdist and wheel as a release would (``python -m build``: isolated, the
     wheel built from the sdist) and check them as PyPI will (``twine check --strict``)."""
-    session.install("build", "twine")
+    session.install(*group("package"))
     out = Path(session.create_tmp()) / "dist"
     shutil.rmtree(out, ignore_errors=True)  # only this run's artifacts are checked
     session.run("python", "-m", "build", "--outdir", str(out))

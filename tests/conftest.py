@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 import redis
 from django.test import AsyncClient, Client
-from fakeredis import FakeRedisConnection
 
+from tests.counted import Counted, CountedConnection, CountedFakeConnection
 from tests.redis_server import REDIS_CLI, REDIS_SERVER
 from whos_online import blockcache, failsafe, presence, scripts
 from whos_online.connection import get_client
@@ -77,7 +77,11 @@ def django_redis_cache(location: str, **options: Any) -> dict[str, Any]:
 
 FAKE_CACHE = django_redis_cache(
     "redis://fakeredis-tests:6379/0",
-    CONNECTION_POOL_KWARGS={"connection_class": FakeRedisConnection},
+    CONNECTION_POOL_KWARGS={"connection_class": CountedFakeConnection},
+)
+# Every in-process alias on REDIS_URL is this one (see tests/counted.py).
+REAL_CACHE = django_redis_cache(
+    REDIS_URL, CONNECTION_POOL_KWARGS={"connection_class": CountedConnection}
 )
 
 
@@ -112,7 +116,7 @@ HOW_TO_GET = {
     "redis-server": "apt-get install redis-server",
     "redis-cli": "apt-get install redis-tools",
     "chromium": "apt-get install chromium",
-    "playwright": "pip install -e '.[browser]'",
+    "playwright": "pip install --group browser",
     "gettext": "apt-get install gettext",
 }
 
@@ -240,7 +244,7 @@ def redis_db(
     """
     if request.param == "real":
         require("REDIS_URL")
-        settings.CACHES = {"default": django_redis_cache(REDIS_URL)}
+        settings.CACHES = {"default": REAL_CACHE}
         declared_keys_only(monkeypatch)
     else:
         settings.CACHES = {"default": FAKE_CACHE}
@@ -286,7 +290,7 @@ class RoundTrips:
 
 
 @pytest.fixture
-def round_trips(redis_db: redis.Redis, monkeypatch: pytest.MonkeyPatch) -> RoundTrips:
+def round_trips(redis_db: redis.Redis) -> Iterator[RoundTrips]:
     """Counts network round trips: a pipeline is one, a single command is one.
 
     The scripts are loaded first, as on a server that has run them before, so
@@ -296,15 +300,29 @@ def round_trips(redis_db: redis.Redis, monkeypatch: pytest.MonkeyPatch) -> Round
         if isinstance(script, scripts.Script):
             redis_db.script_load(script.text)
     trips = RoundTrips()
-    original = redis.connection.AbstractConnection.send_packed_command
+    Counted.sinks.append(trips.payloads)
+    try:
+        yield trips
+    finally:
+        Counted.sinks.remove(trips.payloads)
 
-    def spy(self: Any, command: Any, *args: Any, **kwargs: Any) -> Any:
-        chunks = command if isinstance(command, (list, tuple)) else [command]
-        trips.payloads.append(b"".join(bytes(chunk) for chunk in chunks))
-        return original(self, command, *args, **kwargs)
 
-    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", spy)
-    return trips
+@pytest.fixture
+def ticks(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The real-time hubs' ticks, one entry as each ends: a test waits for ticks, not time."""
+    from whos_online.realtime import hub
+
+    ended: list[Any] = []
+    tick = hub.Hub.tick
+
+    async def counted(self: hub.Hub) -> None:
+        try:
+            await tick(self)
+        finally:
+            ended.append(self)
+
+    monkeypatch.setattr(hub.Hub, "tick", counted)
+    return ended
 
 
 @pytest.fixture

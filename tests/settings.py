@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from fakeredis import FakeRedisConnection
+from tests.counted import CountedFakeConnection
 
 SECRET_KEY = "whos-online-tests"
 DEBUG = False
@@ -50,7 +50,7 @@ CACHES = {
     "default": {
         "BACKEND": "django_redis.cache.RedisCache",
         "LOCATION": "redis://fakeredis-tests:6379/0",
-        "OPTIONS": {"CONNECTION_POOL_KWARGS": {"connection_class": FakeRedisConnection}},
+        "OPTIONS": {"CONNECTION_POOL_KWARGS": {"connection_class": CountedFakeConnection}},
     }
 }
 # The suite keeps whos_online on "default" and each test on a key prefix of its

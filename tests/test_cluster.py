@@ -56,6 +56,7 @@ from tests import (
     test_templatetag,
 )
 from tests.conftest import NOW, BrowserClient, require
+from tests.counted import CountedConnection
 from tests.redis_server import (
     REDIS_CLI,
     RedisServer,
@@ -93,9 +94,10 @@ def cluster_client() -> RedisCluster:
     """``WHOS_ONLINE_REDIS_CLIENT`` for these tests, as a site on Redis Cluster writes one."""
     port = SEED_PORT[0]
     if port not in CLIENTS:
-        CLIENTS[port] = RedisCluster(
-            host="127.0.0.1",
-            port=port,
+        # From a URL, whose node pools take a connection class (redis-py passes the
+        # keyword arguments of the other constructor to Redis(), which has none).
+        CLIENTS[port] = RedisCluster.from_url(
+            f"redis://127.0.0.1:{port}",
             socket_timeout=0.25,
             socket_connect_timeout=0.25,
             # redis-py retries a failed command 10 times by default, each try
@@ -103,13 +105,20 @@ def cluster_client() -> RedisCluster:
             # backs off, so more than one retry would only hold the request. One
             # lets a client be built while its default node is down.
             retry=Retry(NoBackoff(), 1),
+            # The suite's round-trip counter, through redis-py's public hook.
+            connection_class=CountedConnection,
         )
     return CLIENTS[port]
 
 
 def close_clients() -> None:
     while CLIENTS:
-        CLIENTS.popitem()[1].close()
+        client = CLIENTS.popitem()[1]
+        client.close()
+        # A node client given its pool (from_url's) leaves the pool open on close().
+        for node in client.get_nodes():
+            if node.redis_connection is not None:
+                node.redis_connection.connection_pool.disconnect()
 
 
 # -- the cluster ----------------------------------------------------------------------

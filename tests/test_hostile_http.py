@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.conftest import REDIS_URL
+from tests.conftest import REAL_CACHE
 from tests.test_load import SITE_SECRET_KEY, serving, site_env  # noqa: F401 (a fixture)
 from whos_online import presence
 from whos_online.connection import get_client
@@ -44,9 +44,7 @@ def request(url: str, path: str = "/", method: str = "GET", **headers: str) -> A
 @pytest.fixture
 def prefix(settings: Any) -> Iterator[str]:
     prefix = f"whos_online_hostile:{uuid.uuid4().hex}"
-    settings.CACHES = {
-        "default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": REDIS_URL}
-    }
+    settings.CACHES = {"default": REAL_CACHE}
     settings.WHOS_ONLINE_KEY_PREFIX = prefix
     settings.SECRET_KEY = SITE_SECRET_KEY  # so guest_id() here matches the site's
     yield prefix

@@ -38,7 +38,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REDIS_URL, names, require
+from tests.conftest import REAL_CACHE, REDIS_URL, names, require
 from whos_online import presence
 from whos_online.conf import conf
 from whos_online.connection import get_client
@@ -200,9 +200,7 @@ def test_thousands_of_visitors_are_counted_exactly(
     server: str, site_env: dict[str, str], settings: Any, tmp_path: Path
 ) -> None:
     prefix = f"whos_online_load:{uuid.uuid4().hex}"
-    settings.CACHES = {
-        "default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": REDIS_URL}
-    }
+    settings.CACHES = {"default": REAL_CACHE}
     settings.WHOS_ONLINE_KEY_PREFIX = prefix
     settings.SECRET_KEY = SITE_SECRET_KEY  # so guest_id() here matches the site's
     client = get_client()

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.conftest import REDIS_URL, django_redis_cache, require
+from tests.conftest import REAL_CACHE, require
 from tests.test_browser import (
     NAMES,
     ROOT,
@@ -64,7 +64,7 @@ def server(tmp_path: Any, settings: Any) -> Iterator[Server]:
     """The demo on Daphne; this process reads its Redis namespace through ``presence``."""
     require("REDIS_URL")
     prefix = f"whos_online_realtime:{uuid.uuid4().hex}"
-    settings.CACHES = {"default": django_redis_cache(REDIS_URL)}
+    settings.CACHES = {"default": REAL_CACHE}
     settings.WHOS_ONLINE_KEY_PREFIX = prefix
     settings.WHOS_ONLINE_HEARTBEAT = HEARTBEAT  # this process reads as the server does
     settings.WHOS_ONLINE_SOCKET_TIMEOUT = 2
@@ -184,8 +184,15 @@ def test_a_killed_server_s_connections_drop_out_within_the_heartbeat_timeout(
             on_thread(bob, server.site)
             both = {NAMES["alice"], NAMES["bob"]}
             deadline_wait(lambda: connected_names(ROOM) == both, 5)
-            # Beats keep them connected past the timeout while the server lives.
-            time.sleep(TIMEOUT + HEARTBEAT)  # the one wait that must last: nothing to poll for
+            # Beats keep them connected past the timeout while the server lives: until
+            # both were beaten for later than they would have timed out at (a real server,
+            # so a real clock).
+            timed_out_at, live = time.time() + TIMEOUT, presence.conf.socket_keys(ROOM).live
+            pks = presence.connected(ROOM)
+            deadline_wait(
+                lambda: all((get_client().zscore(live, pk) or 0) > timed_out_at for pk in pks),
+                TIMEOUT + HEARTBEAT + 5,
+            )
             assert connected_names(ROOM) == both and connected_names() == both
             # A busy machine may record a connect late (retried after a slow call): the
             # socket of a member seen within the grace would count as replaced by a page.

@@ -1,0 +1,50 @@
+"""The GitHub workflow runs what ``.ci/run`` runs: ``dev.py test``, and the nox sessions
+``dev.py matrix`` runs by default, each in a job on the session's own Python."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def workflow() -> dict[str, Any]:
+    return yaml.safe_load((ROOT / ".github" / "workflows" / "ci.yml").read_text())
+
+
+def steps_run(job: dict[str, Any]) -> list[str]:
+    return [step["run"] for step in job["steps"] if "run" in step]
+
+
+def test_ci_runs_the_test_command_and_the_nox_matrix() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "python3 dev.py test\n" in ci and "python3 dev.py matrix\n" in ci
+    jobs = workflow()["jobs"]
+    assert "python3 dev.py test" in steps_run(jobs["test"])
+    assert 'python3 dev.py matrix -s "$SESSION"' in steps_run(jobs["matrix"])
+
+
+def test_the_workflow_matrix_is_the_sessions_nox_runs_by_default_each_on_its_python() -> None:
+    """nox's own list (``nox --list --json``: the default sessions, parametrized) against the
+    workflow's: a session added to the noxfile, or a pair to the matrix, fails here until the
+    workflow runs it too."""
+    listed = subprocess.run(
+        [sys.executable, "-m", "nox", "--list", "--json"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    nox_sessions = sorted((s["session"], s["python"]) for s in json.loads(listed.stdout))
+    job = workflow()["jobs"]["matrix"]
+    cells = sorted(
+        (cell["session"], cell["python"]) for cell in job["strategy"]["matrix"]["include"]
+    )
+    assert cells == nox_sessions
+    assert len(nox_sessions) > 4  # the tests' pairs, mypy, lint, docs, package
+    # Each job is the session's Python: nox finds no other interpreter there.
+    assert job["container"] == "python:${{ matrix.python }}-bookworm"
+    assert job["steps"][-1]["env"] == {"SESSION": "${{ matrix.session }}"}
