@@ -487,3 +487,14 @@ def test_another_alias_on_the_same_redis_database_is_warned_about(
             "WHOS_ONLINE_CACHE_ALIAS is 'whos_online', which is also the Redis database of "
             f"CACHES['default'] ({shared}): a cache.clear() there"
         )
+
+
+def test_websockets_without_whos_onlines_urls_is_an_error(settings: Any) -> None:
+    """Live blocks need the endpoint (their fallback while the socket is down)."""
+    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
+    assert "whos_online.E016" not in ids()  # tests.urls includes them
+    settings.ROOT_URLCONF = "tests.urls_without_whos_online"
+    [message] = [m for m in messages() if m.id == "whos_online.E016"]
+    assert message.hint == 'Add path("whos-online/", include("whos_online.urls")) to your URLconf.'
+    settings.WHOS_ONLINE_WEBSOCKET_URL = None
+    assert "whos_online.E016" not in ids()  # no live sockets: blocks without live= need none

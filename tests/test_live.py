@@ -190,11 +190,34 @@ def test_a_too_eager_refresh_is_slowed_down(redis_db: redis.Redis) -> None:
     assert 'data-whos-online-refresh="5"' in template.render({})
 
 
-def test_live_without_the_urls_says_what_to_add(redis_db: redis.Redis, settings: Any) -> None:
+def test_live_without_the_urls_says_what_to_add_under_debug(
+    redis_db: redis.Redis, settings: Any
+) -> None:
     settings.ROOT_URLCONF = "tests.urls_without_whos_online"
+    settings.DEBUG = True
     template = engines["django"].from_string("{% load whos_online %}{% whos_online live=30 %}")
     with pytest.raises(ImproperlyConfigured, match='include\\("whos_online.urls"\\)'):
         template.render({})
+
+
+def test_live_without_the_urls_shows_the_block_and_says_so_once(
+    redis_db: redis.Redis, settings: Any, caplog: pytest.LogCaptureFixture, monkeypatch: Any
+) -> None:
+    """In production a forgotten include is no 500: the block shows, without refreshing."""
+    from whos_online.templatetags import whos_online as tags
+
+    monkeypatch.setattr(tags, "_told_of_live_urls", False)
+    settings.ROOT_URLCONF = "tests.urls_without_whos_online"
+    presence.record_user(User.objects.create_user("alice"))
+    template = engines["django"].from_string("{% load whos_online %}{% whos_online live=30 %}")
+    pages = [template.render({}) for _ in range(3)]
+    assert all("alice" in page and "data-whos-online" not in page for page in pages)
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert errors == [
+        '{% whos_online live=… %} polls an endpoint: add path("whos-online/", '
+        'include("whos_online.urls")) to your URLconf. Until then live blocks show without '
+        "refreshing."
+    ]
 
 
 def test_with_the_websocket_routed_the_block_subscribes_and_still_polls_as_fallback(

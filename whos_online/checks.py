@@ -12,7 +12,7 @@ import redis
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
-from django.urls import URLResolver, get_resolver
+from django.urls import NoReverseMatch, URLResolver, get_resolver, reverse
 from django.utils.module_loading import import_string
 
 from whos_online.client_ip import HEADERS
@@ -405,6 +405,25 @@ def _room_problem(spec: object, patterns: list[frozenset[str]]) -> str | None:
             has = ", ".join(sorted(given)) or "none"
             return f"{spec!r} needs {', '.join(missing)}, which the URL does not capture (it has {has})"
     return None
+
+
+@register(Tags.urls)
+def check_live_urls(**kwargs: Any) -> list[CheckMessage]:
+    """With WebSockets set up, live blocks need whos_online's URLs (their fallback endpoint)."""
+    if not getattr(settings, "WHOS_ONLINE_WEBSOCKET_URL", None):
+        return []
+    try:
+        reverse("whos_online:live")
+    except NoReverseMatch:
+        return [
+            Error(
+                "WHOS_ONLINE_WEBSOCKET_URL is set, but whos_online's URLs are not in your "
+                "URLconf, so live blocks ({% whos_online live=… %}) cannot refresh.",
+                hint='Add path("whos-online/", include("whos_online.urls")) to your URLconf.',
+                id="whos_online.E016",
+            )
+        ]
+    return []
 
 
 @register(Tags.compatibility)

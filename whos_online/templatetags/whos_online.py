@@ -10,6 +10,7 @@ first in one call and pass the result::
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from html import escape
@@ -19,6 +20,7 @@ from urllib.parse import quote
 from weakref import WeakKeyDictionary
 
 from django import template
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.template import Engine
 from django.template.context import make_context
@@ -35,6 +37,7 @@ from whos_online.rooms import checked_room
 from whos_online.visits import mark_socket_page, record_before_reading
 
 register = template.Library()
+logger = logging.getLogger(__name__)
 
 # Seconds; a faster poll would cost every open tab a request for little news.
 MIN_REFRESH = 5
@@ -103,15 +106,31 @@ def site_block(request: Any, live: int = 0) -> dict[str, Any]:
         try:
             block["live_url"] = reverse("whos_online:live")
         except NoReverseMatch:
-            raise ImproperlyConfigured(
-                "{% whos_online live=… %} polls an endpoint: add "
-                'path("whos-online/", include("whos_online.urls")) to your URLconf.'
-            ) from None
+            _no_live_urls()
+            return block  # as a block without live=: it shows, it does not refresh
         block["live"] = max(int(live), MIN_REFRESH)
         block["ws_url"] = conf.websocket_url
         if conf.websocket_url:
             mark_socket_page(request)
     return block
+
+
+NO_LIVE_URLS = (
+    "{% whos_online live=… %} polls an endpoint: add "
+    'path("whos-online/", include("whos_online.urls")) to your URLconf.'
+)
+_told_of_live_urls = False
+
+
+def _no_live_urls() -> None:
+    """A live block without its endpoint: an error under DEBUG; else one ERROR per process,
+    and the block is shown without its live part (a page is never a 500 for it)."""
+    global _told_of_live_urls
+    if settings.DEBUG:
+        raise ImproperlyConfigured(NO_LIVE_URLS)
+    if not _told_of_live_urls:
+        _told_of_live_urls = True
+        logger.error("%s Until then live blocks show without refreshing.", NO_LIVE_URLS)
 
 
 def room_block(request: Any, name: str, live: bool = False) -> dict[str, Any]:
