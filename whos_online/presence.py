@@ -1,6 +1,6 @@
 """Who is online, kept in Redis sorted sets scored by last-seen Unix time: the
-public API, gathered from :mod:`whos_online.recording`, :mod:`whos_online.reading`,
-:mod:`whos_online.stats` (the Redis store) and :mod:`whos_online.sockets` (the
+public API, gathered from ``whos_online.recording``, ``whos_online.reading``,
+``whos_online.stats`` (the Redis store) and ``whos_online.sockets`` (the
 WebSocket lifecycle).
 
 Members are known by primary key: ``<prefix>:users`` holds the pks of members,
