@@ -260,6 +260,29 @@ def test_staff_see_the_page_each_member_was_last_on_when_pages_are_tracked(
     assert "/block/" not in block.split("<section")[1]
 
 
+def test_a_member_whose_page_opened_a_socket_keeps_that_page(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    """The socket's record keeps the card the page's record stored, page and all."""
+    from asgiref.sync import async_to_sync
+
+    from tests.test_consumers import eventually, tab
+
+    settings.WHOS_ONLINE_TRACK_PAGES = True
+    alice = User.objects.create_user("alice")
+    client = BrowserClient()
+    client.force_login(alice)
+    client.get("/live-block/")
+
+    async def open_and_close() -> None:
+        socket = await tab(alice)
+        await eventually(lambda: str(alice.pk) in presence.connected())
+        await socket.disconnect()
+
+    async_to_sync(open_and_close)()
+    assert "<code>/live-block/</code>" in staff().get(PAGE).content.decode()
+
+
 @pytest.mark.parametrize(
     "retention, note",
     [

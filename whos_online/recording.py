@@ -53,9 +53,19 @@ def record_user(
 
 
 def record_member(
-    pk: str, hidden: bool, card: str, room: str | None, guest_ip: str | Address | None = None
+    pk: str,
+    hidden: bool,
+    card: str,
+    room: str | None,
+    guest_ip: str | Address | None = None,
+    *,
+    keep_card: bool = False,
 ) -> Visit:
-    """record_user's Redis part: no site callable runs here (see ``sockets.open_connection``)."""
+    """record_user's Redis part: no site callable runs here (see ``sockets.open_connection``).
+
+    With ``keep_card``, a card already stored stays (a socket's record: the
+    page's card knows where the member is).
+    """
     now = time.time()
     keys = conf.keys(room)
     key, other = (keys.hidden, keys.users) if hidden else (keys.users, keys.hidden)
@@ -72,6 +82,7 @@ def record_member(
         card=card,
         guest=drop,
         counters=counters,
+        keep_card=keep_card,
     )
     return Visit(now, before, read_member(pk, now, card, now, conf.idle_after, hidden))
 
@@ -160,6 +171,7 @@ def _record(
     guest: str = "",
     counters: list[tuple[str, int]] | None = None,
     listed: bool = True,
+    keep_card: bool = False,
 ) -> tuple[float | None, bool]:
     """One EVALSHA of scripts.RECORD (one round trip, also on Redis Cluster).
 
@@ -201,6 +213,7 @@ def _record(
         trim=TRIM_PER_WRITE,
         max_rooms=conf.max_rooms,
         channel=conf.notices_channel,
+        keep_card=keep_card,
     )
     learn_generation(client, recorded.generation, now)
     if recorded.left is not None:

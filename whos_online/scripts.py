@@ -140,6 +140,7 @@ def record(
     trim: int,
     max_rooms: int,
     channel: str,
+    keep_card: bool = False,
 ) -> Recorded:
     """Record ``member`` as seen at ``now`` (see lua/record.lua); one round trip."""
     before, refused, generation, left, dropped = RECORD(
@@ -171,6 +172,7 @@ def record(
             trim,
             max_rooms,
             channel,
+            "1" if keep_card else "",
             *(counter_ttl for _, counter_ttl in keys.counters),
         ],
     )

@@ -60,7 +60,7 @@ def connect(connection: Connection) -> float:
     Returns the score recorded on the site.
     """
     visits = [
-        record_member(connection.pk, connection.hidden, connection.card, room)
+        record_member(connection.pk, connection.hidden, connection.card, room, keep_card=True)
         for room in connection.namespaces
     ]
     heartbeat([connection])

@@ -27,7 +27,9 @@
 -- ARGV[12]   how many stale guests, or rooms over the cap, one write may drop
 -- ARGV[13]   the rooms' cap
 -- ARGV[14]   the notices channel
--- ARGV[15..] each counter's TTL (KEYS[i] <-> ARGV[i + 5])
+-- ARGV[15]   '1' to keep the card already stored (a socket's record: the page's
+--            card says where the member is), else ''
+-- ARGV[16..] each counter's TTL (KEYS[i] <-> ARGV[i + 6])
 -- Returns {the score before (false if none or not kept), 1 if the newcomer was
 -- refused (nothing written) else 0, the generation, the room of the same kind
 -- the member left (false if none), the rooms dropped from the registry over its
@@ -121,7 +123,7 @@ if room ~= '' then
   end
 end
 if card ~= '' then
-  redis.call('HSET', KEYS[4], member, card)
+  redis.call(ARGV[15] == '1' and 'HSETNX' or 'HSET', KEYS[4], member, card)
   redis.call('EXPIRE', KEYS[4], ARGV[3])
 end
 if ARGV[8] ~= '' then redis.call('ZREM', KEYS[5], ARGV[8]) end
@@ -129,7 +131,7 @@ if listed then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
 if not (before and tonumber(before) >= tonumber(ARGV[10])) then
   for i = 10, #KEYS do
     redis.call('PFADD', KEYS[i], member)
-    redis.call('EXPIRE', KEYS[i], ARGV[i + 5])
+    redis.call('EXPIRE', KEYS[i], ARGV[i + 6])
   end
 end
 return {before, 0, generation, left, dropped}
