@@ -57,12 +57,18 @@ def lose_everything(redis_db: redis.Redis) -> None:
     assert (presence.user_count(), presence.guest_count()) == (0, 0)
 
 
-def test_everyone_browsing_is_counted_again_after_a_flush(
-    redis_db: redis.Redis, traveller: Any
-) -> None:
+def browsing_then_lost(redis_db: redis.Redis, traveller: Any) -> list[Client]:
+    """``browsing``, then, 10 s later, every key lost."""
     visitors = browsing(redis_db)
     traveller.shift(10)
     lose_everything(redis_db)
+    return visitors
+
+
+def test_everyone_browsing_is_counted_again_after_a_flush(
+    redis_db: redis.Redis, traveller: Any
+) -> None:
+    visitors = browsing_then_lost(redis_db, traveller)
     # Nobody new arrives: one page with the block tells this process the data is gone.
     visitors[0].get("/block/")
     for visitor in visitors:
@@ -74,9 +80,7 @@ def test_everyone_browsing_is_counted_again_after_a_flush(
 def test_a_newcomer_after_the_flush_is_enough_to_notice_it(
     redis_db: redis.Redis, traveller: Any
 ) -> None:
-    visitors = browsing(redis_db)
-    traveller.shift(10)
-    lose_everything(redis_db)
+    visitors = browsing_then_lost(redis_db, traveller)
     BrowserClient(REMOTE_ADDR="198.51.100.1").get("/")  # their record starts the next data
     for visitor in visitors:
         visitor.get("/")
@@ -86,9 +90,7 @@ def test_a_newcomer_after_the_flush_is_enough_to_notice_it(
 def test_once_counted_again_their_pages_cost_no_redis_call(
     redis_db: redis.Redis, traveller: Any, round_trips: RoundTrips
 ) -> None:
-    visitors = browsing(redis_db)
-    traveller.shift(10)
-    lose_everything(redis_db)
+    visitors = browsing_then_lost(redis_db, traveller)
     visitors[0].get("/block/")
     for visitor in visitors:
         assert "online" in visitor.get("/").cookies  # a fresh cookie: from the new data on
