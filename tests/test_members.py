@@ -158,9 +158,9 @@ T = 1_700_000_000.0
 
 
 def member(card: Any = None, pk: Any = b"7", score: float = T) -> Any:
-    """A member as read back from Redis: pk 7, seen at ``score``, idle after 60 s at T."""
+    """A member as read back from Redis: pk 7, seen at ``score``, online."""
     raw = card if card is None or isinstance(card, (str, bytes)) else json.dumps(card)
-    return read_member(pk, score, raw, T, 60.0, False)
+    return read_member(pk, score, raw, "online", False)
 
 
 @pytest.mark.parametrize(
@@ -246,11 +246,6 @@ def test_a_pk_that_is_not_utf8_still_shows() -> None:
     assert member({"name": "x"}, pk=b"7\xff").pk == "7\ufffd"
 
 
-@pytest.mark.parametrize(("seen", "status"), [(T - 60, "online"), (T - 60.5, "idle")])
-def test_online_until_idle_after_has_passed(seen: float, status: str) -> None:
-    assert member({"name": "x"}, score=seen).status == status
-
-
 def test_what_templates_and_the_live_endpoint_get() -> None:
     shown = member({"name": "Ann", "url": "/people/ann/", "avatar": "/a.png", "role": "mod"})
     template = engines["django"].from_string("{{ m }}|{{ m.name }}|{{ m.role }}|{{ m.url }}")
@@ -266,7 +261,7 @@ def test_what_templates_and_the_live_endpoint_get() -> None:
         "role": "mod",
     }
     assert shown.as_json() == expected
-    tracked = read_member(b"7", T, card_json({"name": "Ann", "role": "mod"}, "/p/"), T, 60, True)
+    tracked = read_member(b"7", T, card_json({"name": "Ann", "role": "mod"}, "/p/"), "online", True)
     assert tracked.as_json()["where"] == "/p/" and tracked.without_where().as_json() == {
         "pk": "7",
         "name": "Ann",
@@ -280,7 +275,7 @@ def test_what_templates_and_the_live_endpoint_get() -> None:
 
 def test_a_member_read_back_is_the_member_built_from_its_fields() -> None:
     card = card_json({"name": "Ann", "url": "/a/", "avatar": "/a.png", "role": "mod"}, "/p/")
-    read = read_member(b"7", T - 90, card, T, 60.0, True)
+    read = read_member(b"7", T - 90, card, "idle", True)
     built = Member(
         pk="7",
         display_name="Ann",

@@ -13,6 +13,7 @@ from django.utils import translation
 
 from tests.conftest import NOW, BrowserClient, tab
 from whos_online import presence
+from whos_online.status import status_of
 
 pytestmark = pytest.mark.django_db
 
@@ -22,6 +23,32 @@ NOBODY = 424242
 
 def render(source: str, **context: Any) -> str:
     return engines["django"].from_string("{% load whos_online %}" + source).render(context)
+
+
+# now 1,000; window 600 s, idle after 300 s, heartbeat timeout 60 s, grace 5 s
+@pytest.mark.parametrize(
+    ("score", "beat", "left", "expected"),
+    [
+        (None, 990, None, "offline"),  # logged out or never seen: a socket alone is no one
+        (100, 950, None, "online"),  # a beating socket, however old the page view
+        (100, 930, None, "idle"),  # its process died 70 s ago (not yet swept)
+        (100, None, 930, "idle"),  # the last socket closed 70 s ago
+        (100, None, 399, "offline"),  # ... 601 s ago: out of the window
+        (399, None, None, "offline"),  # a page view 601 s ago
+        (699, None, None, "idle"),  # 301 s ago
+        (701, None, None, "online"),  # 299 s ago
+        (900, None, 904, "online"),  # the old tab closed as the page that replaced it loaded
+        (900, None, 905, "idle"),  # a tab closed 5 s after the last page view: gone
+        (950, 910, 905, "online"),  # a page view after the last socket sign
+    ],
+)
+def test_the_one_rule_for_a_status(
+    settings: Any, score: float | None, beat: float | None, left: float | None, expected: str
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_IDLE_AFTER = 300
+    settings.WHOS_ONLINE_HEARTBEAT = 25  # a timeout of 60 s (2.4 beats)
+    assert status_of(score, 1000, beat, left) == expected
 
 
 def test_online_then_idle_then_offline(redis_db: redis.Redis, settings: Any, people: Any) -> None:
@@ -72,8 +99,8 @@ def test_statuses_and_last_seen_of_a_page_in_one_round_trip_each(
         # keyed as given: users above, pks here
         seen = presence.last_seen_many([user.pk for user in page])
         # one round trip each: the hidden set is read only for those allowed to see it;
-        # statuses also read WebSocket presence (the live and left sets) in the same trip
-        assert round_trips.commands == [["ZMSCORE"] * 3, ["ZMSCORE"]]
+        # both also read the WebSocket signs (the live and left sets) in the same trip
+        assert round_trips.commands == [["ZMSCORE"] * 3] * 2
     assert seen == {
         alice.pk: NOW + timedelta(seconds=400),
         bob.pk: NOW,

@@ -42,7 +42,6 @@ from __future__ import annotations
 from whos_online.conf import conf as conf
 from whos_online.guests import guest_id as guest_id
 from whos_online.reading import (
-    SOCKET_GRACE,
     Summary,
     guest_count,
     is_staff,
@@ -94,6 +93,7 @@ from whos_online.stats import (
     prune,
     reset_peak,
 )
+from whos_online.status import SOCKET_GRACE
 
 __all__ = [
     # reading

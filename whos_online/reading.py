@@ -9,24 +9,25 @@ import json
 import math
 import time
 from collections.abc import Hashable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from itertools import repeat
-from typing import Any, Iterable, TypeVar, cast
+from typing import Any, Iterable, TypeVar
 
 from whos_online import counting, recovery, scripts
 from whos_online.conf import conf
 from whos_online.connection import get_client, text
-from whos_online.members import Member, Status, member_from, parse_cards
+from whos_online.members import Member, member_from, parse_cards
 from whos_online.recording import member_id
 from whos_online.stats import (
     PEAK_TTL,
     Peak,
+    count,
     guest_buckets,
     guest_cap,
     learn_generation,
     peak_from,
 )
+from whos_online.status import Status, last_sign, status_of
 
 Key = TypeVar("Key", bound=Hashable)
 
@@ -93,13 +94,9 @@ def online_users(
 
 
 def user_count(room: str | None = None) -> int:
-    """How many members (hidden ones too: a count names nobody) were seen inside the window."""
-    cutoff = _cutoff()
-    keys = conf.keys(room)
-    pipe = get_client().pipeline(transaction=False)
-    for key in (keys.users, keys.hidden):
-        pipe.zcount(key, cutoff, "+inf")
-    return sum(int(count) for count in pipe.execute())
+    """How many members (hidden ones too: a count names nobody) are inside the window."""
+    counted = count(get_client(), time.time(), room, guests=False)
+    return counted.users + counted.hidden
 
 
 def guest_count(room: str | None = None) -> int:
@@ -154,8 +151,6 @@ def summary(
         peak_at,
         day_users,
         day_guests,
-        listed_sockets,
-        hidden_sockets,
         oldest,
         generation,
     ) = scripts.summary(
@@ -171,21 +166,18 @@ def summary(
         hours_union_ttl=hours_ttl,
         beat_cutoff=now - conf.heartbeat_timeout,
         guest_cap=guest_cap(),
-        socket_grace=SOCKET_GRACE,
     )
     learn_generation(client, generation, now)
     if room is None and peak_count is not None and peak_at is not None:
         recovery.see_peak(int(peak_count), float(peak_at))
-    members, idle_at = _members(listed, listed_sockets, now, hidden=False)
+    rows, idle_at = _members(listed, now, hidden=False)
     if staff_view:
-        hidden_members, hidden_idle_at = _members(hidden, hidden_sockets, now, hidden=True)
-        members += hidden_members
+        hidden_rows, hidden_idle_at = _members(hidden, now, hidden=True)
         idle_at = min(idle_at, hidden_idle_at)
-        members.sort(key=lambda m: m.last_seen, reverse=True)
-        if limit >= 0:
-            del members[limit:]
+        rows = sorted(rows + hidden_rows, key=lambda row: row[0], reverse=True)
+        members = [member for _, member in rows[: None if limit < 0 else limit]]
     else:
-        members = [m.without_where() if m.where is not None else m for m in members]
+        members = [m.without_where() if m.where is not None else m for _, m in rows]
     return Summary(
         members=members,
         user_count=int(users) + int(hidden_count),
@@ -204,7 +196,7 @@ def summary(
 
 def _changes_at(now: float, oldest: Any, idle_at: float, approximate: bool) -> float | None:
     """When a summary read at ``now`` changes by time alone: a listed member turns idle,
-    the ``oldest`` score inside the window leaves it, or (approximate counting) the
+    the ``oldest`` sign inside the window leaves it, or (approximate counting) the
     window's guest buckets move on. None: never, until something happens."""
     times = [idle_at]
     if oldest is not None:
@@ -230,13 +222,15 @@ def last_seen_many(
 ) -> dict[Key, datetime | None]:
     """``last_seen`` for a page of members (users or pks) in one round trip, keyed as given."""
     return {
-        user: None if score is None else datetime.fromtimestamp(score, tz=timezone.utc)
-        for user, (score, *_) in _scores(users, include_hidden or is_staff(viewer)).items()
+        user: None
+        if score is None
+        else datetime.fromtimestamp(last_sign(score, *signs), tz=timezone.utc)
+        for user, (score, *signs) in _scores(users, include_hidden or is_staff(viewer)).items()
     }
 
 
 def status(user: Any, *, include_hidden: bool = False, viewer: Any = None) -> Status:
-    """Online if seen within ``WHOS_ONLINE_IDLE_AFTER``, idle within the window, else offline."""
+    """Online, idle or offline: the rule of :mod:`whos_online.status`."""
     return statuses([user], include_hidden=include_hidden, viewer=viewer)[user]
 
 
@@ -246,11 +240,10 @@ def statuses(
     """``status`` for a page of members (users or pks; avatars, a member list) in one round trip.
 
     A hidden member reads as offline unless ``include_hidden`` or a staff ``viewer``.
-    WebSocket presence is merged in as the block merges it (see scripts.SUMMARY).
     """
     now = time.time()
-    scores = _scores(users, include_hidden or is_staff(viewer), sockets=True)
-    return {user: _status(score, now, beat, left) for user, (score, beat, left) in scores.items()}
+    scores = _scores(users, include_hidden or is_staff(viewer))
+    return {user: status_of(score, now, *signs) for user, (score, *signs) in scores.items()}
 
 
 def is_staff(viewer: Any) -> bool:
@@ -261,12 +254,9 @@ def is_staff(viewer: Any) -> bool:
 Scores = tuple[float | None, float | None, float | None]
 
 
-def _scores(users: Iterable[Key], include_hidden: bool, sockets: bool = False) -> dict[Key, Scores]:
-    """Each member's last-seen score (the newest over the member sets), in one round trip.
-
-    With ``sockets``, also their newest heartbeat and when their last connection
-    closed (None when not read or not there), from the same pipeline.
-    """
+def _scores(users: Iterable[Key], include_hidden: bool) -> dict[Key, Scores]:
+    """Each member's signs, in one round trip: their score (the newest over the member
+    sets), their newest heartbeat and when their last connection closed (None: none)."""
     given = list(dict.fromkeys(users))
     if not given:
         return {}
@@ -275,12 +265,9 @@ def _scores(users: Iterable[Key], include_hidden: bool, sockets: bool = False) -
     pipe = get_client().pipeline(transaction=False)
     for key in (keys.users, keys.hidden) if include_hidden else (keys.users,):
         pipe.zmscore(key, pks)
-    if sockets:
-        for key in conf.socket_keys():
-            pipe.zmscore(key, pks)
-    per_key = pipe.execute()
-    beats, lefts = per_key[-2:] if sockets else ([None] * len(pks),) * 2
-    sets = per_key[:-2] if sockets else per_key
+    for key in conf.socket_keys():
+        pipe.zmscore(key, pks)
+    *sets, beats, lefts = pipe.execute()
     scores: dict[Key, Scores] = {}
     for i, user in enumerate(given):
         found = [float(row[i]) for row in sets if row[i] is not None]
@@ -288,50 +275,30 @@ def _scores(users: Iterable[Key], include_hidden: bool, sockets: bool = False) -
     return scores
 
 
-# Seconds a closed socket must come after a member's last page view to make them
-# idle: the page that replaced a live one is requested before the old socket closes.
-SOCKET_GRACE = 5
+def _members(listing: Any, now: float, hidden: bool) -> tuple[list[tuple[float, Member]], float]:
+    """The Members of one of scripts.SUMMARY's listings (JSON ``[[score, pk, card, beat,
+    left], ...]``), each with its score, and when the first of those online by their
+    page view alone turns idle (inf: none).
 
-
-def _status(
-    score: float | None, now: float, beat: float | None = None, left: float | None = None
-) -> Status:
-    """The HTTP rule, with WebSocket presence merged in as scripts.SUMMARY merges it."""
-    if score is None or score < now - conf.max_age:
-        return "offline"
-    if beat is not None and beat >= now - conf.heartbeat_timeout:
-        return "online"
-    if max(beat or 0, left or 0) >= score + SOCKET_GRACE:
-        return "idle"
-    return "online" if score >= now - conf.idle_after else "idle"
-
-
-def _members(
-    listing: Any, sockets: list[Any], now: float, hidden: bool
-) -> tuple[list[Member], float]:
-    """The Members of one of scripts.SUMMARY's listings (JSON ``[[score, pk, card], ...]``),
-    and when the first of those online by the HTTP rule turns idle (inf: none).
-
-    ``sockets`` is empty where nobody has a WebSocket open (no state to merge). An
-    empty listing is ``{}`` (cjson cannot tell an empty array from an empty object).
+    An empty listing is ``{}`` (cjson cannot tell an empty array from an empty object).
     """
     rows = json.loads(text(listing))
-    idle_after = conf.idle_after
+    idle_after, beat_cutoff = conf.idle_after, now - conf.heartbeat_timeout
     members, idle_at = [], math.inf
-    for (score, pk, _), card, socket in zip(
-        rows, parse_cards([raw for _, _, raw in rows]), sockets or repeat(None)
+    for (raw_score, pk, _, raw_beat, raw_left), card in zip(
+        rows, parse_cards([row[2] for row in rows])
     ):
-        member = member_from(pk, float(score), card, now, idle_after, hidden)
-        if socket:  # the status WebSocket presence gives, which no clock changes
-            member = replace(member, status=cast(Status, text(socket)))
-        elif member.status == "online":
-            idle_at = min(idle_at, float(score) + idle_after)
-        members.append(member)
+        score, beat, left = float(raw_score), _float(raw_beat), _float(raw_left)
+        status = status_of(score, now, beat, left)
+        if status == "online" and not (beat is not None and beat >= beat_cutoff):
+            idle_at = min(idle_at, score + idle_after)
+        members.append((score, member_from(pk, last_sign(score, beat, left), card, status, hidden)))
     return members, idle_at
 
 
 def _float(value: Any) -> float | None:
-    return None if value is None else float(value)
+    """A score from Redis or a listing, or None where there is none (None, or JSON false)."""
+    return None if value is None or value is False else float(value)
 
 
 def _cutoff() -> float:

@@ -84,7 +84,7 @@ def record_member(
         counters=counters,
         keep_card=keep_card,
     )
-    return Visit(now, before, read_member(pk, now, card, now, conf.idle_after, hidden))
+    return Visit(now, before, read_member(pk, now, card, "online", hidden))
 
 
 def record_guest(ip: str | Address, room: str | None = None) -> Visit:

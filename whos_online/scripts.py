@@ -71,10 +71,20 @@ DISCONNECT = Script("disconnect")
 CHECK = Script("check")
 
 
-def prune_batch(client: Any, *, key: str, cards: str | None, below: float, limit: int) -> int:
+def prune_batch(
+    client: Any,
+    *,
+    key: str,
+    cards: str | None,
+    below: float,
+    limit: int,
+    sockets: Sequence[str] | None = None,
+) -> int:
     """Remove at most ``limit`` members of ``key`` scored below ``below`` (and their
-    ``cards``, if the set has them); how many were removed."""
-    return int(PRUNE_BATCH(client, [key, cards or key], [f"({below}", limit]))
+    ``cards``, if the set has them) that no sign in ``sockets`` (a conf.SocketKeys; None
+    for guests) keeps; how many were removed."""
+    live, left = sockets or (key, key)
+    return int(PRUNE_BATCH(client, [key, cards or key, live, left], [below, limit]))
 
 
 class RoomsPruned(NamedTuple):
@@ -85,8 +95,9 @@ class RoomsPruned(NamedTuple):
 
 
 def prune_rooms(client: Any, *, keys: Sequence[str], below: float, limit: int) -> RoomsPruned:
-    """Remove at most ``limit`` members scored below ``below`` from the rooms' sets ``keys``."""
-    removed, more = PRUNE_ROOMS(client, keys, [f"({below}", limit])
+    """Remove at most ``limit`` members scored below ``below`` from the rooms' sets ``keys``
+    (five per room: users, hidden, guests, live, left)."""
+    removed, more = PRUNE_ROOMS(client, keys, [below, limit])
     return RoomsPruned(int(removed), bool(more))
 
 
@@ -251,16 +262,21 @@ def count_and_raise_peak(
     client: Any,
     *,
     keys: Sequence[str],
+    sockets: Sequence[str],
     buckets: Sequence[str],
     window_start: float,
     now: float,
     peak_ttl: int,
     guest_cap: int,
+    beat_cutoff: float,
 ) -> Counted:
-    """Count the namespace ``keys`` (a conf.Keys; ``buckets``: its window's guest
-    HyperLogLogs in approximate mode) and raise its peak if they beat it."""
+    """Count the namespace ``keys`` (a conf.Keys; ``sockets``: its conf.SocketKeys;
+    ``buckets``: its window's guest HyperLogLogs in approximate mode) and raise its
+    peak if they beat it."""
     users, hidden, guests, count, at = COUNT_AND_RAISE_PEAK(
-        client, [*keys, *buckets], [window_start, now, peak_ttl, guest_cap]
+        client,
+        [*keys, *sockets, *buckets],
+        [window_start, now, peak_ttl, guest_cap, beat_cutoff],
     )
     return Counted(int(users), int(hidden), int(guests), count, at)
 
@@ -292,8 +308,6 @@ class SummaryReply(NamedTuple):
     peak_at: Any
     day_users: Any
     day_guests: Any
-    listed_sockets: list[Any]
-    hidden_sockets: list[Any]
     oldest: Any
     # None once Redis lost its data (see whos_online.recovery).
     generation: Any
@@ -313,7 +327,6 @@ def summary(
     hours_union_ttl: int,
     beat_cutoff: float,
     guest_cap: int,
-    socket_grace: float,
 ) -> SummaryReply:
     """What the block shows, in one round trip (see lua/summary.lua)."""
     buckets = len(keys.buckets)
@@ -332,7 +345,6 @@ def summary(
             hours_union_ttl,
             beat_cutoff,
             guest_cap,
-            socket_grace,
         ],
     )
     return SummaryReply(*reply)
@@ -372,13 +384,11 @@ def heartbeat(
     connections_ttl: int,
     ttl: int,
     beat_cutoff: float,
-    due_below: float,
-    carry: float,
     channel: str,
 ) -> None:
     """Mark each of ``beats`` alive at ``now`` (see lua/heartbeat.lua); one round trip."""
     keys = [cards, rooms_key]
-    args: list[Any] = [now, connections_ttl, ttl, beat_cutoff, due_below, carry, channel]
+    args: list[Any] = [now, connections_ttl, ttl, beat_cutoff, channel]
     for beat in beats:
         keys += [beat.live, beat.left, beat.connections, beat.member_set, beat.changed]
         args += [beat.pk, beat.connection_id, beat.room]

@@ -2,8 +2,9 @@
 and a hub's check for dead processes (see :mod:`whos_online.realtime.consumers`).
 
 A connection is recorded as a visit (see :mod:`whos_online.recording`), then
-kept alive by its process's batched heartbeats, which also keep the member
-inside the window; see :mod:`whos_online.presence` for the keys.
+kept alive by its process's batched heartbeats, whose beats also keep the member
+inside the window (see :mod:`whos_online.status`); see :mod:`whos_online.presence`
+for the keys.
 """
 
 from __future__ import annotations
@@ -108,10 +109,6 @@ def _beat(connections: list[Connection]) -> None:
         connections_ttl=math.ceil(timeout),
         ttl=math.ceil(conf.retention),
         beat_cutoff=now - timeout,
-        # Two timeouts before leaving the window (a beat is due twice by then), a
-        # connected member moves forward by the rest of the window.
-        due_below=now - conf.max_age + 2 * timeout,
-        carry=max(conf.max_age - 2 * timeout, timeout),
         channel=conf.notices_channel,
     )
 

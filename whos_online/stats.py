@@ -103,21 +103,23 @@ def prune(batch_size: int = 1000) -> PruneResult:
     now = time.time()
     batches = 0
 
-    def prune_key(key: str, kept_for: float, cards: str | None = None) -> int:
+    def prune_key(key: str, kept_for: float, cards: str | None = None, sockets: Any = None) -> int:
         nonlocal batches
         total = 0
         while True:
             count = scripts.prune_batch(
-                client, key=key, cards=cards, below=now - kept_for, limit=batch_size
-            )
+                client, key=key, cards=cards, sockets=sockets, below=now - kept_for,
+                limit=batch_size,
+            )  # fmt: skip
             batches += 1
             total += count
             if count < batch_size:
                 return total
 
     keys = conf.keys()
-    users = prune_key(keys.users, conf.retention, keys.cards)
-    users += prune_key(keys.hidden, conf.retention, keys.cards)
+    sockets = conf.socket_keys()
+    users = prune_key(keys.users, conf.retention, keys.cards, sockets)
+    users += prune_key(keys.hidden, conf.retention, keys.cards, sockets)
     guests = prune_key(keys.guests, conf.max_age)
     batches += _prune_rooms(client, now - conf.max_age, batch_size)
     prune_key(conf.rooms_key, conf.max_age)
@@ -144,7 +146,7 @@ def _prune_rooms(client: Any, cutoff: float, batch_size: int) -> int:
             conf.rooms_key, start, "+inf", byscore=True, offset=skip, num=ROOMS_PER_BATCH,
             withscores=True,
         )  # fmt: skip
-        keys = [key for name, _ in page for key in conf.keys(text(name))[:3]]
+        keys = [key for name, _ in page for key in _room_sets(text(name))]
         more = bool(keys)
         while more:
             more = scripts.prune_rooms(client, keys=keys, below=cutoff, limit=batch_size).more
@@ -155,6 +157,12 @@ def _prune_rooms(client: Any, cutoff: float, batch_size: int) -> int:
         last = page[-1][1]
         ties = sum(1 for _, score in page if score == last)
         skip, start = (skip + ties if last == start else ties), last
+
+
+def _room_sets(room: str) -> tuple[str, ...]:
+    """What PRUNE_ROOMS prunes of ``room``: its member and guest sets, then its socket signs."""
+    keys, sockets = conf.keys(room), conf.socket_keys(room)
+    return keys.users, keys.hidden, keys.guests, sockets.live, sockets.left
 
 
 @dataclass(frozen=True)
@@ -195,7 +203,7 @@ def guest_buckets(keys: Keys, now: float) -> list[str]:
 
 
 def _sample(client: Any, now: float) -> None:
-    counted = _count_and_raise_peak(client, now, conf.keys())
+    counted = count(client, now)
     pipe = client.pipeline(transaction=False)
     online = counted.users + counted.hidden
     pipe.zadd(conf.history_key, {f"{now:.3f}:{online}:{counted.guests}": now})
@@ -205,13 +213,20 @@ def _sample(client: Any, now: float) -> None:
     pipe.execute()
 
 
-def _count_and_raise_peak(client: Any, now: float, keys: Keys) -> scripts.Counted:
+def count(
+    client: Any, now: float, room: str | None = None, *, guests: bool = True
+) -> scripts.Counted:
+    """The counts of the site (raising its peak if they beat it) or of ``room``;
+    without ``guests``, no approximate guest count is made (it reads 0)."""
+    keys = conf.keys(room)
     return scripts.count_and_raise_peak(
         client,
         keys=keys,
-        buckets=guest_buckets(keys, now),
+        sockets=conf.socket_keys(room),
+        buckets=guest_buckets(keys, now) if guests else [],
         window_start=now - conf.max_age,
         now=now,
-        peak_ttl=PEAK_TTL,
+        peak_ttl=PEAK_TTL if room is None else 0,
         guest_cap=guest_cap(),
+        beat_cutoff=now - conf.heartbeat_timeout,
     )

@@ -9,32 +9,26 @@
 -- ARGV[2]    the connections hash's TTL (the heartbeat timeout)
 -- ARGV[3]    the sets' TTL (the retention)
 -- ARGV[4]    now minus the heartbeat timeout
--- ARGV[5]    the score below which a member would leave the window before the next beats
--- ARGV[6]    how far such a score moves
--- ARGV[7]    the notices channel
+-- ARGV[5]    the notices channel
 -- then three per connection and namespace: the pk, the connection id, the room
 --            ('' for the site)
 -- Returns 1.
 --
--- A heartbeat keeps connected members inside the window by writing through to
--- their member set (ZADD XX GT: only members the connect recorded, so one
--- forgotten since, logged out, stays gone), but only once their score would
--- leave the window before the next beats, and then every connected member of
--- the set below that score at once, whichever process they are on, by the same
--- ARGV[6] (never past now): connected members keep their order among
--- themselves in the newest-first list, so a steady crowd does not churn. A room
--- the cap dropped (gone from the registry) is left alone, so open sockets never
--- bring its keys back; a registered room's place in the registry is kept
--- current. Members of a dead process found stale in a live set move to its left
--- set. A namespace whose picture changed (a member newly live, gone stale, or
--- moved up) gets its mark set and is published.
+-- A heartbeat keeps a connected member inside the window by its beat in the
+-- live set alone (see lib/kept.lua): it never writes a member's score, so it
+-- never reorders a list, and a steady crowd sends nothing. A room the cap
+-- dropped (gone from the registry) is left alone, so open sockets never bring
+-- its keys back; a registered room's place in the registry is kept current.
+-- Members of a dead process found stale in a live set move to its left set. A
+-- namespace whose picture changed (a member newly live, or gone stale) gets its
+-- mark set and is published.
 --@include lib/sweep.lua
 local now, seen, rooms, changed = ARGV[1], {}, false, {}
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 for i = 0, (#KEYS - 2) / 5 - 1 do
   local live, left, conns = KEYS[3 + 5 * i], KEYS[4 + 5 * i], KEYS[5 + 5 * i]
   local set, mark = KEYS[6 + 5 * i], KEYS[7 + 5 * i]
-  local pk, conn, room = ARGV[8 + 3 * i], ARGV[9 + 3 * i], ARGV[10 + 3 * i]
+  local pk, conn, room = ARGV[6 + 3 * i], ARGV[7 + 3 * i], ARGV[8 + 3 * i]
   local registered = room == '' or redis.call('ZSCORE', KEYS[2], room)
   if registered and room ~= '' then
     rooms = true
@@ -44,24 +38,15 @@ for i = 0, (#KEYS - 2) / 5 - 1 do
     redis.call('HSET', conns, conn, now)
     redis.call('EXPIRE', conns, ARGV[2])
     if redis.call('ZADD', live, 'GT', now, pk) == 1 then changed[mark] = room end
-    if not seen[set] then
-      seen[set] = true
-      local due = redis.call('ZRANGE', set, '-inf', '(' .. ARGV[5], 'BYSCORE', 'WITHSCORES')
-      for j = 1, #due, 2 do
-        local beat = redis.call('ZSCORE', live, due[j])
-        if beat and tonumber(beat) >= tonumber(ARGV[4]) then
-          local moved = math.min(tonumber(due[j + 1]) + tonumber(ARGV[6]), tonumber(now))
-          redis.call('ZADD', set, 'XX', 'GT', string.format('%.17g', moved), due[j])
-          changed[mark] = room
-        end
-      end
-    end
     if not seen[live] then
       seen[live] = true
       if sweep(live, left, ARGV[4]) then changed[mark] = room end
       -- As long as the member set: a stale beat still says "their last sign was a socket".
       redis.call('EXPIRE', live, ARGV[3])
       redis.call('EXPIRE', left, ARGV[3])
+    end
+    if not seen[set] then
+      seen[set] = true
       redis.call('EXPIRE', set, ARGV[3])
     end
   end
@@ -69,6 +54,6 @@ end
 if rooms and redis.call('EXISTS', KEYS[2]) == 1 then redis.call('EXPIRE', KEYS[2], ARGV[3]) end
 for mark, room in pairs(changed) do
   redis.call('SET', mark, now, 'EX', ARGV[3])
-  redis.call('PUBLISH', ARGV[7], room)
+  redis.call('PUBLISH', ARGV[5], room)
 end
 return 1

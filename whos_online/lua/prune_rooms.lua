@@ -1,18 +1,24 @@
--- Prunes rooms' sorted sets of members scored below ARGV[1], removing at most
--- ARGV[2] in all, so one call stays short however many rooms and members it is
--- given.
+-- Prunes rooms' sorted sets of members scored below ARGV[1] (passing over those
+-- a socket keeps, see lib/kept.lua), removing at most ARGV[2] in all, so one
+-- call stays short however many rooms and members it is given.
 --
--- KEYS[1..]  the rooms' sorted sets (users, hidden and guests of each)
--- ARGV[1]    the score bound, exclusive: '(<time>'
+-- KEYS[1..]  five per room: its users, hidden and guests, then its live and left
+-- ARGV[1]    the score bound
 -- ARGV[2]    the most to remove
 -- Returns {removed, 1 if it stopped at the limit else 0}.
+--@include lib/kept.lua
+--@include lib/stale.lua
 local removed, budget = 0, tonumber(ARGV[2])
-for _, key in ipairs(KEYS) do
-  if budget == 0 then return {removed, 1} end
-  local n = math.min(redis.call('ZCOUNT', key, '-inf', ARGV[1]), budget)
-  if n > 0 then
-    redis.call('ZREMRANGEBYRANK', key, 0, n - 1)
-    removed, budget = removed + n, budget - n
+for room = 0, #KEYS / 5 - 1 do
+  local live, left = KEYS[5 * room + 4], KEYS[5 * room + 5]
+  for i = 1, 3 do
+    if budget == 0 then return {removed, 1} end
+    local set = KEYS[5 * room + i]
+    local pks = stale(set, i < 3 and live or set, i < 3 and left or set, ARGV[1], budget)
+    for first = 1, #pks, 1000 do
+      redis.call('ZREM', set, unpack(pks, first, math.min(first + 999, #pks)))
+    end
+    removed, budget = removed + #pks, budget - #pks
   end
 end
 return {removed, 0}

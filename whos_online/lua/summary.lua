@@ -21,70 +21,55 @@
 -- ARGV[9]     the hours union's TTL (ms)
 -- ARGV[10]    now minus the heartbeat timeout
 -- ARGV[11]    the guest cap (0: none)
--- ARGV[12]    the grace after a page view before a closed socket makes one idle
 -- Returns {listed, hidden (each one JSON text; see listing), users, hidden count,
 -- guests, peak count, peak time, day members, day guests (false, false without a
--- day count), listed's and hidden's socket states (see sockets), the oldest score
--- (see oldest), the generation (false if Redis holds none: its data was lost)}.
+-- day count), the oldest sign (see oldest), the generation (false if Redis holds
+-- none: its data was lost)}.
+--
+-- A member is inside the window while their score or a socket sign of them is
+-- (see lib/kept.lua). Whether each listed member is online or idle is decided
+-- in Python (whos_online/status.py) from the signs listing returns.
 --@include lib/count_and_raise_peak.lua
-local function newest(key)
-  return redis.call('ZRANGE', key, '+inf', ARGV[1], 'BYSCORE', 'REV', 'LIMIT', 0, ARGV[4],
-                    'WITHSCORES')
-end
--- command (HMGET or ZMSCORE) on key for the members of pairs (member, score, ...):
--- one call per 1,000 members (unpack's limit is a few thousand), not one per member.
-local function each(command, key, pairs)
-  local found, names = {}, {}
-  for i = 1, #pairs, 2 do
-    names[#names + 1] = pairs[i]
-    if #names == 1000 or i + 1 >= #pairs then
-      for _, value in ipairs(redis.call(command, key, unpack(names))) do
-        found[#found + 1] = value
-      end
-      names = {}
-    end
-  end
-  return found
-end
-local function cards(pairs) return each('HMGET', KEYS[5], pairs) end
+--@include lib/kept.lua
 local live, left, generation = KEYS[#KEYS - 2], KEYS[#KEYS - 1], KEYS[#KEYS]
--- WebSocket presence merged in, per listed member: 'online' while one of their
--- connections is alive; 'idle' once the newest sign of them was a connection
--- that is gone (closed, or its process died) at least ARGV[12] seconds after
--- their last page view, so a closed tab is not "online" for the window while a
--- page that replaced it (its request comes before the old socket closes) is
--- not idle; false where the HTTP rule applies. Empty, not a false for
--- each, where nobody has a socket (a site without Channels): nothing to read,
--- and half as many values in the reply.
-local function sockets(pairs)
-  local found = {}
-  if redis.call('EXISTS', live, left) == 0 then return found end
-  local beats, lefts = each('ZMSCORE', live, pairs), each('ZMSCORE', left, pairs)
-  for i = 1, #pairs, 2 do
-    local beat = tonumber(beats[(i + 1) / 2] or '0')
-    local left = tonumber(lefts[(i + 1) / 2] or '0')
-    if beat >= tonumber(ARGV[10]) then
-      found[#found + 1] = 'online'
-    elseif math.max(beat, left) >= tonumber(pairs[i + 1]) + tonumber(ARGV[12]) then
-      found[#found + 1] = 'idle'
-    else
-      found[#found + 1] = false
-    end
+local start, limit = tonumber(ARGV[1]), tonumber(ARGV[4])
+local signs, beating = socket_signs(live, left, ARGV[1], tonumber(ARGV[10]))
+local kept_users, kept_hidden = kept(KEYS[1], signs, start), kept(KEYS[2], signs, start)
+-- The members of key to list, {pk, score} pairs, newest score first: those
+-- inside the window by their score, then those a socket keeps inside; at most
+-- ARGV[4] (-1: all).
+local function newest(key, others)
+  local rows = {}
+  local inside = redis.call('ZRANGE', key, '+inf', ARGV[1], 'BYSCORE', 'REV', 'LIMIT', 0, ARGV[4],
+                            'WITHSCORES')
+  for i = 1, #inside, 2 do rows[#rows + 1] = {inside[i], inside[i + 1]} end
+  for _, row in ipairs(others) do
+    if #rows == limit then break end
+    rows[#rows + 1] = row
   end
-  return found
+  return rows
 end
--- The members of pairs (member, score, ...) as one JSON text, [[score, pk,
--- card], ...] (the card as stored, or false): one value for the client to
--- parse (in C), not two per member (in redis-py's Python reply parser).
-local function listing(pairs)
-  local found, rows = cards(pairs), {}
-  for i = 1, #pairs, 2 do rows[#rows + 1] = {pairs[i + 1], pairs[i], found[(i + 1) / 2]} end
-  return cjson.encode(rows)
+-- The members of rows as one JSON text, [[score, pk, card, beat, left], ...]:
+-- the card as stored, the newest heartbeat and the last close (each false if
+-- none). One value for the client to parse (in C), not five per member (in
+-- redis-py's Python reply parser).
+local function listing(rows)
+  local names, found = {}, {}
+  for i, row in ipairs(rows) do names[i] = row[1] end
+  local cards = each('HMGET', KEYS[5], names)
+  local beats, lefts = {}, {}
+  if next(signs) then beats, lefts = each('ZMSCORE', live, names), each('ZMSCORE', left, names) end
+  for i, row in ipairs(rows) do
+    found[i] = {row[2], row[1], cards[i], beats[i] or false, lefts[i] or false}
+  end
+  return cjson.encode(found)
 end
-local listed = newest(KEYS[1])
-local hidden = {}
-if ARGV[5] == '1' then hidden = newest(KEYS[2]) end
-local result = {listing(listed), listing(hidden)}
+local result = {listing(newest(KEYS[1], kept_users))}
+if ARGV[5] == '1' then
+  table.insert(result, listing(newest(KEYS[2], kept_hidden)))
+else
+  table.insert(result, listing({}))
+end
 -- The union of the HyperLogLogs KEYS[first..last], oldest first. Only the
 -- newest still changes (a lagging server's late write to an older one waits
 -- for the next union), so the first count after it began merges the others
@@ -103,34 +88,46 @@ local function union_count(first, last, ttl)
 end
 local buckets = tonumber(ARGV[6])
 local function window_guests() return union_count(6, 4 + buckets, ARGV[8]) end
-local counted = count_and_raise_peak(buckets > 0 and window_guests or nil, tonumber(ARGV[11]))
+local counted = count_and_raise_peak(buckets > 0 and window_guests or nil, tonumber(ARGV[11]),
+                                     #kept_users, #kept_hidden)
 for _, value in ipairs(counted) do table.insert(result, value) end
 if ARGV[7] == '' then
   table.insert(result, false)
   table.insert(result, false)
 else
+  -- Members kept inside the window by a socket were seen today, whatever their score.
+  local day_start, earlier = tonumber(ARGV[7]), 0
+  for _, rows in ipairs({kept_users, kept_hidden}) do
+    for _, row in ipairs(rows) do
+      if tonumber(row[2]) < day_start then earlier = earlier + 1 end
+    end
+  end
   table.insert(result, redis.call('ZCOUNT', KEYS[1], ARGV[7], '+inf')
-                       + redis.call('ZCOUNT', KEYS[2], ARGV[7], '+inf'))
+                       + redis.call('ZCOUNT', KEYS[2], ARGV[7], '+inf') + earlier)
   table.insert(result, union_count(6 + buckets, #KEYS - 4, ARGV[9]))
 end
-table.insert(result, sockets(listed))
-table.insert(result, sockets(hidden))
--- When the counts next change by time alone: the oldest score inside the window
--- over the three sets, passing over (20 at most) members a living connection keeps
--- inside it; false if nobody is there. A score, as text (Lua would truncate it).
+-- When the counts next change by time alone: the oldest sign inside the window
+-- (a score, over the three sets, passing over (20 at most) members still beating;
+-- or the socket sign keeping a member inside), as text (Lua would truncate it);
+-- false if nobody is there.
 local function oldest(key)
   local rows = redis.call('ZRANGE', key, ARGV[1], '+inf', 'BYSCORE', 'LIMIT', 0, 20, 'WITHSCORES')
   for i = 1, #rows, 2 do
-    local beat = redis.call('ZSCORE', live, rows[i])
-    if not (beat and tonumber(beat) >= tonumber(ARGV[10])) then return rows[i + 1] end
+    if not beating[rows[i]] then return tonumber(rows[i + 1]) end
   end
-  return rows[#rows] or false
+  if #rows > 0 then return tonumber(rows[#rows]) end
 end
-local first = false
+local first = nil
 for i = 1, 3 do
   local score = oldest(KEYS[i])
-  if score and (not first or tonumber(score) < tonumber(first)) then first = score end
+  if score and (not first or score < first) then first = score end
 end
-table.insert(result, first)
+for _, rows in ipairs({kept_users, kept_hidden}) do
+  for _, row in ipairs(rows) do
+    local sign = signs[row[1]]
+    if not beating[row[1]] and (not first or sign < first) then first = sign end
+  end
+end
+table.insert(result, first and string.format('%.17g', first) or false)
 table.insert(result, redis.call('GET', generation))
 return result

@@ -1,5 +1,6 @@
--- count_and_raise_peak(count_guests, cap) counts a namespace's three sets
--- (KEYS[1..3]: users, hidden, guests) inside the window (from ARGV[1]) and, when
+-- count_and_raise_peak(count_guests, cap, kept_users, kept_hidden) counts a
+-- namespace's three sets (KEYS[1..3]: users, hidden, guests) inside the window
+-- (from ARGV[1]; plus the members a socket keeps inside, see kept.lua) and, when
 -- ARGV[3] (the peak's TTL) is not 0, raises the peak (KEYS[4]) in the same atomic
 -- step, so two servers that read at once can never lower it (no read-then-write
 -- race); unless the guests fill their cap ``cap`` (0: none, as in approximate
@@ -9,9 +10,9 @@
 -- still answers with its counts. With approximate guest counting, the function
 -- count_guests() passed in counts the guests instead.
 -- Returns {users, hidden, guests, peak count, peak time}.
-local function count_and_raise_peak(count_guests, cap)
-  local users = redis.call('ZCOUNT', KEYS[1], ARGV[1], '+inf')
-  local hidden = redis.call('ZCOUNT', KEYS[2], ARGV[1], '+inf')
+local function count_and_raise_peak(count_guests, cap, kept_users, kept_hidden)
+  local users = redis.call('ZCOUNT', KEYS[1], ARGV[1], '+inf') + kept_users
+  local hidden = redis.call('ZCOUNT', KEYS[2], ARGV[1], '+inf') + kept_hidden
   local guests
   if count_guests then
     guests = count_guests()
