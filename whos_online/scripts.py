@@ -268,7 +268,6 @@ def count_and_raise_peak(
     now: float,
     peak_ttl: int,
     guest_cap: int,
-    beat_cutoff: float,
 ) -> Counted:
     """Count the namespace ``keys`` (a conf.Keys; ``sockets``: its conf.SocketKeys;
     ``buckets``: its window's guest HyperLogLogs in approximate mode) and raise its
@@ -276,7 +275,7 @@ def count_and_raise_peak(
     users, hidden, guests, count, at = COUNT_AND_RAISE_PEAK(
         client,
         [*keys, *sockets, *buckets],
-        [window_start, now, peak_ttl, guest_cap, beat_cutoff],
+        [window_start, now, peak_ttl, guest_cap],
     )
     return Counted(int(users), int(hidden), int(guests), count, at)
 

@@ -33,7 +33,7 @@ class Connection:
     pk: str
     id: str
     room: str | None = None
-    # Which member set its heartbeats write through to (WHOS_ONLINE_IS_HIDDEN at connect).
+    # Which member set its heartbeats keep alive (WHOS_ONLINE_IS_HIDDEN at connect).
     hidden: bool = False
     # The member's card as connect records it ("": none, shown as "Member #pk").
     card: str = ""

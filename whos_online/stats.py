@@ -228,5 +228,4 @@ def count(
         now=now,
         peak_ttl=PEAK_TTL if room is None else 0,
         guest_cap=guest_cap(),
-        beat_cutoff=now - conf.heartbeat_timeout,
     )

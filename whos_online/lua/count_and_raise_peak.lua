@@ -9,12 +9,12 @@
 -- ARGV[2]    now
 -- ARGV[3]    the peak's TTL (0: keep no peak)
 -- ARGV[4]    the guest cap (0: none)
--- ARGV[5]    now minus the heartbeat timeout
 -- Returns {users, hidden, guests, peak count, peak time}.
 --@include lib/count_and_raise_peak.lua
 --@include lib/kept.lua
-local signs = socket_signs(KEYS[6], KEYS[7], ARGV[1], tonumber(ARGV[5]))
-local start = tonumber(ARGV[1])
+local function count_kept(set)
+  return kept_below(kept(set, KEYS[6], KEYS[7], ARGV[1]), tonumber(ARGV[1]))
+end
 local function union() return redis.call('PFCOUNT', unpack(KEYS, 8)) end
 return count_and_raise_peak(#KEYS > 7 and union or nil, tonumber(ARGV[4]),
-                            #kept(KEYS[1], signs, start), #kept(KEYS[2], signs, start))
+                            count_kept(KEYS[1]), count_kept(KEYS[2]))

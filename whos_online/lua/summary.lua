@@ -32,20 +32,22 @@
 --@include lib/count_and_raise_peak.lua
 --@include lib/kept.lua
 local live, left, generation = KEYS[#KEYS - 2], KEYS[#KEYS - 1], KEYS[#KEYS]
-local start, limit = tonumber(ARGV[1]), tonumber(ARGV[4])
-local signs, beating = socket_signs(live, left, ARGV[1], tonumber(ARGV[10]))
-local kept_users, kept_hidden = kept(KEYS[1], signs, start), kept(KEYS[2], signs, start)
+local limit = tonumber(ARGV[4])
+local sockets = redis.call('EXISTS', live, left) > 0
+local start = tonumber(ARGV[1])
+local kept_users = kept(KEYS[1], live, left, ARGV[1])
+local kept_hidden = kept(KEYS[2], live, left, ARGV[1])
 -- The members of key to list, {pk, score} pairs, newest score first: those
--- inside the window by their score, then those a socket keeps inside; at most
--- ARGV[4] (-1: all).
-local function newest(key, others)
+-- inside the window by their score, then those a socket keeps inside (see
+-- lib/kept.lua); at most ARGV[4] (-1: all).
+local function newest(key, found)
   local rows = {}
   local inside = redis.call('ZRANGE', key, '+inf', ARGV[1], 'BYSCORE', 'REV', 'LIMIT', 0, ARGV[4],
                             'WITHSCORES')
   for i = 1, #inside, 2 do rows[#rows + 1] = {inside[i], inside[i + 1]} end
-  for _, row in ipairs(others) do
-    if #rows == limit then break end
-    rows[#rows + 1] = row
+  local more = limit < 0 and -1 or limit - #rows
+  for _, row in ipairs(newest_kept(found, more)) do
+    rows[#rows + 1] = {row[1], string.format('%.17g', row[2])}
   end
   return rows
 end
@@ -58,7 +60,7 @@ local function listing(rows)
   for i, row in ipairs(rows) do names[i] = row[1] end
   local cards = each('HMGET', KEYS[5], names)
   local beats, lefts = {}, {}
-  if next(signs) then beats, lefts = each('ZMSCORE', live, names), each('ZMSCORE', left, names) end
+  if sockets then beats, lefts = each('ZMSCORE', live, names), each('ZMSCORE', left, names) end
   for i, row in ipairs(rows) do
     found[i] = {row[2], row[1], cards[i], beats[i] or false, lefts[i] or false}
   end
@@ -89,31 +91,30 @@ end
 local buckets = tonumber(ARGV[6])
 local function window_guests() return union_count(6, 4 + buckets, ARGV[8]) end
 local counted = count_and_raise_peak(buckets > 0 and window_guests or nil, tonumber(ARGV[11]),
-                                     #kept_users, #kept_hidden)
+                                     kept_below(kept_users, start),
+                                     kept_below(kept_hidden, start))
 for _, value in ipairs(counted) do table.insert(result, value) end
 if ARGV[7] == '' then
   table.insert(result, false)
   table.insert(result, false)
 else
   -- Members kept inside the window by a socket were seen today, whatever their score.
-  local day_start, earlier = tonumber(ARGV[7]), 0
-  for _, rows in ipairs({kept_users, kept_hidden}) do
-    for _, row in ipairs(rows) do
-      if tonumber(row[2]) < day_start then earlier = earlier + 1 end
-    end
-  end
+  local day_start = tonumber(ARGV[7])
+  local earlier = kept_below(kept_users, day_start) + kept_below(kept_hidden, day_start)
   table.insert(result, redis.call('ZCOUNT', KEYS[1], ARGV[7], '+inf')
                        + redis.call('ZCOUNT', KEYS[2], ARGV[7], '+inf') + earlier)
   table.insert(result, union_count(6 + buckets, #KEYS - 4, ARGV[9]))
 end
--- When the counts next change by time alone: the oldest sign inside the window
--- (a score, over the three sets, passing over (20 at most) members still beating;
--- or the socket sign keeping a member inside), as text (Lua would truncate it);
--- false if nobody is there.
+-- When the counts next change by time alone: the oldest score inside the window
+-- over the three sets, passing over (20 at most) members still beating, or the
+-- oldest close or stopped beat keeping someone inside it (at the latest: a
+-- re-read too early finds nothing new); as text (Lua would truncate it), false
+-- if nobody is there.
 local function oldest(key)
   local rows = redis.call('ZRANGE', key, ARGV[1], '+inf', 'BYSCORE', 'LIMIT', 0, 20, 'WITHSCORES')
   for i = 1, #rows, 2 do
-    if not beating[rows[i]] then return tonumber(rows[i + 1]) end
+    local beat = redis.call('ZSCORE', live, rows[i])
+    if not (beat and tonumber(beat) >= tonumber(ARGV[10])) then return tonumber(rows[i + 1]) end
   end
   if #rows > 0 then return tonumber(rows[#rows]) end
 end
@@ -122,11 +123,9 @@ for i = 1, 3 do
   local score = oldest(KEYS[i])
   if score and (not first or score < first) then first = score end
 end
-for _, rows in ipairs({kept_users, kept_hidden}) do
-  for _, row in ipairs(rows) do
-    local sign = signs[row[1]]
-    if not beating[row[1]] and (not first or sign < first) then first = sign end
-  end
+for _, range in ipairs({{left, '+inf'}, {live, '(' .. ARGV[10]}}) do
+  local sign = redis.call('ZRANGE', range[1], ARGV[1], range[2], 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
+  if sign[2] and (not first or tonumber(sign[2]) < first) then first = tonumber(sign[2]) end
 end
 table.insert(result, first and string.format('%.17g', first) or false)
 table.insert(result, redis.call('GET', generation))
