@@ -126,13 +126,23 @@ def test_the_presence_dots_template_renders_a_dot_per_member(redis_db: Any, peop
     ]
 
 
-def test_the_jinja2_template_renders_the_blocks_and_dots(redis_db: Any, people: Any) -> None:
+def test_the_jinja2_template_renders_the_blocks_and_dots(
+    redis_db: Any, people: Any, settings: Any, tmp_path: Path
+) -> None:
+    """The how-to's engine (after the site's Django one) loads its template from
+    ``BASE_DIR / "jinja2"``."""
+    (engine,) = snippets("howto/jinja2.md", "python")
+    site = run_snippet(engine, "docs/howto/jinja2.md", "settings", BASE_DIR=tmp_path)
+    settings.TEMPLATES = [settings.TEMPLATES[0], *site.TEMPLATES]
+    (template,) = snippets("howto/jinja2.md", "jinja")
+    (tmp_path / "jinja2").mkdir()
+    (tmp_path / "jinja2" / "thread.html").write_text(template)
     alice, bob = people("alice", "bob")
     presence.record_user(alice)
     presence.record_user(bob, room="thread:42")
-    (template,) = snippets("howto/jinja2.md", "jinja")
     thread = SimpleNamespace(pk=42)
-    html = engines["jinja2"].from_string(template).render({"thread": thread, "members": [alice]})
+    page = engines["jinja2"].get_template("thread.html")
+    html = page.render({"thread": thread, "members": [alice]})
     text = " ".join(html.split())
     assert "1 user online: 1 member, 0 guests" in text
     assert "1 here now: 1 member, 0 guests" in text
@@ -205,9 +215,11 @@ def install_recipe(
     apply_settings(files["settings.py"], page, settings)
 
 
-def run_snippet(snippet: str, page: str, name: str) -> ModuleType:
-    """``snippet`` run as the module ``name`` (what it defines, its attributes)."""
+def run_snippet(snippet: str, page: str, name: str, **defined: Any) -> ModuleType:
+    """``snippet`` run as the module ``name`` (what it defines, its attributes), after what
+    the site's file ``defined`` before it."""
     module = ModuleType(name)
+    vars(module).update(defined)
     exec(compile(snippet, page, "exec"), module.__dict__)  # noqa: S102
     return module
 
