@@ -64,6 +64,7 @@ from tests.redis_server import (
     spare_port,
     wait_for,
 )
+from tests.test_docs import install_recipe
 from tests.test_faults import UNAVAILABLE, block, get, log_records, members, the_error
 from whos_online import failsafe
 from whos_online.connection import get_client
@@ -504,3 +505,23 @@ def test_a_process_started_after_its_seed_master_died_still_serves_pages(
             traveller.shift(BACKOFF + 1)
             html = block(member("bob"))
             assert members(html) == ["bob", "alice"]
+
+
+# -- 3. the scaling guide's own client ----------------------------------------------------
+
+
+def test_the_scaling_guides_client_records_and_lists_a_member(
+    shared_cluster: Cluster, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/howto/scaling.md's settings and mysite/redis.py, word for word but for what it
+    says to put in: two of these masters as the startup nodes."""
+    ports = [node.require_port() for node in shared_cluster.nodes[:2]]
+    install_recipe("howto/scaling.md", monkeypatch, settings, ports)
+    client = get_client()
+    try:
+        assert "online" in get(member("alice"), "/").cookies
+        html = block(BrowserClient())
+        assert members(html) == ["alice"] and "1 member, 1 guest" in html
+        assert client.zcard(f"{settings.WHOS_ONLINE_KEY_PREFIX}:users") == 1
+    finally:
+        client.close()  # its keys' prefix is this test's alone on the cluster

@@ -4,17 +4,30 @@ from the one table, and what the README shows is what the tested docs say."""
 from __future__ import annotations
 
 import re
+import shlex
 import sys
+import textwrap
+from collections.abc import Sequence
+from io import StringIO
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import django
 import pytest
+import time_machine
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import Group
+from django.core.management import call_command
 from django.template import engines
+from django.urls import path
 
 import whos_online
-from tests.conftest import BrowserClient
+from tests import test_admin
+from tests.conftest import NOW, BrowserClient
+from tests.test_consumers import DEADLINE, eventually, listed, run, tab, until
+from tests.test_realtime_trust import refused
 from whos_online import presence
 from whos_online.conf import DEFAULTS, REMOVED_SETTINGS, SETTINGS, Setting
 
@@ -59,14 +72,10 @@ def test_every_check_a_setting_names_has_its_anchor() -> None:
         assert f"({check[-4:].lower()})=\n## `{check}`\n" in checks
 
 
-def code_blocks(text: str) -> list[str]:
-    """Fenced code blocks, de-indented from their list item."""
-    blocks = []
-    for body in re.findall(r"^ *```\w+\n(.*?)^ *```", text, re.M | re.S):
-        lines = body.splitlines()
-        indent = min(len(line) - len(line.lstrip()) for line in lines if line.strip())
-        blocks.append("\n".join(line[indent:] for line in lines))
-    return blocks
+def code_blocks(text: str, language: str = r"\w+") -> list[str]:
+    """Fenced code blocks (in ``language``), de-indented from their list item."""
+    found = re.findall(rf"^ *```{language}\n(.*?)^ *```", text, re.M | re.S)
+    return [textwrap.dedent(body) for body in found]
 
 
 @pytest.mark.parametrize("block", code_blocks((ROOT / "README.md").read_text()))
@@ -90,8 +99,7 @@ def test_the_readme_keeps_ci_s_test_command() -> None:
 
 def snippets(page: str, language: str) -> list[str]:
     """A docs page's snippets in ``language``."""
-    found = re.findall(rf"^```{language}\n(.*?)^```", (DOCS / page).read_text(), re.M | re.S)
-    return list(found)
+    return code_blocks((DOCS / page).read_text(), language)
 
 
 def test_the_api_overview_runs_as_written(redis_db: Any, people: Any, rf: Any) -> None:
@@ -118,13 +126,23 @@ def test_the_presence_dots_template_renders_a_dot_per_member(redis_db: Any, peop
     ]
 
 
-def test_the_jinja2_template_renders_the_blocks_and_dots(redis_db: Any, people: Any) -> None:
+def test_the_jinja2_template_renders_the_blocks_and_dots(
+    redis_db: Any, people: Any, settings: Any, tmp_path: Path
+) -> None:
+    """The how-to's engine (after the site's Django one) loads its template from
+    ``BASE_DIR / "jinja2"``."""
+    (engine,) = snippets("howto/jinja2.md", "python")
+    site = run_snippet(engine, "docs/howto/jinja2.md", "settings", BASE_DIR=tmp_path)
+    settings.TEMPLATES = [settings.TEMPLATES[0], *site.TEMPLATES]
+    (template,) = snippets("howto/jinja2.md", "jinja")
+    (tmp_path / "jinja2").mkdir()
+    (tmp_path / "jinja2" / "thread.html").write_text(template)
     alice, bob = people("alice", "bob")
     presence.record_user(alice)
     presence.record_user(bob, room="thread:42")
-    (template,) = snippets("howto/jinja2.md", "jinja")
     thread = SimpleNamespace(pk=42)
-    html = engines["jinja2"].from_string(template).render({"thread": thread, "members": [alice]})
+    page = engines["jinja2"].get_template("thread.html")
+    html = page.render({"thread": thread, "members": [alice]})
     text = " ".join(html.split())
     assert "1 user online: 1 member, 0 guests" in text
     assert "1 here now: 1 member, 0 guests" in text
@@ -178,20 +196,50 @@ if django.VERSION >= (6, 0):
         assert (pruned["users"], pruned["guests"]) == (0, 0)
 
 
-def install_recipe(page: str, monkeypatch: pytest.MonkeyPatch, settings: Any) -> None:
-    """A how-to's two-file snippet as a site would have it: ``accounts/presence.py`` importable
-    as ``accounts.presence``, and the ``settings.py`` lines applied to the settings."""
+def install_recipe(
+    page: str, monkeypatch: pytest.MonkeyPatch, settings: Any, ports: Sequence[int] = ()
+) -> None:
+    """A how-to's snippet of files as a site would have it: each ``# package/module.py``
+    importable as ``package.module``, and the ``settings.py`` lines applied to the settings.
+    Its example servers are this test's at ``ports`` (see ``on_loopback``)."""
     (snippet, *_) = [s for s in snippets(page, "python") if s.startswith("# settings.py\n")]
+    snippet = on_loopback(snippet, ports)
     files = dict(re.findall(r"^# (\S+\.py)\n(.*?)(?=^# \S+\.py\n|\Z)", snippet, re.M | re.S))
-    module = ModuleType("accounts.presence")
-    exec(compile(files["accounts/presence.py"], page, "exec"), module.__dict__)  # noqa: S102
-    monkeypatch.setitem(sys.modules, "accounts", ModuleType("accounts"))
-    monkeypatch.setitem(sys.modules, "accounts.presence", module)
-    lines: dict[str, Any] = {}
-    exec(compile(files["settings.py"], page, "exec"), lines)  # noqa: S102
-    for name, value in lines.items():
-        if name.startswith("WHOS_ONLINE_"):
+    for file, source in files.items():
+        if file != "settings.py":
+            package, _, name = file.removesuffix(".py").rpartition("/")
+            if package not in sys.modules:
+                monkeypatch.setitem(sys.modules, package, ModuleType(package))
+            module = run_snippet(source, page, f"{package}.{name}")
+            monkeypatch.setitem(sys.modules, module.__name__, module)
+    apply_settings(files["settings.py"], page, settings)
+
+
+def run_snippet(snippet: str, page: str, name: str, **defined: Any) -> ModuleType:
+    """``snippet`` run as the module ``name`` (what it defines, its attributes), after what
+    the site's file ``defined`` before it."""
+    module = ModuleType(name)
+    vars(module).update(defined)
+    exec(compile(snippet, page, "exec"), module.__dict__)  # noqa: S102
+    return module
+
+
+def apply_settings(source: str, page: str, settings: Any) -> None:
+    """What the settings.py lines ``source`` set, set on the settings."""
+    for name, value in vars(run_snippet(source, page, "settings")).items():
+        if name.isupper():
             setattr(settings, name, value)
+
+
+EXAMPLE_SERVER = re.compile(r'"10\.0\.0\.\d+", \d+')
+
+
+def on_loopback(snippet: str, ports: Sequence[int]) -> str:
+    """``snippet`` with its example servers (``"10.0.0.1", 7000``…) replaced, in order, by
+    this test's on 127.0.0.1 at ``ports``: what a reader puts in their own servers' place."""
+    assert len(EXAMPLE_SERVER.findall(snippet)) == len(ports)
+    local = iter(ports)
+    return EXAMPLE_SERVER.sub(lambda _: f'"127.0.0.1", {next(local)}', snippet)
 
 
 def test_the_hidden_members_recipe_hides_who_asked(
@@ -241,3 +289,164 @@ def test_the_monitors_recipe_counts_no_monitor_and_still_no_crawler(
     response = BrowserClient().get("/", headers={"User-Agent": "Mozilla/5.0 our-monitor/2"})
     assert "online" in response.cookies
     assert presence.guest_count() == 1
+
+
+def holds(value: Any, wanted: Any) -> bool:
+    """A field matches: a set of members holds ``wanted``, a pk equals it (a room names it
+    as text)."""
+    return wanted in value if isinstance(value, set) else str(value) == str(wanted)
+
+
+class Rows:
+    """A model's ``objects``: rows in memory, ``filter(**fields)``, ``first()``, ``exists()``."""
+
+    def __init__(self, *rows: SimpleNamespace) -> None:
+        self.rows = rows
+
+    def filter(self, **fields: Any) -> Rows:
+        return Rows(
+            *(r for r in self.rows if all(holds(getattr(r, f), v) for f, v in fields.items()))
+        )
+
+    def first(self) -> SimpleNamespace | None:
+        return self.rows[0] if self.rows else None
+
+    def exists(self) -> bool:
+        return bool(self.rows)
+
+
+@pytest.fixture
+def forum(people: Any, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The docs' ``forum.models`` and its members alice and bob: a thread is a real model
+    (auth's Group stands in, for ``get_object_or_404``); topic 1 is public, topic 2 staff's,
+    conversation 3 alice's and bob's."""
+    alice, bob = people("alice", "bob")
+    models = ModuleType("forum.models")
+    models.Thread = Group  # type: ignore[attr-defined]
+    models.Topic = SimpleNamespace(  # type: ignore[attr-defined]
+        objects=Rows(
+            SimpleNamespace(pk=1, can_read=lambda user: True),
+            SimpleNamespace(pk=2, can_read=lambda user: user.is_staff),
+        )
+    )
+    models.Conversation = SimpleNamespace(  # type: ignore[attr-defined]
+        objects=Rows(SimpleNamespace(pk=3, members={alice.pk, bob.pk}))
+    )
+    monkeypatch.setitem(sys.modules, "forum", ModuleType("forum"))
+    monkeypatch.setitem(sys.modules, "forum.models", models)
+    return [alice, bob]
+
+
+def serve(urlpatterns: list[Any], monkeypatch: pytest.MonkeyPatch, settings: Any) -> None:
+    """``urlpatterns`` are the site's URLconf."""
+    urls = ModuleType("site_urls")
+    urls.urlpatterns = urlpatterns  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, urls.__name__, urls)
+    settings.ROOT_URLCONF = urls.__name__
+
+
+def test_the_in_room_view_and_its_template_list_the_threads_readers(
+    redis_db: Any, forum: list[Any], monkeypatch: pytest.MonkeyPatch, settings: Any, tmp_path: Path
+) -> None:
+    """The decorated view as a site's views.py, served at a thread's URL, renders the
+    how-to's template as templates/thread.html."""
+    (view, *_) = snippets("howto/rooms.md", "python")
+    (template,) = snippets("howto/rooms.md", "django")
+    (tmp_path / "thread.html").write_text(template)
+    settings.TEMPLATES = [{**settings.TEMPLATES[0], "DIRS": [tmp_path]}, *settings.TEMPLATES[1:]]
+    views = run_snippet(view, "docs/howto/rooms.md", "forum.views")
+    serve([path("thread/<int:pk>/", views.thread)], monkeypatch, settings)
+    thread, other = Group.objects.create(name="general"), Group.objects.create(name="news")
+    for reader, opened in zip(forum, (thread, other)):
+        client = BrowserClient()
+        client.force_login(reader)
+        html = " ".join(client.get(f"/thread/{opened.pk}/").content.decode().split())
+        assert "1 here now: 1 member, 0 guests" in html
+        assert re.findall(r"<bdi>(\w+)</bdi>", html) == [reader.username]
+
+
+def test_the_room_access_example_refuses_with_4403_and_serves_whom_it_lets_in(
+    redis_db: Any, forum: list[Any], monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    """The policy example as the site's forum/presence.py, named in its settings, on the
+    ready consumer's routes."""
+    install_recipe("howto/live.md", monkeypatch, settings)
+    alice, bob = forum
+
+    async def scenario() -> None:
+        assert await refused(alice, "/ws/whos-online/topic:2/") == 4403  # staff's topic
+        assert await refused(None, "/ws/whos-online/pm:3/") == 4403  # not a member's
+        assert await refused(alice, "/ws/whos-online/lounge/") == 4403  # no such room
+        guest = await tab(None, "/ws/whos-online/topic:1/")
+        state = await until(guest, lambda m: m["type"] == "presence_state")
+        assert (state["room"], state["users"]) == ("topic:1", 0)
+        reader = await tab(bob, "/ws/whos-online/topic:1/")
+        seen = await until(guest, lambda m: str(bob.pk) in m["joins"])
+        assert "<bdi>bob</bdi>" in seen["html"]
+        conversation = await tab(alice, "/ws/whos-online/pm:3/")
+        assert (await until(conversation, lambda m: str(alice.pk) in m["joins"]))["room"] == "pm:3"
+        for socket in (guest, reader, conversation):
+            await socket.disconnect()
+
+    run(scenario)
+
+
+def test_the_chat_consumer_example_puts_its_member_in_its_routes_room(
+    redis_db: Any, forum: list[Any], monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    """The mixin example, routed as a site routes its chat, under the room access example:
+    alice joins topic 1 through the site's own consumer."""
+    install_recipe("howto/live.md", monkeypatch, settings)
+    (mixin,) = [s for s in snippets("howto/live.md", "python") if "PresenceMixin" in s]
+    consumer = run_snippet(mixin, "docs/howto/live.md", "forum.consumers").ChatConsumer
+    routes = URLRouter([path("chat/<room>/", consumer.as_asgi())])
+    alice, _ = forum
+
+    async def scenario() -> None:
+        chat = WebsocketCommunicator(routes, "/chat/topic:1/")
+        chat.scope["user"] = alice
+        assert (await chat.connect(timeout=DEADLINE))[0]
+        await eventually(lambda: listed("topic:1") == {"alice": "online"})
+        await chat.disconnect()
+
+    run(scenario)
+
+
+def test_the_live_blocks_urls_serve_what_the_block_polls(
+    redis_db: Any, people: Any, monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    """The URLconf snippet as the site's urls.py; the live tag the how-to names points its
+    script at the endpoint, which answers as the script asks."""
+    (urls, *_) = snippets("howto/live.md", "python")
+    serve(run_snippet(urls, "docs/howto/live.md", "mysite.urls").urlpatterns, monkeypatch, settings)
+    live = (DOCS / "howto" / "live.md").read_text()
+    (tag,) = set(re.findall(r"`(\{% whos_online live=\d+ %\})`", live))
+    (alice,) = people("alice")
+    presence.record_user(alice)
+    html = engines["django"].from_string("{% load whos_online %}" + tag).render({})
+    (url,) = re.findall(r'data-whos-online-url="([^"]+)"', html)
+    polled = BrowserClient().get(url, headers={"X-Whos-Online": "poll"})
+    assert [member["name"] for member in polled.json()["members"]] == ["alice"]
+
+
+def test_the_admin_pages_cron_line_prunes_and_draws_the_chart(
+    redis_db: Any, people: Any, settings: Any
+) -> None:
+    """The crontab entry's command, minus the schedule and the cd: it prints nothing, prunes
+    who left and samples the counts the admin's chart draws."""
+    (entry,) = snippets("howto/admin.md", "cron")
+    python, manage, *command = shlex.split(entry.split("&&", 1)[1])
+    assert (python, manage) == (".venv/bin/python", "manage.py")
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    (alice,) = people("alice")
+    out = StringIO()
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_user(alice)
+        call_command(*command, stdout=out)
+        traveller.shift(601)  # alice left the window
+        call_command(*command, stdout=out)
+        assert redis_db.zrange(f"{settings.WHOS_ONLINE_KEY_PREFIX}:users", 0, -1) == []
+        html = test_admin.staff().get(test_admin.PAGE).content.decode()
+    assert out.getvalue() == ""
+    samples = re.findall(r"<title>\d\d:\d\d: ([^<]*)</title>", html)  # the chart's, on hover
+    assert samples == ["1 member, 0 guests", "0 members, 0 guests"]

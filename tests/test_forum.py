@@ -21,6 +21,7 @@ from django.urls import reverse
 
 from tests.conftest import BrowserClient, names
 from tests.settings_forum import ATTACHMENTS_CACHE
+from tests.test_docs import apply_settings, snippets
 from tests.test_rooms import listed, logged_in, room_keys
 from whos_online import checks, presence
 
@@ -87,6 +88,27 @@ def test_a_member_reading_a_topic_is_listed_in_its_room(board: dict[str, Any], p
     assert "2 here now: 2 members, 0 guests" in html and listed(html) == ["bob", "alice"]
     assert names(presence.online_users(room=("topic", first.pk))) == ["bob", "alice"]
     assert presence.online_users(room=("topic", second.pk)) == []
+
+
+# docs/howto/third-party-views.md's settings for machina's topic page: the string, in its
+# two places, and the callable.
+HOW_TO = "howto/third-party-views.md"
+MACHINA_ROOMS = [
+    s
+    for s in snippets(HOW_TO, "python")
+    if "WHOS_ONLINE_ROOMS" in s and '"forum_conversation:topic"' in s
+]
+
+
+@pytest.mark.parametrize("snippet", MACHINA_ROOMS, ids=["setting", "callable", "example"])
+def test_each_setting_the_how_to_shows_lists_the_reader_in_the_topics_room(
+    board: dict[str, Any], people: Any, settings: Any, snippet: str
+) -> None:
+    apply_settings(snippet, f"docs/{HOW_TO}", settings)
+    [alice] = people("alice")
+    html = logged_in(alice).get(board["urls"][1]).content.decode()
+    assert "1 here now: 1 member, 0 guests" in html and listed(html) == ["alice"]
+    assert presence.online_users(room=("topic", board["topics"][0].pk)) == []
 
 
 def test_a_member_who_moves_to_another_topic_leaves_the_first(

@@ -27,6 +27,7 @@ from django_redis.pool import ConnectionFactory
 
 from tests.conftest import NOW, BrowserClient, Wire, require
 from tests.redis_server import RedisServer, RedisServerError, wait_for
+from tests.test_docs import apply_settings, on_loopback, snippets
 from tests.test_faults import (
     UNAVAILABLE,
     answers_again,
@@ -36,6 +37,7 @@ from tests.test_faults import (
     members,
     the_error,
 )
+from whos_online.conf import conf
 
 pytestmark = [pytest.mark.topology, pytest.mark.django_db]
 
@@ -265,3 +267,22 @@ def test_a_frozen_master_costs_one_socket_timeout_then_is_left_alone(
             assert "online" not in get(BrowserClient(), "/", REMOTE_ADDR=f"198.51.100.{n}").cookies
             assert UNAVAILABLE in block(BrowserClient(), REMOTE_ADDR=f"198.51.100.{n}")
         assert not wire.touched  # 20 requests during the back-off: no connection, no wait
+
+
+def test_the_scaling_guides_settings_record_and_list_a_member(
+    sentinel_setup: SentinelSetup, settings: Any, people: Any
+) -> None:
+    """docs/howto/scaling.md's Sentinel settings, word for word but for what it says to
+    put in: these sentinels' addresses and the name they monitor the master by."""
+    (snippet, _) = snippets("howto/scaling.md", "python")
+    ports = [port for _, port in sentinel_setup.addresses]
+    ours = on_loopback(snippet, ports).replace("mymaster", sentinel_setup.service)
+    apply_settings(ours, "docs/howto/scaling.md", settings)
+    (alice,) = people("alice")
+    member = BrowserClient()
+    member.force_login(alice)
+    assert "online" in get(member, "/").cookies
+    html = block(BrowserClient())
+    assert members(html) == ["alice"] and "1 member, 1 guest" in html
+    with sentinel_setup.master.client() as direct:
+        assert direct.zscore(conf.keys().users, str(alice.pk)) is not None

@@ -1,7 +1,11 @@
-"""tests.urls with django-machina's URLconf included as its docs say (tests/settings_forum.py)."""
+"""tests.urls with django-machina's URLconf included as its docs say, in the words of
+docs/howto/third-party-views.md (tests/settings_forum.py)."""
 
-from django.urls import include, path
-
+from tests.test_docs import run_snippet, snippets
 from tests.urls import urlpatterns as site_urlpatterns
 
-urlpatterns = [path("forum/", include("machina.urls")), *site_urlpatterns]
+(MACHINA,) = [s for s in snippets("howto/third-party-views.md", "python") if "machina.urls" in s]
+urlpatterns = [
+    *run_snippet(MACHINA, "docs/howto/third-party-views.md", __name__).urlpatterns,
+    *site_urlpatterns,
+]
