@@ -90,6 +90,7 @@ TESTS = {
         "test_rooms.py",
         "test_counting.py",
     ],
+    "room_names.py": ["test_conf.py", "test_rooms.py"],
     "rooms.py": ["test_rooms.py"],
     "routing.py": ["test_consumers.py"],
     "scripts.py": [
@@ -101,6 +102,7 @@ TESTS = {
         "test_long_lists.py",
         "test_counting.py",
     ],
+    "settings_table.py": ["test_conf.py", "test_checks.py", "test_docs.py"],
     "signals.py": ["test_middleware.py"],
     "sockets.py": ["test_consumers.py", "test_scripts.py", "test_status.py"],
     "stats.py": ["test_peak.py", "test_presence.py", "test_command.py", "test_counting.py"],

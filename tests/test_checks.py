@@ -14,7 +14,7 @@ from django.db import models
 
 from tests.conftest import django_redis_cache
 from whos_online import checks
-from whos_online.conf import DEFAULTS, SETTINGS, Setting
+from whos_online.settings_table import DEFAULTS, SETTINGS, Setting
 
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
 SESSION = "django.contrib.sessions.middleware.SessionMiddleware"

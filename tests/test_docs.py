@@ -16,7 +16,7 @@ from django.template import engines
 import whos_online
 from tests.conftest import BrowserClient
 from whos_online import presence
-from whos_online.conf import DEFAULTS, REMOVED_SETTINGS, SETTINGS, Setting
+from whos_online.settings_table import DEFAULTS, REMOVED_SETTINGS, SETTINGS, Setting
 
 ROOT = Path(whos_online.__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

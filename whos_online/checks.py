@@ -16,9 +16,10 @@ from django.urls import NoReverseMatch, URLResolver, get_resolver, reverse
 from django.utils.module_loading import import_string
 
 from whos_online.client_ip import HEADERS
-from whos_online.conf import REMOVED_SETTINGS, SETTINGS, Setting, conf
+from whos_online.conf import conf
 from whos_online.counting import DAY
 from whos_online.members import logs_in_by_email
+from whos_online.settings_table import REMOVED_SETTINGS, SETTINGS, Setting
 from whos_online.url_rooms import format_fields
 
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
