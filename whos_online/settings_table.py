@@ -1,6 +1,6 @@
 """Every ``WHOS_ONLINE_*`` setting, declared once: its default, its check and its docs.
 
-``DEFAULTS`` (read by ``whos_online.conf``), the system checks (whos_online.checks)
+``DEFAULTS`` (read by ``whos_online.conf``), the system checks (whos_online.settings_checks)
 and the docs' settings reference (docs/_ext/settings_reference.py) are all made
 from ``SETTINGS``, so none of them can disagree with another. The readers at
 the end turn a value of the kinds the table takes into what ``conf`` keeps.
@@ -27,7 +27,7 @@ class Setting(NamedTuple):
     ``SETTINGS`` below is the one place a setting is declared: ``DEFAULTS`` is made
     from it, ``check`` names the system check that validates it (E005 checks
     ``accepts``, ``minimum``, ``maximum`` and ``choices``; the others are checks of
-    their own in whos_online.checks), and the docs' settings reference is generated from it.
+    their own in whos_online.settings_checks), and the docs' settings reference is generated from it.
     """
 
     name: str
