@@ -25,7 +25,8 @@ import redis
 import time_machine
 from django_redis.pool import ConnectionFactory
 
-from tests.conftest import NOW, BrowserClient, Wire, require
+from tests.conftest import NOW, BrowserClient, require
+from tests.counted import CountedSentinelConnection, Wire
 from tests.redis_server import RedisServer, RedisServerError, wait_for
 from tests.test_faults import (
     UNAVAILABLE,
@@ -144,6 +145,7 @@ def sentinel_cache(setup: SentinelSetup, **options: Any) -> dict[str, Any]:
         "OPTIONS": {
             "CLIENT_CLASS": "django_redis.client.SentinelClient",
             "SENTINELS": setup.addresses,
+            "CONNECTION_POOL_KWARGS": {"connection_class": CountedSentinelConnection},
             **options,
         },
     }
