@@ -23,7 +23,6 @@ from typing import Any
 import pytest
 import redis
 import time_machine
-from django_redis.pool import ConnectionFactory
 
 from tests.conftest import NOW, BrowserClient, require
 from tests.counted import CountedSentinelConnection, Wire
@@ -37,6 +36,7 @@ from tests.test_faults import (
     members,
     the_error,
 )
+from whos_online.connection import get_client
 
 pytestmark = [pytest.mark.topology, pytest.mark.django_db]
 
@@ -118,22 +118,21 @@ class SentinelSetup:
         return ports.pop() if len(ports) == 1 else None
 
     def close(self) -> None:
-        # django-redis's pools for this service (master and replicas), and their connections.
-        pools = getattr(ConnectionFactory, "_pools", {})
-        for url in [url for url in pools if f"//{self.service}/" in url]:
-            pools.pop(url).disconnect()
         for server in (*self.sentinels, self.replica, self.master):
             if server is not None:
                 server.close()
 
 
 @pytest.fixture
-def sentinel_setup(tmp_path: Path) -> Iterator[SentinelSetup]:
+def sentinel_setup(tmp_path: Path, settings: Any) -> Iterator[SentinelSetup]:
     require("redis-server")
     setup = SentinelSetup(tmp_path)
     try:
         yield setup.start()
     finally:
+        # The test's CACHES still name the service (``settings`` is undone after this):
+        # whos_online's connections to its servers are closed before the servers are.
+        get_client().connection_pool.disconnect()
         setup.close()
 
 
