@@ -57,8 +57,9 @@ django.setup()
 from django.test import override_settings  # noqa: E402
 
 from whos_online import counting, presence  # noqa: E402
-from whos_online.conf import DEFAULTS, conf  # noqa: E402
+from whos_online.conf import conf  # noqa: E402
 from whos_online.connection import get_client  # noqa: E402
+from whos_online.settings_table import DEFAULTS  # noqa: E402
 
 # The guests are made in Redis, ARGV[2] of them from number ARGV[1]: a guest's
 # id is 16 hex digits of SHA-1(ARGV[3] .. number), as random as guest ids are.

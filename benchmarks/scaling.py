@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from whos_online import scripts  # noqa: E402
-from whos_online.conf import DEFAULTS  # noqa: E402
+from whos_online.settings_table import DEFAULTS  # noqa: E402
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/13")
 KEY = f"whos_online_scale:{os.getpid()}"

@@ -1,5 +1,5 @@
 """Sphinx configuration: MyST Markdown pages, the Furo theme, autodoc of the Python API
-and the settings reference generated from whos_online.conf.SETTINGS (_ext/settings_reference.py).
+and the settings reference generated from whos_online.settings_table.SETTINGS (_ext/settings_reference.py).
 
 Build with ``python3 dev.py docs`` (warnings are errors, every reference must resolve).
 """

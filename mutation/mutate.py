@@ -1,6 +1,6 @@
 """Mutation testing for whos_online: does breaking a line make a test fail?
 
-    python3 dev.py mutate [module ...]     e.g. checks.py templatetags/whos_online.py
+    python3 dev.py mutate [module ...]     e.g. settings_checks.py templatetags/whos_online.py
     python3 dev.py mutate --since REV      only the lines changed since the git revision REV
 
 A run of named modules replaces their rows in ``results.md`` and keeps the
@@ -57,12 +57,12 @@ TESTS = {
     "blockcache.py": ["test_blockcache.py", "test_templatetag.py"],
     "bots.py": ["test_bots.py", "test_checks.py"],
     "chart.py": ["test_chart.py", "test_admin.py"],
-    "checks.py": ["test_checks.py"],
     "client_ip.py": ["test_client_ip.py", "test_middleware.py", "test_guests.py"],
     "conf.py": ["test_conf.py"],
     "consumers.py": ["test_consumers.py"],
     "connection.py": ["test_connection.py"],
     "counting.py": ["test_counting.py"],
+    "deployment_checks.py": ["test_checks.py", "test_url_rooms.py"],
     "failsafe.py": ["test_failsafe.py"],
     "guests.py": ["test_guests.py", "test_presence.py"],
     "hub.py": ["test_consumers.py"],
@@ -90,6 +90,7 @@ TESTS = {
         "test_rooms.py",
         "test_counting.py",
     ],
+    "room_names.py": ["test_conf.py", "test_rooms.py"],
     "rooms.py": ["test_rooms.py"],
     "routing.py": ["test_consumers.py"],
     "scripts.py": [
@@ -101,6 +102,8 @@ TESTS = {
         "test_long_lists.py",
         "test_counting.py",
     ],
+    "settings_checks.py": ["test_checks.py"],
+    "settings_table.py": ["test_conf.py", "test_checks.py", "test_docs.py"],
     "signals.py": ["test_middleware.py"],
     "sockets.py": ["test_consumers.py", "test_scripts.py", "test_status.py"],
     "stats.py": ["test_peak.py", "test_presence.py", "test_command.py", "test_counting.py"],
@@ -124,7 +127,7 @@ ALWAYS = ["test_pinned.py"]
 
 @dataclass(frozen=True)
 class Mutant:
-    module: str  # relative to the package, e.g. "checks.py"
+    module: str  # relative to the package, e.g. "settings_checks.py"
     line: int
     code: str  # the line as written, stripped
     old: str

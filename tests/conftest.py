@@ -27,7 +27,7 @@ import pytest
 import redis
 from django.test import AsyncClient, Client
 
-from tests.counted import Counted, CountedConnection, CountedFakeConnection
+from tests.counted import CountedConnection, CountedFakeConnection, Wire, listening
 from tests.redis_server import REDIS_CLI, REDIS_SERVER
 from whos_online import blockcache, failsafe, presence, scripts
 from whos_online.connection import get_client
@@ -72,6 +72,9 @@ def async_client() -> BrowserAsyncClient:
 
 
 def django_redis_cache(location: str, **options: Any) -> dict[str, Any]:
+    """A django-redis cache whose connections tell the ``wire`` and ``round_trips`` fixtures."""
+    pool = {"connection_class": CountedConnection, **options.get("CONNECTION_POOL_KWARGS", {})}
+    options["CONNECTION_POOL_KWARGS"] = pool
     return {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": location, "OPTIONS": options}
 
 
@@ -80,9 +83,7 @@ FAKE_CACHE = django_redis_cache(
     CONNECTION_POOL_KWARGS={"connection_class": CountedFakeConnection},
 )
 # Every in-process alias on REDIS_URL is this one (see tests/counted.py).
-REAL_CACHE = django_redis_cache(
-    REDIS_URL, CONNECTION_POOL_KWARGS={"connection_class": CountedConnection}
-)
+REAL_CACHE = django_redis_cache(REDIS_URL)
 
 
 # What some tests need beyond Python. A test whose needs are missing is never
@@ -258,11 +259,8 @@ def redis_db(
         client.delete(*own)
 
 
-class RoundTrips:
-    """Every payload sent to any Redis connection while the fixture is active."""
-
-    def __init__(self) -> None:
-        self.payloads: list[bytes] = []
+class RoundTrips(Wire):
+    """The payloads counted connections send while the fixture listens: one per round trip."""
 
     @property
     def count(self) -> int:
@@ -285,9 +283,6 @@ class RoundTrips:
         """Round trips that ran ``script`` (they carry its SHA1)."""
         return sum(script.sha.encode() in payload for payload in self.payloads)
 
-    def clear(self) -> None:
-        self.payloads.clear()
-
 
 @pytest.fixture
 def round_trips(redis_db: redis.Redis) -> Iterator[RoundTrips]:
@@ -299,12 +294,8 @@ def round_trips(redis_db: redis.Redis) -> Iterator[RoundTrips]:
     for script in vars(scripts).values():
         if isinstance(script, scripts.Script):
             redis_db.script_load(script.text)
-    trips = RoundTrips()
-    Counted.sinks.append(trips.payloads)
-    try:
+    with listening(RoundTrips()) as trips:
         yield trips
-    finally:
-        Counted.sinks.remove(trips.payloads)
 
 
 @pytest.fixture
@@ -348,61 +339,8 @@ def black_hole() -> Iterator[int]:
         yield int(sock.getsockname()[1])
 
 
-class Wire:
-    """Connection attempts, payloads sent, and socket waits that ended in a timeout.
-
-    ``timeouts`` holds, per wait that timed out, the timeout the socket had: it
-    proves which setting bounded the wait without timing anything.
-    """
-
-    def __init__(self) -> None:
-        self.connects = 0
-        self.payloads: list[bytes] = []
-        self.timeouts: list[float | None] = []
-
-    @property
-    def touched(self) -> bool:
-        return bool(self.connects or self.payloads or self.timeouts)
-
-    def clear(self) -> None:
-        self.connects = 0
-        self.payloads.clear()
-        self.timeouts.clear()
-
-
 @pytest.fixture
-def wire(monkeypatch: pytest.MonkeyPatch) -> Wire:
-    seen = Wire()
-    connection = redis.connection.AbstractConnection
-    # The TCP connect is defined on Connection, the class django-redis pools use.
-    send, read, raw_connect = (
-        connection.send_packed_command,
-        connection.read_response,
-        redis.connection.Connection._connect,
-    )
-
-    def spy_send(self: Any, command: Any, *args: Any, **kwargs: Any) -> Any:
-        chunks = command if isinstance(command, (list, tuple)) else [command]
-        seen.payloads.append(b"".join(bytes(chunk) for chunk in chunks))
-        return send(self, command, *args, **kwargs)
-
-    def timed(original: Callable[..., Any]) -> Callable[..., Any]:
-        # The two places a client waits on the socket: the TCP connect and a reply.
-        def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
-            if original is raw_connect:
-                seen.connects += 1  # a real attempt (connect() on a live connection is a no-op)
-                limit = self.socket_connect_timeout
-            else:
-                limit = self._sock.gettimeout() if self._sock is not None else None
-            try:
-                return original(self, *args, **kwargs)
-            except (TimeoutError, redis.TimeoutError):
-                seen.timeouts.append(limit)
-                raise
-
-        return spy
-
-    monkeypatch.setattr(connection, "send_packed_command", spy_send)
-    monkeypatch.setattr(connection, "read_response", timed(read))
-    monkeypatch.setattr(redis.connection.Connection, "_connect", timed(raw_connect))
-    return seen
+def wire() -> Iterator[Wire]:
+    """What the counted connections (tests/counted.py) connect, send and wait for in the test."""
+    with listening(Wire()) as seen:
+        yield seen

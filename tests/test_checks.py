@@ -13,8 +13,8 @@ from django.core.management.base import SystemCheckError
 from django.db import models
 
 from tests.conftest import django_redis_cache
-from whos_online import checks
-from whos_online.conf import DEFAULTS, SETTINGS, Setting
+from whos_online import settings_checks
+from whos_online.settings_table import DEFAULTS, SETTINGS, Setting
 
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
 SESSION = "django.contrib.sessions.middleware.SessionMiddleware"
@@ -378,7 +378,7 @@ def user_model(login: str, field: models.Field[Any, Any]) -> type:
 def test_email_login_sites_are_told_how_members_are_named(
     settings: Any, monkeypatch: pytest.MonkeyPatch, login: str, field: Any, warned: bool
 ) -> None:
-    monkeypatch.setattr(checks, "get_user_model", lambda: user_model(login, field))
+    monkeypatch.setattr(settings_checks, "get_user_model", lambda: user_model(login, field))
     if not warned:
         assert messages() == []
         return

@@ -23,7 +23,6 @@ import logging
 import subprocess
 import types
 import uuid
-from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from io import StringIO
@@ -56,7 +55,7 @@ from tests import (
     test_templatetag,
 )
 from tests.conftest import NOW, BrowserClient, require
-from tests.counted import CountedConnection
+from tests.counted import CountedConnection, Wire
 from tests.redis_server import (
     REDIS_CLI,
     RedisServer,
@@ -365,20 +364,6 @@ class Site:
             failsafe.breaker = saved
 
 
-@pytest.fixture
-def dials(monkeypatch: pytest.MonkeyPatch) -> Counter[int]:
-    """TCP connection attempts, by port: what a request costs a dead node."""
-    attempts: Counter[int] = Counter()
-    connect = redis.connection.Connection._connect
-
-    def spy(self: Any) -> Any:
-        attempts[int(self.port)] += 1
-        return connect(self)
-
-    monkeypatch.setattr(redis.connection.Connection, "_connect", spy)
-    return attempts
-
-
 def member(name: str) -> BrowserClient:
     visitor = BrowserClient()
     visitor.force_login(User.objects.get_or_create(username=name)[0])
@@ -386,7 +371,7 @@ def member(name: str) -> BrowserClient:
 
 
 def test_a_dead_master_fails_open_for_its_site_and_the_other_site_is_unaffected(
-    own_cluster: Cluster, dials: Counter[int], caplog: pytest.LogCaptureFixture
+    own_cluster: Cluster, wire: Wire, caplog: pytest.LogCaptureFixture
 ) -> None:
     SEED_PORT[:] = [own_cluster.nodes[-1].require_port()]
     # The master that dies is the worst one to lose: the client's default node,
@@ -412,7 +397,7 @@ def test_a_dead_master_fails_open_for_its_site_and_the_other_site_is_unaffected(
         # it is sent their text once more (EVAL to that master alone), where a
         # SCRIPT LOAD would go to every master, the dead one too.
         survivor.client().script_flush()
-        dials.clear()
+        wire.clear()
 
         # Site B: recording, the list, the counts, the peak and rooms work as
         # before, and none of it goes near the dead node.
@@ -428,7 +413,7 @@ def test_a_dead_master_fails_open_for_its_site_and_the_other_site_is_unaffected(
             html = block(bob)
             assert members(html) == ["carol", "bob", "alice"] and "3 members, 2 guests" in html
             assert "Most ever online: 5 users" in html
-        assert dials[dead_port] == 0
+        assert wire.dials[dead_port] == 0
 
         # Site A: pages render, the block says unavailable, nobody gets the cookie
         # (so they are recorded once Redis is back). Only the first request
@@ -441,9 +426,9 @@ def test_a_dead_master_fails_open_for_its_site_and_the_other_site_is_unaffected(
                 html = get(BrowserClient(), "/thread/1/", REMOTE_ADDR=f"198.51.100.{n}").content
                 assert ROOM_UNAVAILABLE in html.decode()
                 if n == 0:
-                    first_request = dials[dead_port]
+                    first_request = wire.dials[dead_port]
             assert 1 <= first_request <= DIALS_PER_FAILURE
-            assert dials[dead_port] == first_request
+            assert wire.dials[dead_port] == first_request
             assert isinstance(the_error(caplog), redis.ConnectionError)
 
         # The cluster notices too: the other masters flag the dead one as failed,
@@ -459,17 +444,17 @@ def test_a_dead_master_fails_open_for_its_site_and_the_other_site_is_unaffected(
             html = block(bob)  # bob's cookie has expired: he is recorded again
             assert members(html) == ["bob", "carol"] and "2 members, 1 guest" in html
             assert "Most ever online: 5 users" in html
-        assert dials[dead_port] == first_request
+        assert wire.dials[dead_port] == first_request
         assert site_b.breaker.outage_since is None
 
         # Site A, later: still dead, still 200s; each back-off costs one more
         # attempt, the outage is still logged once, and cron hears about it.
         with site_a.serving():
             assert UNAVAILABLE in block(member("alice"))
-            assert 1 <= dials[dead_port] - first_request <= DIALS_PER_FAILURE
-            again = dials[dead_port]
+            assert 1 <= wire.dials[dead_port] - first_request <= DIALS_PER_FAILURE
+            again = wire.dials[dead_port]
             assert UNAVAILABLE in block(member("alice"))
-            assert dials[dead_port] == again
+            assert wire.dials[dead_port] == again
             with pytest.raises(CommandError, match="Redis failed, pruning stopped"):
                 call_command("whos_online_prune", stdout=StringIO())
             assert len(log_records(caplog, logging.ERROR)) == 1

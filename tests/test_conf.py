@@ -17,7 +17,8 @@ from tests.test_connection import fakeredis_client
 from tests.test_hidden import wants_privacy
 from whos_online import bots, members
 from whos_online import conf as conf_module
-from whos_online.conf import Settings, cached_setting, conf, room_name, room_parts
+from whos_online.conf import Settings, cached_setting, conf
+from whos_online.room_names import room_name, room_parts
 
 
 def test_defaults() -> None:

@@ -20,7 +20,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 
 from tests.conftest import NOW, BrowserClient
-from whos_online import checks, counting, presence
+from whos_online import counting, presence, settings_checks
 
 pytestmark = pytest.mark.django_db
 
@@ -256,12 +256,12 @@ def test_rooms_count_approximate_guests_too(redis_db: redis.Redis, settings: Any
 
 def test_checks_reject_an_unknown_mode_and_warn_about_a_short_retention(settings: Any) -> None:
     settings.WHOS_ONLINE_GUEST_COUNTING = "hyperloglog"
-    assert [m.id for m in checks.check_settings()] == ["whos_online.E005"]
+    assert [m.id for m in settings_checks.check_settings()] == ["whos_online.E005"]
     settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
     settings.WHOS_ONLINE_SHOW_DAY_TOTAL = True
-    assert [m.id for m in checks.check_settings()] == ["whos_online.W008"]
+    assert [m.id for m in settings_checks.check_settings()] == ["whos_online.W008"]
     settings.WHOS_ONLINE_RETENTION = timedelta(days=1)
-    assert checks.check_settings() == []
+    assert settings_checks.check_settings() == []
 
 
 def test_a_visitor_seen_again_counts_in_each_new_hour_and_each_new_day(

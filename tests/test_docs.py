@@ -29,7 +29,7 @@ from tests.conftest import NOW, BrowserClient
 from tests.test_consumers import DEADLINE, eventually, listed, run, tab, until
 from tests.test_realtime_trust import refused
 from whos_online import presence
-from whos_online.conf import DEFAULTS, REMOVED_SETTINGS, SETTINGS, Setting
+from whos_online.settings_table import DEFAULTS, REMOVED_SETTINGS, SETTINGS, Setting
 
 ROOT = Path(whos_online.__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

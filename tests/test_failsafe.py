@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -22,26 +21,13 @@ from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 
 from tests.conftest import FAKE_CACHE, NOW, BrowserClient, django_redis_cache
+from tests.counted import Wire
 from tests.test_faults import answers_again, log_records, the_error
 from whos_online import failsafe, presence
 
 pytestmark = pytest.mark.django_db
 
 UNAVAILABLE = "Who's online is unavailable right now."
-
-
-@pytest.fixture
-def connects(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Every attempt to open a Redis connection."""
-    attempts: list[Any] = []
-    original = redis.connection.AbstractConnection.connect
-
-    def spy(self: Any) -> Any:
-        attempts.append(self)
-        return original(self)
-
-    monkeypatch.setattr(redis.connection.AbstractConnection, "connect", spy)
-    return attempts
 
 
 def outage_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
@@ -73,18 +59,18 @@ def test_dead_redis_pages_render_and_the_error_is_logged_once(
 def test_back_off_starts_short_then_recovers_by_itself(
     dead_redis: None,
     settings: Any,
-    connects: list[Any],
+    wire: Wire,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     with time_machine.travel(NOW, tick=False) as traveller:
         BrowserClient().get("/")
-        assert len(connects) == 1
+        assert wire.connects == 1
         for _ in range(10):
             BrowserClient().get("/block/")
-        assert len(connects) == 1  # N requests do not cost N timeouts
+        assert wire.connects == 1  # N requests do not cost N timeouts
         traveller.shift(failsafe.FIRST_BACKOFF)  # a second, not WHOS_ONLINE_BACKOFF
         BrowserClient().get("/")
-        assert len(connects) == 2  # tried again, still down: no second log record
+        assert wire.connects == 2  # tried again, still down: no second log record
         assert len(log_records(caplog, logging.ERROR)) == 1
 
         settings.CACHES = {"default": FAKE_CACHE}  # Redis is back
@@ -104,17 +90,17 @@ def test_a_hung_redis_costs_one_short_timeout_whatever_the_cache_options(
     settings: Any,
     black_hole: int,
     cache_options: dict[str, Any],
+    wire: Wire,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     settings.CACHES = {
         "default": django_redis_cache(f"redis://127.0.0.1:{black_hole}/0", **cache_options)
     }
     settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.2
-    started = time.monotonic()
     assert BrowserClient().get("/block/").status_code == 200
     assert BrowserClient().get("/block/").status_code == 200
-    # Without our own timeout this would hang for 30 s (or forever).
-    assert time.monotonic() - started < 5
+    # One wait, bounded by our timeout: with the cache's it would hang for 30 s (or forever).
+    assert wire.timeouts == [0.2]
     assert isinstance(the_error(caplog), redis.TimeoutError)
 
 

@@ -33,10 +33,10 @@ from tests.conftest import (
     NOW,
     BrowserAsyncClient,
     BrowserClient,
-    Wire,
     django_redis_cache,
     require,
 )
+from tests.counted import Wire
 from tests.redis_server import RedisServer
 from whos_online import failsafe, presence
 

@@ -23,7 +23,7 @@ from tests.conftest import BrowserClient, names
 from tests.settings_forum import ATTACHMENTS_CACHE
 from tests.test_docs import apply_settings, snippets
 from tests.test_rooms import listed, logged_in, room_keys
-from whos_online import checks, presence
+from whos_online import deployment_checks, presence
 
 __test__ = "machina" in settings.INSTALLED_APPS
 
@@ -156,7 +156,7 @@ def test_the_mapping_passes_the_checks_against_machinas_urls(settings: Any) -> N
     call_command("check", "--fail-level", "ERROR")
     # The forum's kwargs come from machina's include above the topic pattern.
     settings.WHOS_ONLINE_ROOMS = {"forum_conversation:topic": "forum:{forum_pk}:{pk}"}
-    assert checks.check_rooms() == []
+    assert deployment_checks.check_rooms() == []
     settings.WHOS_ONLINE_ROOMS = {"forum_conversation:topic": "topic:{topic_pk}"}
-    [error] = checks.check_rooms()
+    [error] = deployment_checks.check_rooms()
     assert re.search(r"needs topic_pk, .* \(it has forum_pk, forum_slug, pk, slug\)", error.msg)

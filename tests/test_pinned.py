@@ -26,8 +26,8 @@ from django.template import engines
 from django.test import RequestFactory
 
 from tests.conftest import BROWSER, NOW, BrowserAsyncClient, BrowserClient
-from whos_online.conf import room_name
 from whos_online.models import OnlineNow
+from whos_online.room_names import room_name
 from whos_online.rooms import in_room
 
 pytestmark = pytest.mark.django_db

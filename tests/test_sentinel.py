@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 import redis
 import time_machine
-from django_redis.pool import ConnectionFactory
 
-from tests.conftest import NOW, BrowserClient, Wire, require
+from tests.conftest import NOW, BrowserClient, require
+from tests.counted import CountedSentinelConnection, Wire
 from tests.redis_server import RedisServer, RedisServerError, wait_for
 from tests.test_docs import apply_settings, on_loopback, snippets
 from tests.test_faults import (
@@ -38,6 +38,7 @@ from tests.test_faults import (
     the_error,
 )
 from whos_online.conf import conf
+from whos_online.connection import get_client
 
 pytestmark = [pytest.mark.topology, pytest.mark.django_db]
 
@@ -119,22 +120,21 @@ class SentinelSetup:
         return ports.pop() if len(ports) == 1 else None
 
     def close(self) -> None:
-        # django-redis's pools for this service (master and replicas), and their connections.
-        pools = getattr(ConnectionFactory, "_pools", {})
-        for url in [url for url in pools if f"//{self.service}/" in url]:
-            pools.pop(url).disconnect()
         for server in (*self.sentinels, self.replica, self.master):
             if server is not None:
                 server.close()
 
 
 @pytest.fixture
-def sentinel_setup(tmp_path: Path) -> Iterator[SentinelSetup]:
+def sentinel_setup(tmp_path: Path, settings: Any) -> Iterator[SentinelSetup]:
     require("redis-server")
     setup = SentinelSetup(tmp_path)
     try:
         yield setup.start()
     finally:
+        # The test's CACHES still name the service (``settings`` is undone after this):
+        # whos_online's connections to its servers are closed before the servers are.
+        get_client().connection_pool.disconnect()
         setup.close()
 
 
@@ -146,6 +146,7 @@ def sentinel_cache(setup: SentinelSetup, **options: Any) -> dict[str, Any]:
         "OPTIONS": {
             "CLIENT_CLASS": "django_redis.client.SentinelClient",
             "SENTINELS": setup.addresses,
+            "CONNECTION_POOL_KWARGS": {"connection_class": CountedSentinelConnection},
             **options,
         },
     }

@@ -20,7 +20,7 @@ from django.core.management import call_command
 
 from tests.conftest import BrowserClient, names
 from tests.test_rooms import logged_in, room_keys
-from whos_online import checks, presence
+from whos_online import deployment_checks, presence
 
 __test__ = "spirit.core" in settings.INSTALLED_APPS
 
@@ -63,4 +63,4 @@ def test_members_reading_a_topic_are_listed_in_its_room(
 
 def test_the_mapping_passes_the_checks_against_spirits_urls() -> None:
     call_command("check", "--fail-level", "ERROR")
-    assert checks.check_rooms() == []
+    assert deployment_checks.check_rooms() == []

@@ -19,7 +19,7 @@ from django.core.management.base import SystemCheckError
 from tests.conftest import BrowserAsyncClient, BrowserClient, names, passes_on_its_own_settings
 from tests.test_middleware import async_get
 from tests.test_rooms import listed, logged_in, room_keys
-from whos_online import checks, presence
+from whos_online import deployment_checks, presence
 
 pytestmark = pytest.mark.django_db
 
@@ -200,7 +200,7 @@ def test_a_callable_that_names_no_room_is_an_error_under_debug(
 )
 def test_malformed_entries_are_check_errors(settings: Any, rooms: Any, message: str) -> None:
     settings.WHOS_ONLINE_ROOMS = rooms
-    [error] = checks.check_rooms()
+    [error] = deployment_checks.check_rooms()
     assert isinstance(error, Error) and error.id == "whos_online.E015"
     assert error.msg.startswith(message), error.msg
 
@@ -211,7 +211,7 @@ def test_well_formed_entries_pass_the_checks(settings: Any) -> None:
         "admin:auth_user_change": "user:{object_id}",
         "admin:index": lambda request: "admin",
     }
-    assert checks.check_rooms() == []
+    assert deployment_checks.check_rooms() == []
     call_command("check", "--fail-level", "ERROR")
     settings.WHOS_ONLINE_ROOMS = {"board:topics": "topic:{pk}"}  # a typo: registered, it fails
     with pytest.raises(SystemCheckError, match=re.escape("(whos_online.E015)")):

@@ -12,4 +12,4 @@ class WhosOnlineConfig(AppConfig):
     default_auto_field = "django.db.models.AutoField"
 
     def ready(self) -> None:
-        from whos_online import checks, signals  # noqa: F401  (registers them)
+        from whos_online import deployment_checks, settings_checks, signals  # noqa: F401  (registers them)

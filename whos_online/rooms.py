@@ -7,7 +7,7 @@ same window, TTLs and pruning as the site. Decorate the view that shows it::
     def thread(request, pk): ...
 
 and render ``{% whos_here "thread" thread.pk %}`` in its template: both name
-the room "thread:42" (``conf.room_parts``).
+the room "thread:42" (``room_names.room_parts``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from asgiref.sync import iscoroutinefunction
 from django.conf import settings
 from django.http import HttpRequest
 
-from whos_online.conf import room_name
+from whos_online.room_names import room_name
 from whos_online.visits import Visit, finish_async, is_visit, load_user_async
 
 ViewFunction = TypeVar("ViewFunction", bound=Callable[..., Any])
@@ -53,7 +53,7 @@ def in_room(room: object | Callable[..., object]) -> Callable[[ViewFunction], Vi
 
     ``room`` is a name, or a callable taking the view's arguments (request
     first) and returning one. Any value names a room as ``{% whos_here %}``
-    names it (``conf.room_name``): a tuple is the tag's parts, a model
+    names it (``room_names.room_name``): a tuple is the tag's parts, a model
     instance is "<app_label>.<model_name>:<pk>", None or "" is no room; parts
     that name no room are an error under DEBUG (``checked_room``). Unlike the
     site-wide record there is no cookie throttle: being in a room means having

@@ -1,4 +1,4 @@
-"""The settings reference, generated from ``whos_online.conf.SETTINGS`` so it cannot drift.
+"""The settings reference, generated from ``whos_online.settings_table.SETTINGS`` so it cannot drift.
 
 A page holding the line ``{settings-reference}`` (a MyST directive-like marker) gets it
 replaced, when Sphinx reads the page, by a table of the settings and their defaults,
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from whos_online.conf import REMOVED_SETTINGS, SETTINGS, Setting
+from whos_online.settings_table import REMOVED_SETTINGS, SETTINGS, Setting
 
 if TYPE_CHECKING:  # tests/test_docs.py imports this module without Sphinx
     from sphinx.application import Sphinx

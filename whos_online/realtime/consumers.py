@@ -25,9 +25,9 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib.auth.models import AnonymousUser
 
 from whos_online import failsafe, presence
-from whos_online.conf import room_name
 from whos_online.realtime.access import REFUSED, TOO_MANY_CONNECTIONS, RoomAccess, room_access
 from whos_online.realtime.hub import View, get_hub
+from whos_online.room_names import room_name
 
 logger = logging.getLogger(__name__)
 

@@ -1,0 +1,218 @@
+"""System checks of the site around whos_online: its middleware, its caches and its URLconf.
+
+The checks of whos_online's own settings are in whos_online.settings_checks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from ipaddress import ip_address
+from typing import Any
+
+import redis
+from django.conf import settings
+from django.core.checks import CheckMessage, Error, Tags, Warning, register
+from django.urls import NoReverseMatch, URLResolver, get_resolver, reverse
+
+from whos_online.conf import conf
+from whos_online.url_rooms import format_fields
+
+MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
+AUTH_MIDDLEWARE = "django.contrib.auth.middleware.AuthenticationMiddleware"
+DJANGO_REDIS_BACKEND = "django_redis.cache.RedisCache"
+
+
+@register(Tags.compatibility)
+def check_middleware(**kwargs: Any) -> list[CheckMessage]:
+    middleware = list(settings.MIDDLEWARE)
+    if MIDDLEWARE not in middleware:
+        return [
+            Error(
+                f"{MIDDLEWARE} is not in MIDDLEWARE, so nobody is ever recorded as online.",
+                hint=f"Add it to MIDDLEWARE after {AUTH_MIDDLEWARE}.",
+                id="whos_online.E001",
+            )
+        ]
+    if AUTH_MIDDLEWARE not in middleware or middleware.index(AUTH_MIDDLEWARE) > middleware.index(
+        MIDDLEWARE
+    ):
+        return [
+            Error(
+                f"{MIDDLEWARE} must come after {AUTH_MIDDLEWARE}: it needs request.user "
+                "to tell members from guests.",
+                hint=f"Move it below {AUTH_MIDDLEWARE} in MIDDLEWARE.",
+                id="whos_online.E002",
+            )
+        ]
+    return []
+
+
+@register(Tags.caches)
+def check_cache(**kwargs: Any) -> list[CheckMessage]:
+    alias = conf.cache_alias
+    caches = getattr(settings, "CACHES", {})
+    if alias not in caches:
+        return [
+            Error(
+                f"WHOS_ONLINE_CACHE_ALIAS is {alias!r}, but CACHES has no such alias.",
+                hint="Add a django-redis cache under that alias, or point the setting at one.",
+                id="whos_online.E003",
+            )
+        ]
+    backend = caches[alias].get("BACKEND")
+    if backend != DJANGO_REDIS_BACKEND:
+        return [
+            Error(
+                f"CACHES[{alias!r}] uses {backend!r}; whos_online needs a django-redis cache "
+                "for its Redis connection.",
+                hint=f"Set its BACKEND to {DJANGO_REDIS_BACKEND!r}, or set "
+                "WHOS_ONLINE_CACHE_ALIAS to an alias that does.",
+                id="whos_online.E004",
+            )
+        ]
+    shared_by = _shared_by(alias)
+    if shared_by:
+        return [
+            Warning(
+                f"WHOS_ONLINE_CACHE_ALIAS is {alias!r}, which is also {shared_by}: "
+                "a cache.clear() there (a deploy step, a test helper) flushes the whole Redis "
+                "database, erasing who is online, the most-ever-online peak and the history.",
+                hint="Give whos_online its own django-redis alias on its own Redis database "
+                '(e.g. "redis://127.0.0.1:6379/1") and name it in WHOS_ONLINE_CACHE_ALIAS.',
+                id="whos_online.W010",
+            )
+        ]
+    return []
+
+
+CACHE_SESSIONS = (
+    "django.contrib.sessions.backends.cache",
+    "django.contrib.sessions.backends.cached_db",
+)
+
+
+def _shared_by(alias: str) -> str | None:
+    """What else Django's cache framework keeps under ``alias``, or in its Redis database."""
+    if alias == "default":
+        return "django.core.cache.cache"
+    if settings.SESSION_ENGINE in CACHE_SESSIONS and settings.SESSION_CACHE_ALIAS == alias:
+        return "the sessions' cache (SESSION_CACHE_ALIAS)"
+    ours = _databases(alias)
+    for other in settings.CACHES:
+        shared = ours & _databases(other) if other != alias else set()
+        if shared:
+            return f"the Redis database of CACHES[{other!r}] ({min(shared)})"
+    return None
+
+
+def _databases(alias: str) -> set[str]:
+    """The Redis databases (``server/db``) a cache alias's LOCATION names.
+
+    django-redis and Django's own Redis cache take one URL, a list, or a string
+    of them separated by commas (Django's also semicolons); redis-py parses
+    each, as they do. A loopback address is one server by any name.
+    """
+    location = settings.CACHES[alias].get("LOCATION") or ""
+    urls = re.split("[;,]", location) if isinstance(location, str) else location
+    found = set()
+    for url in urls:
+        try:
+            params = redis.ConnectionPool.from_url(str(url).strip()).connection_kwargs
+        except ValueError:  # not a Redis URL: another kind of cache
+            continue
+        host = str(params.get("host", "localhost"))
+        server = params.get("path") or f"{_loopback(host) or host}:{params.get('port', 6379)}"
+        found.add(f"{server}/{params.get('db', 0)}")
+    return found
+
+
+def _loopback(host: str) -> str | None:
+    try:
+        return "localhost" if host == "localhost" or ip_address(host).is_loopback else None
+    except ValueError:
+        return None
+
+
+@register(Tags.urls)
+def check_rooms(**kwargs: Any) -> list[CheckMessage]:
+    """Each WHOS_ONLINE_ROOMS entry names a URL pattern and a room every such URL can fill."""
+    rooms = getattr(settings, "WHOS_ONLINE_ROOMS", {})
+    hint = 'E.g. {"forum_conversation:topic": "topic:{pk}"}: a URL name, namespaces included.'
+    if not isinstance(rooms, dict):
+        return [
+            Error(
+                f"WHOS_ONLINE_ROOMS is {rooms!r}; it must be a dict of URL names to rooms, so "
+                "until it is fixed no URL records into a room.",
+                hint=hint,
+                id="whos_online.E015",
+            )
+        ]
+    if not rooms:
+        return []
+    patterns: dict[str, list[frozenset[str]]] = {}
+    for name, given in _url_names(get_resolver().url_patterns):
+        patterns.setdefault(name, []).append(given)
+    errors: list[CheckMessage] = []
+    for name, spec in rooms.items():
+        problem = _room_problem(spec, patterns[name]) if name in patterns else "no URL is named so"
+        if problem:
+            errors.append(
+                Error(
+                    f"WHOS_ONLINE_ROOMS[{name!r}]: {problem}, so its views name no room.",
+                    hint=hint,
+                    id="whos_online.E015",
+                )
+            )
+    return errors
+
+
+def _url_names(
+    patterns: Iterable[Any], namespace: str = "", given: frozenset[str] = frozenset()
+) -> Iterator[tuple[str, frozenset[str]]]:
+    """Each named URL pattern as ``reverse`` names it, with the keyword arguments its view gets
+    (captured by it and the includes above it, or given as extra arguments)."""
+    for entry in patterns:
+        names = given | set(entry.pattern.regex.groupindex)
+        if isinstance(entry, URLResolver):
+            inner = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
+            yield from _url_names(entry.url_patterns, inner, names | set(entry.default_kwargs))
+        elif entry.name:
+            yield namespace + entry.name, names | set(entry.default_args)
+
+
+def _room_problem(spec: object, patterns: list[frozenset[str]]) -> str | None:
+    """What keeps ``spec`` from naming a room for URLs with these keyword arguments."""
+    if callable(spec):
+        return None
+    if not isinstance(spec, str):
+        return f'{spec!r} is neither a room string ("topic:{{pk}}") nor a callable'
+    try:
+        fields = format_fields(spec)
+    except ValueError as error:
+        return str(error).rstrip(".")
+    for given in patterns:
+        missing = [field for field in fields if field not in given]
+        if missing:
+            has = ", ".join(sorted(given)) or "none"
+            return f"{spec!r} needs {', '.join(missing)}, which the URL does not capture (it has {has})"
+    return None
+
+
+@register(Tags.urls)
+def check_live_urls(**kwargs: Any) -> list[CheckMessage]:
+    """With WebSockets set up, live blocks need whos_online's URLs (their fallback endpoint)."""
+    if not getattr(settings, "WHOS_ONLINE_WEBSOCKET_URL", None):
+        return []
+    try:
+        reverse("whos_online:live")
+    except NoReverseMatch:
+        return [
+            Error(
+                "WHOS_ONLINE_WEBSOCKET_URL is set, but whos_online's URLs are not in your "
+                "URLconf, so live blocks ({% whos_online live=… %}) cannot refresh.",
+                hint='Add path("whos-online/", include("whos_online.urls")) to your URLconf.',
+                id="whos_online.E016",
+            )
+        ]
+    return []

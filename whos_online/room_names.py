@@ -1,0 +1,67 @@
+"""Room names: the one name a room is kept under, whatever value a view or a tag gives.
+
+``{% whos_here "topic" 42 %}``, ``@in_room(lambda request, pk: ("topic", pk))`` and
+a Topic instance all name "topic:42" here, and ``whos_online.conf`` lays a room's
+Redis keys out under that name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.db.models import Model
+
+MAX_ROOM_NAME = 200
+
+
+def room_name(room: object) -> str | None:
+    """The name a room is kept under, for any value a view can produce; None if empty.
+
+    A tuple is the room's parts and a model instance a part (see
+    ``room_parts``), so ``("topic", 42)`` and a Topic instance name the rooms
+    ``{% whos_here "topic" 42 %}`` and ``{% whos_here topic %}`` show. Any
+    other value: its ``str()``; None or "" is no room. Longer than
+    MAX_ROOM_NAME characters: its start and a hash of the whole, so each long
+    name keeps a stable short one of its own (a 10,000-digit pk is a room, not
+    an error).
+    """
+    if isinstance(room, (tuple, Model)):
+        name = room_parts(room)
+    else:
+        name = room if isinstance(room, str) else "" if room is None else str(room)
+    if len(name) > MAX_ROOM_NAME:
+        digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=12)
+        name = f"{name[: MAX_ROOM_NAME - 25]}~{digest.hexdigest()}"
+    # A lone surrogate cannot be sent to Redis: it becomes U+FFFD.
+    return name.encode("utf-8", "surrogatepass").decode("utf-8", "replace") or None
+
+
+def room_kind(name: str) -> str:
+    """A room's kind, its name up to the first ':' ("topic" for "topic:2"): a member
+    is in one room of a kind at a time."""
+    return name.split(":", 1)[0]
+
+
+def room_parts(*parts: object) -> str:
+    """Parts joined by ":" (``"topic", 42`` is "topic:42"); a model instance is
+    "<app_label>.<model_name>:<pk>", stable across renames of its title.
+
+    ValueError for a part that names nothing (None, "", an unsaved instance):
+    a name built from a missing value would silently be another room, often
+    one shared by every page.
+    """
+    if not parts:
+        raise ValueError("A room needs a name: no parts were given.")
+    names = []
+    for part in parts:
+        if isinstance(part, tuple):  # the parts a view passes whole: ("topic", 42)
+            part = room_parts(*part)
+        elif isinstance(part, Model):
+            if part.pk is None:
+                raise ValueError(f"{parts!r} names no room: {part!r} is not saved (no pk).")
+            part = f"{part._meta.label_lower}:{part.pk}"
+        text = "" if part is None else str(part)
+        if not text:
+            raise ValueError(f"{parts!r} names no room: {part!r} is empty.")
+        names.append(text)
+    return ":".join(names)
