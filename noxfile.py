@@ -79,15 +79,22 @@ def tests(session: nox.Session, django: str) -> None:
 @nox.session(python="3.10")
 def spirit(session: nox.Session) -> None:
     """Spirit, the forum issue 27 measured, set private, its topic page a room by URL name:
-    guests are still sent to log in. It requires Django < 6, so it is installed here
-    alone, on the oldest pair; a failed install fails the session."""
+    guests are still sent to log in. Then Spirit's own test suite, with whos_online
+    installed as the tutorial says (tests/settings_spirit_suite.py; its runner fails
+    unless all of Spirit's tests pass and whos_online recorded them). Spirit requires
+    Django < 6, so it is installed here alone, on the oldest pair, with the extras its
+    own CI installs for its tests; a failed install fails the session."""
     session.install(
-        ".[channels]", *group("test"), "Django~=4.2.0", *EXTRA_PINS["4.2"], "django-spirit~=0.14.3"
-    )
+        ".[channels]", *group("test"), "Django~=4.2.0", *EXTRA_PINS["4.2"],
+        "django-spirit[files,huey]~=0.14.3",
+    )  # fmt: skip
     session.run(
         "python", "-m", "pytest", "--ds", "tests.settings_spirit", "tests/test_spirit.py",
         *session.posargs,
     )  # fmt: skip
+    session.run(
+        "python", "-m", "django", "test", "--settings", "tests.settings_spirit_suite", "spirit"
+    )
 
 
 @nox.session(python="3.11")
