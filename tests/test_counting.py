@@ -76,6 +76,22 @@ def test_approximate_guests_leave_the_window_with_their_bucket(
     assert not redis_db.exists(f"{settings.WHOS_ONLINE_KEY_PREFIX}:guests")
 
 
+def test_approximate_room_guests_leave_with_the_room_s_shorter_window(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
+    settings.WHOS_ONLINE_MAX_AGE, settings.WHOS_ONLINE_ROOM_MAX_AGE = 600, 120
+    with time_machine.travel(NOW, tick=False) as traveller:
+        visit("203.0.113.1", "/thread/1/")
+        traveller.shift(119)
+        assert presence.guest_count(room="thread:1") == 1
+        assert presence.summary(room="thread:1").guest_count == 1
+        traveller.shift(61 + 60)  # one bucket past the room's window
+        assert presence.guest_count(room="thread:1") == 0
+        assert presence.summary(room="thread:1").guest_count == 0
+        assert presence.guest_count() == 1  # the site's window is ten minutes
+
+
 def test_approximate_guests_are_not_capped(redis_db: redis.Redis, settings: Any) -> None:
     settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
     settings.WHOS_ONLINE_MAX_GUESTS = 5

@@ -51,6 +51,27 @@ def test_a_quiet_view_is_read_only_when_its_data_says_it_changes(
     assert list(gone["leaves"]) == [pk] and gone["users"] == 0
 
 
+def test_a_room_view_pushes_a_leave_when_the_room_s_shorter_window_ends(
+    redis_db: redis.Redis, people: Any, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_IDLE_AFTER, settings.WHOS_ONLINE_MAX_AGE = 300, 600
+    settings.WHOS_ONLINE_ROOM_MAX_AGE = 120
+    settings.WHOS_ONLINE_ROOM_ACCESS = "whos_online.realtime.access.public"
+    (alice,) = people("alice")
+    ticker, page = DrivenHub(), Page()
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_user(alice, room="topic:1")
+        ticker.subscribe(ROOM, page)
+        run(ticker.tick)
+        traveller.shift(115)  # a check (every 10 s) finds nothing new
+        run(ticker.tick)
+        traveller.shift(5.5)  # read when the room's window, not the site's, passes her by
+        run(ticker.tick)
+    state, gone = page.messages
+    assert list(gone["leaves"]) == [str(alice.pk)] and gone["users"] == 0
+    assert "past 2 minutes" in state["html"]
+
+
 def test_a_notice_rereads_the_views_of_its_namespace_alone_once_a_tick(
     redis_db: redis.Redis, round_trips: RoundTrips, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from io import StringIO
 from typing import Any
 
@@ -10,11 +11,12 @@ import pytest
 import redis
 import time_machine
 from asgiref.sync import async_to_sync
+from django.core.checks import run_checks
 from django.core.management import call_command
 from django.http import HttpResponse
 from django.test import RequestFactory
 
-from tests.conftest import BROWSER, NOW, BrowserAsyncClient, BrowserClient, names
+from tests.conftest import BROWSER, NOW, BrowserAsyncClient, BrowserClient, names, tab
 from tests.test_middleware import async_get
 from whos_online import presence, recording, scripts
 from whos_online.conf import conf
@@ -108,6 +110,41 @@ def test_async_views_can_be_rooms(redis_db: redis.Redis, people: Any) -> None:
 def test_bots_do_not_enter_rooms(redis_db: redis.Redis) -> None:
     BrowserClient().get("/thread/1/", headers={"User-Agent": "Googlebot/2.1"})
     assert presence.guest_count(room="thread:1") == 0
+
+
+def test_a_room_has_its_own_shorter_window(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    """WHOS_ONLINE_ROOM_MAX_AGE: two minutes after her last view of the thread, alice is
+    no longer reading it (the block, the counts and prune agree), while the site still
+    lists her for its ten minutes; a socket open in the room keeps bob there."""
+    settings.WHOS_ONLINE_ROOM_MAX_AGE = 120
+    settings.WHOS_ONLINE_HEARTBEAT = 25  # a timeout of 60 s
+    alice, bob, carol = people("alice", "bob", "carol")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        logged_in(alice).get("/thread/1/")
+        reading = tab(bob, "b", "thread:1")
+        presence.connect(reading)
+        for _ in range(5):  # 125 s: bob's socket beats, alice only read
+            traveller.shift(25)
+            presence.heartbeat([reading])
+        html = logged_in(carol).get("/thread/1/").content.decode()
+        assert listed(html) == ["carol", "bob"] and "2 here now: 2 members, 0 guests" in html
+        assert "Based on users active in the past 2 minutes." in html
+        assert presence.user_count("thread:1") == 2
+        assert set(names(presence.online_users())) == {"alice", "bob", "carol"}
+        call_command("whos_online_prune", stdout=StringIO())
+        users = redis_db.zrange(conf.keys("thread:1").users, 0, -1)
+        assert sorted(users) == sorted(str(user.pk).encode() for user in (bob, carol))
+        assert "alice" in names(presence.online_users())  # the site's window is 10 minutes
+
+
+def test_a_room_window_longer_than_the_site_s_is_the_site_s(settings: Any) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 300
+    settings.WHOS_ONLINE_ROOM_MAX_AGE = timedelta(minutes=10)
+    assert conf.room_max_age == 300
+    (warning,) = [m for m in run_checks() if m.id == "whos_online.W012"]
+    assert "rooms use the site's window" in warning.msg
 
 
 def test_room_keys_expire_and_prune_clears_stale_room_members(

@@ -98,14 +98,15 @@ def for_request(request: Any, room: str | None = None) -> Summary | None:
     if entry is None:
         return None
     visit = visits.visit_of(request, room)
-    if visit is None or visit.at <= entry.read_at or _counted(visit.before, entry.read_at):
+    window = conf.window(room)
+    if visit is None or visit.at <= entry.read_at or _counted(visit.before, entry.read_at, window):
         return entry.summary
     return _with_visitor(entry.summary, visit)
 
 
-def _counted(before: float | None, read_at: float) -> bool:
+def _counted(before: float | None, read_at: float, window: float) -> bool:
     """Whether a visitor last seen at ``before`` was inside the window when the block was read."""
-    return before is not None and read_at - conf.max_age <= before <= read_at
+    return before is not None and read_at - window <= before <= read_at
 
 
 def _with_visitor(online: Summary, visit: presence.Visit) -> Summary:

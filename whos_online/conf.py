@@ -201,6 +201,16 @@ class Settings:
         return seconds(_get("WHOS_ONLINE_MAX_AGE"))
 
     @cached_setting
+    def room_max_age(self) -> float:
+        """The rooms' window in seconds: at most the site's."""
+        value = _get("WHOS_ONLINE_ROOM_MAX_AGE")
+        return self.max_age if value is None else min(seconds(value), self.max_age)
+
+    def window(self, room: object = None) -> float:
+        """The window of ``room`` (None: the site's), in seconds."""
+        return self.max_age if room is None else self.room_max_age
+
+    @cached_setting
     def idle_after(self) -> float:
         """Seconds after which a member inside the window shows as idle."""
         return seconds(_get("WHOS_ONLINE_IDLE_AFTER"))
@@ -215,6 +225,11 @@ class Settings:
     def window_minutes(self) -> int:
         """The window in whole minutes, at least 1, as the block shows it."""
         return round(self.max_age / 60) or 1
+
+    @cached_setting
+    def room_window_minutes(self) -> int:
+        """The rooms' window in whole minutes, at least 1, as room blocks show it."""
+        return round(self.room_max_age / 60) or 1
 
     @cached_setting
     def cookie_name(self) -> str:

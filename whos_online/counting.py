@@ -43,21 +43,21 @@ def bucket_seconds() -> int:
     return 60 * max(1, math.ceil(conf.max_age / 60 / MAX_BUCKETS))
 
 
-def window_buckets(guests_key: str, now: float) -> list[str]:
-    """The live buckets of a namespace's window, oldest first.
+def window_buckets(guests_key: str, now: float, window: float | None = None) -> list[str]:
+    """The live buckets of a namespace's window (default: the site's), oldest first.
 
     The oldest is the bucket holding the window's start, so the window is
     rounded up to whole buckets: a guest last seen up to one bucket before it
     may still count.
     """
-    first, last, _ = _window(now)
+    first, last, _ = _window(now, window)
     return [conf.bucket_key(guests_key, bucket) for bucket in range(first, last + 1)]
 
 
-def past_union(guests_key: str, now: float) -> tuple[str, int]:
+def past_union(guests_key: str, now: float, window: float | None = None) -> tuple[str, int]:
     """Where the block keeps the union of the window's buckets but the newest, and for how
     many milliseconds: until the newest bucket is over (its name says which window it is)."""
-    first, last, width = _window(now)
+    first, last, width = _window(now, window)
     past = conf.buckets_union_key(guests_key, first, last)
     return past, _ms_until((last + 1) * width, now)
 
@@ -69,10 +69,11 @@ def past_hours_union(now: float) -> tuple[str, int]:
     return conf.hours_union_key(hour), _ms_until((hour + 1) * HOUR, now)
 
 
-def _window(now: float) -> tuple[int, int, int]:
-    """The window's first and last bucket, and the bucket length."""
+def _window(now: float, window: float | None) -> tuple[int, int, int]:
+    """The window's (default: the site's) first and last bucket, and the bucket length."""
     width = bucket_seconds()
-    return int((now - conf.max_age) // width), int(now // width), width
+    start = now - (conf.max_age if window is None else window)
+    return int(start // width), int(now // width), width
 
 
 def live_bucket(guests_key: str, now: float) -> tuple[str, int]:

@@ -17,12 +17,12 @@ members never show even when pruning is late.
 WebSocket connections (see :mod:`whos_online.realtime.consumers`) add, per
 namespace, ``live`` (pk -> newest heartbeat), ``left`` (pk -> when their last
 connection closed) and ``conns:<pk>`` (connection id -> heartbeat).
-Heartbeats keep connected members inside the window (see scripts.HEARTBEAT);
-reads merge: a living connection (a heartbeat inside
-``conf.heartbeat_timeout``) is online, and a member whose newest sign
-was a connection now gone is idle at most. Every script that changes what a
-namespace shows sets its ``changed`` mark and publishes its room on
-``<prefix>:notices``, for the live blocks' hubs (see :mod:`whos_online.realtime.hub`).
+A heartbeat or a close inside the window keeps a member inside it without
+moving their score, so lists never reorder (``lua/lib/kept.lua``), and
+:mod:`whos_online.status` turns a member's signs into online, idle or offline.
+Every script that changes what a namespace shows sets its ``changed`` mark and
+publishes its room on ``<prefix>:notices``, for the live blocks' hubs (see
+:mod:`whos_online.realtime.hub`).
 
 Private by default: every function that names or describes members leaves
 hidden members out unless asked with ``include_hidden=True`` or for a staff

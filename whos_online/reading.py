@@ -107,8 +107,9 @@ def guest_count(room: str | None = None) -> int:
     """
     guests = conf.keys(room).guests
     if counting.approximate():
-        return int(get_client().pfcount(*counting.window_buckets(guests, time.time())))
-    return int(get_client().zcount(guests, _cutoff(), "+inf"))
+        now = time.time()
+        return int(get_client().pfcount(*counting.window_buckets(guests, now, conf.window(room))))
+    return int(get_client().zcount(guests, time.time() - conf.window(room), "+inf"))
 
 
 def summary(
@@ -133,9 +134,10 @@ def summary(
     now = time.time()
     keys = conf.keys(room)
     client = get_client()
-    buckets, past_ttl = guest_buckets(keys, now), 0
+    window = conf.window(room)
+    buckets, past_ttl = guest_buckets(keys, now, window), 0
     if buckets:
-        past, past_ttl = counting.past_union(keys.guests, now)
+        past, past_ttl = counting.past_union(keys.guests, now, window)
         buckets.append(past)
     hours, hours_ttl = [], 0
     if day and room is None:
@@ -156,7 +158,7 @@ def summary(
     ) = scripts.summary(
         client,
         keys=scripts.SummaryKeys(keys, buckets, hours, conf.socket_keys(room), conf.generation_key),
-        window_start=now - conf.max_age,
+        window_start=now - window,
         now=now,
         peak_ttl=PEAK_TTL if room is None else 0,
         limit=limit,
@@ -187,20 +189,22 @@ def summary(
         hidden_listed=staff_view,
         day_users=None if day_users is None else int(day_users),
         day_guests=None if day_guests is None else int(day_guests),
-        changes_at=_changes_at(now, oldest, idle_at, approximate=bool(buckets)),
+        changes_at=_changes_at(now, oldest, idle_at, window, bool(buckets)),
         since=None
         if generation is None
         else datetime.fromtimestamp(float(generation), timezone.utc),
     )
 
 
-def _changes_at(now: float, oldest: Any, idle_at: float, approximate: bool) -> float | None:
+def _changes_at(
+    now: float, oldest: Any, idle_at: float, window: float, approximate: bool
+) -> float | None:
     """When a summary read at ``now`` changes by time alone: a listed member turns idle,
     the ``oldest`` sign inside the window leaves it, or (approximate counting) the
     window's guest buckets move on. None: never, until something happens."""
     times = [idle_at]
     if oldest is not None:
-        times.append(float(oldest) + conf.max_age)
+        times.append(float(oldest) + window)
     if approximate:
         width = counting.bucket_seconds()
         times.append((now // width + 1) * width)
@@ -299,7 +303,3 @@ def _members(listing: Any, now: float, hidden: bool) -> tuple[list[tuple[float, 
 def _float(value: Any) -> float | None:
     """A score from Redis or a listing, or None where there is none (None, or JSON false)."""
     return None if value is None or value is False else float(value)
-
-
-def _cutoff() -> float:
-    return time.time() - conf.max_age

@@ -210,7 +210,7 @@ def _record(
         guest=guest,
         approximate=not listed,
         counted_since=counting.counted_since(now) if counters else 0,
-        window=conf.max_age,
+        window=conf.window(room),
         trim=TRIM_PER_WRITE,
         max_rooms=conf.max_rooms,
         channel=conf.notices_channel,

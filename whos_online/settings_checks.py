@@ -19,7 +19,7 @@ from whos_online.client_ip import HEADERS
 from whos_online.conf import conf
 from whos_online.counting import DAY
 from whos_online.members import logs_in_by_email
-from whos_online.settings_table import REMOVED_SETTINGS, SETTINGS, Setting
+from whos_online.settings_table import REMOVED_SETTINGS, SETTINGS, Setting, seconds
 
 SANE_BACKOFF = (1, 600)
 HASH_TAG = re.compile(r"\{[^}]+\}")
@@ -93,6 +93,16 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
                 f"WHOS_ONLINE_MAX_AGE ({conf.max_age:g} s), so no member ever shows as idle.",
                 hint="Make it shorter than the window, e.g. half of it.",
                 id="whos_online.W005",
+            )
+        )
+    room_window = getattr(settings, "WHOS_ONLINE_ROOM_MAX_AGE", None)
+    if room_window is not None and seconds(room_window) > conf.max_age:
+        warnings.append(
+            Warning(
+                f"WHOS_ONLINE_ROOM_MAX_AGE ({seconds(room_window):g} s) is longer than "
+                f"WHOS_ONLINE_MAX_AGE ({conf.max_age:g} s): rooms use the site's window.",
+                hint="A room says where someone is now: make its window at most the site's.",
+                id="whos_online.W012",
             )
         )
     if not SANE_BACKOFF[0] <= conf.backoff <= SANE_BACKOFF[1]:

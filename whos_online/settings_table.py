@@ -71,6 +71,13 @@ SETTINGS: tuple[Setting, ...] = (
         SECONDS, 1,
     ),
     Setting(
+        "WHOS_ONLINE_ROOM_MAX_AGE", None, "`int` (seconds), `timedelta` or `None` (the window)",
+        "The rooms' window: a reader stays listed in a room this long after their last sign "
+        "there. A room says where someone is now, so it may be shorter than "
+        "`WHOS_ONLINE_MAX_AGE` (e.g. 120); never longer (check `W012`).",
+        (*SECONDS, type(None)), 1,
+    ),
+    Setting(
         "WHOS_ONLINE_COOKIE_NAME", "online", "`str`", "Name of the throttle cookie.", (str,)
     ),
     Setting(

@@ -15,7 +15,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from whos_online import scripts
+from whos_online import socket_scripts
 from whos_online.conf import conf
 from whos_online.connection import get_client, text
 from whos_online.members import card_json
@@ -87,7 +87,7 @@ def _beat(connections: list[Connection]) -> None:
         for room in connection.namespaces:
             ns, socket = conf.keys(room), conf.socket_keys(room)
             beats.append(
-                scripts.Beat(
+                socket_scripts.Beat(
                     live=socket.live,
                     left=socket.left,
                     connections=conf.connections_key(room, connection.pk),
@@ -100,7 +100,7 @@ def _beat(connections: list[Connection]) -> None:
             )
     now = time.time()
     timeout = conf.heartbeat_timeout
-    scripts.heartbeat(
+    socket_scripts.heartbeat(
         get_client(),
         cards=conf.keys().cards,
         rooms_key=conf.rooms_key,
@@ -116,7 +116,7 @@ def _beat(connections: list[Connection]) -> None:
 def disconnect(connection: Connection) -> None:
     """``connection`` closed: the member leaves at once unless another connection is alive."""
     namespaces = [
-        scripts.Closed(
+        socket_scripts.Closed(
             *conf.socket_keys(room),
             connections=conf.connections_key(room, connection.pk),
             changed=conf.changes_key(room),
@@ -125,7 +125,7 @@ def disconnect(connection: Connection) -> None:
         for room in connection.namespaces
     ]
     now = time.time()
-    scripts.disconnect(
+    socket_scripts.disconnect(
         get_client(),
         rooms_key=conf.rooms_key,
         namespaces=namespaces,
@@ -143,11 +143,11 @@ def check(rooms: list[str | None]) -> dict[str | None, Any]:
     processes, and return each one's change mark (what the hub compares, to catch a
     lost notice): one round trip."""
     namespaces = [
-        scripts.Checked(*conf.socket_keys(room), conf.changes_key(room), room_arg(room))
+        socket_scripts.Checked(*conf.socket_keys(room), conf.changes_key(room), room_arg(room))
         for room in rooms
     ]
     now = time.time()
-    marks = scripts.check(
+    marks = socket_scripts.check(
         get_client(),
         namespaces=namespaces,
         beat_cutoff=now - conf.heartbeat_timeout,

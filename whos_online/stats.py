@@ -121,8 +121,8 @@ def prune(batch_size: int = 1000) -> PruneResult:
     users = prune_key(keys.users, conf.retention, keys.cards, sockets)
     users += prune_key(keys.hidden, conf.retention, keys.cards, sockets)
     guests = prune_key(keys.guests, conf.max_age)
-    batches += _prune_rooms(client, now - conf.max_age, batch_size)
-    prune_key(conf.rooms_key, conf.max_age)
+    batches += _prune_rooms(client, now - conf.room_max_age, batch_size)
+    prune_key(conf.rooms_key, conf.room_max_age)
     # Cron runs this every minute or so: it samples the counts for the admin's
     # chart, and the peak even if no page counts.
     _sample(client, now)
@@ -197,9 +197,9 @@ def guest_cap() -> int:
     return 0 if counting.approximate() else conf.max_guests
 
 
-def guest_buckets(keys: Keys, now: float) -> list[str]:
-    """The guest HyperLogLogs a count of ``keys``'s window reads: none in exact mode."""
-    return counting.window_buckets(keys.guests, now) if counting.approximate() else []
+def guest_buckets(keys: Keys, now: float, window: float) -> list[str]:
+    """The guest HyperLogLogs a count of ``keys``'s ``window`` reads: none in exact mode."""
+    return counting.window_buckets(keys.guests, now, window) if counting.approximate() else []
 
 
 def _sample(client: Any, now: float) -> None:
@@ -223,8 +223,8 @@ def count(
         client,
         keys=keys,
         sockets=conf.socket_keys(room),
-        buckets=guest_buckets(keys, now) if guests else [],
-        window_start=now - conf.max_age,
+        buckets=guest_buckets(keys, now, conf.window(room)) if guests else [],
+        window_start=now - conf.window(room),
         now=now,
         peak_ttl=PEAK_TTL if room is None else 0,
         guest_cap=guest_cap(),

@@ -318,7 +318,7 @@ def _render(view: View, online: presence.Summary) -> str:
         "online": online,
         "members_html": members_html(online, css),
         "room": view.room,
-        "window_minutes": conf.window_minutes,
+        "window_minutes": conf.window_minutes if view.room is None else conf.room_window_minutes,
         "counts_only": not view.names,
     }
     template = "whos_online/whos_online.html" if view.room is None else "whos_online/room.html"

@@ -144,7 +144,7 @@ def room_block(request: Any, name: str, live: bool = False) -> dict[str, Any]:
         "online": online,
         "members_html": members_html(online, "whos-here"),
         "room": name,
-        "window_minutes": conf.window_minutes,
+        "window_minutes": conf.room_window_minutes,
         "request": request,
         "ws_url": f"{ws_url}{quote(name, safe='')}/" if live and ws_url else None,
     }

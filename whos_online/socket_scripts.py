@@ -1,0 +1,97 @@
+"""The typed wrappers of the WebSocket presence scripts (lua/heartbeat.lua,
+lua/disconnect.lua, lua/check.lua), apart from the store's in :mod:`whos_online.scripts`,
+which holds every script."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Sequence
+
+from whos_online.scripts import CHECK, DISCONNECT, HEARTBEAT
+
+
+class Beat(NamedTuple):
+    """One connection in one namespace, as a heartbeat writes it."""
+
+    live: str
+    left: str
+    connections: str
+    member_set: str
+    changed: str
+    pk: str
+    connection_id: str
+    room: str
+
+
+def heartbeat(
+    client: Any,
+    *,
+    cards: str,
+    rooms_key: str,
+    beats: Sequence[Beat],
+    now: float,
+    connections_ttl: int,
+    ttl: int,
+    beat_cutoff: float,
+    channel: str,
+) -> None:
+    """Mark each of ``beats`` alive at ``now`` (see lua/heartbeat.lua); one round trip."""
+    keys = [cards, rooms_key]
+    args: list[Any] = [now, connections_ttl, ttl, beat_cutoff, channel]
+    for beat in beats:
+        keys += [beat.live, beat.left, beat.connections, beat.member_set, beat.changed]
+        args += [beat.pk, beat.connection_id, beat.room]
+    HEARTBEAT(client, keys, args)
+
+
+class Closed(NamedTuple):
+    """A closed connection's keys in one namespace."""
+
+    live: str
+    left: str
+    connections: str
+    changed: str
+    room: str
+
+
+def disconnect(
+    client: Any,
+    *,
+    rooms_key: str,
+    namespaces: Sequence[Closed],
+    now: float,
+    beat_cutoff: float,
+    ttl: int,
+    pk: str,
+    connection_id: str,
+    channel: str,
+) -> None:
+    """The connection ``connection_id`` of ``pk`` closed (see lua/disconnect.lua)."""
+    keys = [rooms_key]
+    for closed in namespaces:
+        keys += [closed.live, closed.left, closed.connections, closed.changed]
+    rooms = [closed.room for closed in namespaces]
+    DISCONNECT(client, keys, [now, beat_cutoff, ttl, pk, connection_id, channel, *rooms])
+
+
+class Checked(NamedTuple):
+    """A namespace a hub checks."""
+
+    live: str
+    left: str
+    changed: str
+    room: str
+
+
+def check(
+    client: Any,
+    *,
+    namespaces: Sequence[Checked],
+    beat_cutoff: float,
+    now: float,
+    ttl: int,
+    channel: str,
+) -> list[Any]:
+    """Sweep ``namespaces`` for dead processes' connections; each one's change mark."""
+    keys = [key for checked in namespaces for key in checked[:3]]
+    rooms = [checked.room for checked in namespaces]
+    return list(CHECK(client, keys, [beat_cutoff, now, ttl, channel, *rooms]))
