@@ -107,9 +107,9 @@ else
 end
 -- When the counts next change by time alone: the oldest score inside the window
 -- over the three sets, passing over (20 at most) members still beating, or the
--- oldest close or stopped beat keeping someone inside it (at the latest: a
--- re-read too early finds nothing new); as text (Lua would truncate it), false
--- if nobody is there.
+-- oldest close or stopped beat keeping someone inside it (if anything too early:
+-- a re-read then finds nothing new); as text (Lua would truncate it), false if
+-- nobody is there.
 local function oldest(key)
   local rows = redis.call('ZRANGE', key, ARGV[1], '+inf', 'BYSCORE', 'LIMIT', 0, 20, 'WITHSCORES')
   for i = 1, #rows, 2 do
