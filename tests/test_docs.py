@@ -450,3 +450,31 @@ def test_the_admin_pages_cron_line_prunes_and_draws_the_chart(
     assert out.getvalue() == ""
     samples = re.findall(r"<title>\d\d:\d\d: ([^<]*)</title>", html)  # the chart's, on hover
     assert samples == ["1 member, 0 guests", "0 members, 0 guests"]
+
+
+@pytest.mark.parametrize("redis_db", ["real"], indirect=True)
+def test_the_channel_layer_keeps_an_idle_socket_past_redis_py_s_read_timeout(
+    redis_db: Any,
+) -> None:
+    """The how-to's CHANNEL_LAYERS: a receive waits as long as nothing comes, past the
+    5 s redis-py 8 reads with by default, instead of failing (which closes the socket)."""
+    import asyncio
+
+    from channels_redis.core import RedisChannelLayer
+
+    (snippet,) = [s for s in snippets("howto/live.md", "python") if "CHANNEL_LAYERS" in s]
+    layer = run_snippet(snippet, "docs/howto/live.md", "settings").CHANNEL_LAYERS["default"]
+    options = redis_db.get_connection_kwargs()
+    (host,) = layer["CONFIG"]["hosts"]
+    host["address"] = f"redis://{options['host']}:{options['port']}/{options.get('db', 0)}"
+
+    async def idle() -> None:
+        channels = RedisChannelLayer(hosts=[host], prefix=f"docs-layer-{id(host)}")
+        try:
+            with pytest.raises(asyncio.TimeoutError):  # asyncio's: nothing came, no error
+                await asyncio.wait_for(channels.receive(await channels.new_channel()), 6)
+        finally:
+            await channels.flush()
+
+    assert layer["BACKEND"] == "channels_redis.core.RedisChannelLayer"
+    asyncio.run(idle())

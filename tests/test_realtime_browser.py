@@ -95,11 +95,13 @@ def on_thread(page: Page, site: Demo) -> Any:
 
 
 def beaten_past_the_grace() -> bool:
-    """Whether every listed member's last heartbeat is the grace after their last record."""
+    """Whether every listed member's last heartbeat is the grace after their last record
+    (their score; their last seen is their newest sign, the heartbeat itself)."""
+    client, keys = get_client(), presence.conf.keys()
     live = presence.conf.socket_keys().live
     return all(
-        (get_client().zscore(live, member.pk) or 0)
-        >= member.last_seen.timestamp() + presence.SOCKET_GRACE
+        (client.zscore(live, member.pk) or 0)
+        >= (client.zscore(keys.users, member.pk) or 0) + presence.SOCKET_GRACE
         for member in presence.summary(-1).members
     )
 

@@ -118,7 +118,13 @@ CHANNEL_LAYERS = {
     "default": (
         {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "prefix": f"{WHOS_ONLINE_KEY_PREFIX}:asgi"},
+            # socket_timeout=None: redis-py 8 reads with a 5 s timeout by default, which
+            # ends channels-redis's 5 s blocking receive on an idle socket with an error
+            # that closes the consumer (its socket reconnects, its member flickers idle).
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": None}],
+                "prefix": f"{WHOS_ONLINE_KEY_PREFIX}:asgi",
+            },
         }
         if REDIS_URL
         else {"BACKEND": "channels.layers.InMemoryChannelLayer"}
