@@ -87,6 +87,7 @@ def measure(client: redis.Redis) -> tuple[float, float]:
 
 def main() -> None:
     client = redis.Redis.from_url(REDIS_URL)
+    load = os.getloadavg()[0]
     try:
         records, per_guest = measure(client)
     finally:
@@ -98,7 +99,8 @@ def main() -> None:
             "",
             f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by `benchmarks/scaling.py` on "
             f"this project's 2-vCPU machine, against Redis {client.info('server')['redis_version']} on "
-            "loopback (shared with other jobs: treat the figures as an order of magnitude).",
+            f"loopback (shared with other jobs, 1-minute load {load:.1f} at the start: treat the "
+            "figures as an order of magnitude).",
             "",
             "| What | Measured |",
             "|---|---|",
