@@ -1,6 +1,7 @@
 """Instructions per request, counted by callgrind: the throttled path without the machine's noise.
 
     .venv/bin/python benchmarks/instructions.py   # about 10 minutes; rewrites benchmarks/INSTRUCTIONS.md
+    .venv/bin/python benchmarks/instructions.py --before ../other-checkout   # twice as long
 
 On a shared machine timing cannot tell 1% apart: two identical bare cases land
 ±10% from each other within one round (RESULTS.md). valgrind's callgrind counts
@@ -15,27 +16,34 @@ heap is frozen (``gc.freeze()``): a full collection walks every object of the
 process, so whether one fell within the N requests moved a case by thousands of
 instructions per request; young-object collections still count.
 
+With ``--before`` every case is also counted on another checkout's whos_online
+(the same benchmark code, the other package), in columns of its own: a change's
+cost before and after, in instructions.
+
 Needs valgrind, the bench's packages (after ``python3 dev.py bench``) and a Redis
 at REDIS_URL (as run.py); each process deletes its keys and database file.
 """
 
 from __future__ import annotations
 
+import argparse
 import gc
 import os
 import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
 from pathlib import Path
 
 from paths import HIREDIS, WHOS_ONLINE
 
 HERE = Path(__file__).resolve().parent
 REQUESTS = 1000
+BARE = "bare, a guest's cookies"
 CASES = {
     # name: (middleware after SessionMiddleware + AuthenticationMiddleware, cookies, settings)
-    "bare, a guest's cookies": ([], "guest", {}),
+    BARE: ([], "guest", {}),
     "a do-nothing middleware": (["benchsite.PassThroughMiddleware"], "guest", {}),
     "throttled guest": ([WHOS_ONLINE], "guest", {}),
     "bare + one Redis PING": (["benchsite.PingMiddleware"], None, {}),
@@ -46,14 +54,19 @@ CASES = {
 }
 
 
-def child(case: str, n: int) -> None:
-    """Set up as every case does, then make n requests of ``case``."""
-    sys.path.insert(0, str(HERE.parent))
+def child(case: str, n: int, checkout: str) -> None:
+    """Set up as every case does, then make n requests of ``case`` on ``checkout``'s whos_online."""
+    sys.path.insert(0, checkout)
     os.environ["DJANGO_SETTINGS_MODULE"] = "bench_settings"
     import django
 
     django.setup()
     import redis
+
+    import whos_online
+
+    if not str(whos_online.__file__).startswith(checkout):
+        raise SystemExit(f"whos_online came from {whos_online.__file__}, not {checkout}")
     from bench_settings import DATABASE_FILE, PREFIX, REDIS_URL, SESSION_AND_AUTH
     from benchsite import Wsgi, create_member
     from django.test.utils import override_settings
@@ -76,11 +89,11 @@ def child(case: str, n: int) -> None:
         DATABASE_FILE.unlink(missing_ok=True)
 
 
-def collected(case: str, n: int) -> int:
-    """The instructions a process running ``child(case, n)`` executes in all."""
+def collected(case: str, n: int, checkout: Path) -> int:
+    """The instructions a process running ``child(case, n, checkout)`` executes in all."""
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
-        + [sys.executable, __file__, "--child", case, str(n)],
+        + [sys.executable, __file__, "--child", case, str(n), str(checkout)],
         capture_output=True,
         text=True,
         check=True,
@@ -89,28 +102,64 @@ def collected(case: str, n: int) -> int:
     return int(re.search(r"Collected : (\d+)", done.stderr)[1])  # type: ignore[index]
 
 
-def per_request(case: str) -> float:
-    return (collected(case, REQUESTS) - collected(case, 0)) / REQUESTS
+def per_request(case: str, checkout: Path) -> float:
+    return (collected(case, REQUESTS, checkout) - collected(case, 0, checkout)) / REQUESTS
+
+
+def counted(checkout: Path) -> dict[str, float]:
+    """Each case's instructions per request on ``checkout``'s whos_online."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip(CASES, pool.map(per_request, CASES, [checkout] * len(CASES))))
+
+
+def describe(checkout: Path) -> str:
+    git = ["git", "-C", str(checkout), "describe", "--always", "--dirty"]
+    return subprocess.run(git, capture_output=True, text=True).stdout.strip()
 
 
 def main() -> None:
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        counts = dict(zip(CASES, pool.map(per_request, CASES)))
-    bare = counts["bare, a guest's cookies"]
-    rows = [f"| {case} | {count:,.0f} | {count / bare:.3f} |" for case, count in counts.items()]
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n", 1)[0])
+    parser.add_argument("--before", type=Path, help="another checkout to count beside this one")
+    args = parser.parse_args()
+    started, load = datetime.now(timezone.utc), os.getloadavg()[0]
+    counts = counted(HERE.parent)
+    bare = counts[BARE]
+    header, rows = ["Request", "Instructions", "× bare"], []
+    for case, count in counts.items():
+        rows.append([case, f"{count:,.0f}", f"{count / bare:.3f}"])
+    if args.before:
+        args.before = args.before.resolve()
+        before = counted(args.before)
+        header = [
+            "Request",
+            f"Instructions ({describe(HERE.parent)})",
+            "× bare",
+            f"Before ({describe(args.before)})",
+            "× bare",
+            "After ÷ before",
+        ]
+        for row, case in zip(rows, CASES):
+            old = before[case]
+            row += [f"{old:,.0f}", f"{old / before[BARE]:.3f}", f"{counts[case] / old:.3f}"]
     text = "\n".join(
         [
             "# Instructions per request",
             "",
-            f"Counted by callgrind (`{Path(__file__).name}`, its docstring has the method): "
+            f"Counted {started:%Y-%m-%d %H:%M} UTC by callgrind (`{Path(__file__).name}`, its "
+            f"docstring has the method; 1-minute load {load:.1f}, which counts do not depend on): "
             f"{REQUESTS:,} WSGI requests per case. The throttled guest sends a valid "
             "`online` cookie; the bare site and the do-nothing middleware get the same cookies. "
             "Redis commands are packed and replies parsed by redis-py's own code, by hiredis's "
-            "in the rows marked so.",
+            "in the rows marked so."
+            + (
+                " Before: the same benchmark, counted on the other checkout's whos_online."
+                if args.before
+                else ""
+            ),
             "",
-            "| Request | Instructions | × bare |",
-            "|---|---:|---:|",
-            *rows,
+            "| " + " | ".join(header) + " |",
+            "|---" + "|---:" * (len(header) - 1) + "|",
+            *("| " + " | ".join(row) + " |" for row in rows),
             "",
         ]
     )
@@ -120,6 +169,6 @@ def main() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
-        child(sys.argv[2], int(sys.argv[3]))
+        child(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     else:
         main()

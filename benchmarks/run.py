@@ -104,34 +104,52 @@ def online_cookie(headers: list[tuple[str, str]]) -> str | None:
     return None
 
 
+def prepare(admin: redis.Redis, onlines: list[int], baseline_onlines: list[int]) -> Setup:
+    """The member and their session, N people online per N, and the cookies whos_online sets."""
+    import paths
+    import populations
+    from bench_settings import SESSION_AND_AUTH
+    from benchsite import Wsgi, create_member
+    from django.conf import settings
+
+    from whos_online.conf import conf
+
+    session = {settings.SESSION_COOKIE_NAME: create_member()[0]}
+    for n in onlines:
+        log(f"filling {n:,} members and guests")
+        populations.fill_whos_online(admin, Setup.prefix(n)["WHOS_ONLINE_KEY_PREFIX"], n)
+        if n in baseline_onlines:
+            populations.fill_baselines(admin, Setup.base(n), n)
+    # The online cookie whos_online sets for a guest and for the member, under the key
+    # prefix the throttled cases run with: a cookie issued before its prefix's data
+    # began (recovery.py) would be due again, and record.
+    cookies = {}
+    for who, sent in (("guest", {}), ("member", session)):
+        probe = Wsgi([*SESSION_AND_AUTH, paths.WHOS_ONLINE], sent)
+        cookies[who] = {**sent, conf.cookie_name: str(online_cookie(probe.response()[1]))}
+    loop = asyncio.new_event_loop()
+    return Setup(loop, session, cookies["guest"], cookies["member"], onlines, baseline_onlines)
+
+
+def clean_up(admin: redis.Redis) -> None:
+    """Delete this process's keys and database file."""
+    keys = list(admin.scan_iter(match=f"{PREFIX}:*", count=1000))
+    for start in range(0, len(keys), 500):
+        admin.unlink(*keys[start : start + 500])  # freed in the background
+    DATABASE_FILE.unlink(missing_ok=True)
+    log(f"deleted {len(keys)} keys under {PREFIX}:")
+
+
 def measure(args: argparse.Namespace, admin: redis.Redis) -> tuple[str, dict[str, Any]]:
     import block
     import paths
     import populations
     import prune
     import runner
-    from bench_settings import SESSION_AND_AUTH
-    from benchsite import Wsgi, create_member
-    from django.conf import settings
-    from django.test.utils import override_settings
-
-    from whos_online.conf import conf
 
     started, load = datetime.now(timezone.utc), [os.getloadavg()[0]]
-    session = {settings.SESSION_COOKIE_NAME: create_member()[0]}
     onlines = [1_000, 10_000] + ([] if args.quick else [100_000, 1_000_000])
-    for n in onlines:
-        log(f"filling {n:,} members and guests")
-        populations.fill_whos_online(admin, Setup.prefix(n)["WHOS_ONLINE_KEY_PREFIX"], n)
-        if n <= 10_000:
-            populations.fill_baselines(admin, Setup.base(n), n)
-    cookies = {}  # the online cookie whos_online sets for a guest and for the member
-    with override_settings(**Setup.prefix(1000)):
-        for who, sent in (("guest", {}), ("member", session)):
-            probe = Wsgi([*SESSION_AND_AUTH, paths.WHOS_ONLINE], sent)
-            cookies[who] = {**sent, conf.cookie_name: str(online_cookie(probe.response()[1]))}
-    loop = asyncio.new_event_loop()
-    setup = Setup(loop, session, cookies["guest"], cookies["member"], onlines, [1_000, 10_000])
+    setup = prepare(admin, onlines, [1_000, 10_000])
     cases = paths.cases(setup) + block.cases(setup)
     log(f"checking {len(cases)} cases and counting their round trips")
     for case in cases:
@@ -196,9 +214,11 @@ def measure(args: argparse.Namespace, admin: redis.Redis) -> tuple[str, dict[str
             "## Measured apart",
             "",
             "[SCALING.md](SCALING.md) (`scaling.py`: how far one Redis goes), "
-            "[COUNTING.md](COUNTING.md) (`counting.py`: exact against approximate guest counting) "
-            "and [INSTRUCTIONS.md](INSTRUCTIONS.md) (`instructions.py`: instructions per request, "
-            "counted by callgrind, where timing cannot tell 1% apart).",
+            "[COUNTING.md](COUNTING.md) (`counting.py`: exact against approximate guest counting), "
+            "[INSTRUCTIONS.md](INSTRUCTIONS.md) (`instructions.py`: instructions per request, "
+            "counted by callgrind, where timing cannot tell 1% apart) "
+            "and [BEFORE_AFTER.md](BEFORE_AFTER.md) (`compare.py`: the request rows of two "
+            "checkouts timed side by side, a change's cost).",
             "",
             "## Machine",
             "",
@@ -259,11 +279,7 @@ def main(argv: list[str] | None = None) -> int:
         log("interrupted")
         return 130
     finally:
-        keys = list(admin.scan_iter(match=f"{PREFIX}:*", count=1000))
-        for start in range(0, len(keys), 500):
-            admin.unlink(*keys[start : start + 500])  # freed in the background
-        DATABASE_FILE.unlink(missing_ok=True)
-        log(f"deleted {len(keys)} keys under {PREFIX}:")
+        clean_up(admin)
     print(text)
     if not (args.quick or args.no_write):
         from plot import plot

@@ -80,13 +80,18 @@ def count(case: Case, n: int = 16) -> None:
     case.trips, case.queries = trips / n, queries / n
 
 
+def size(case: Case, slice_ms: float) -> None:
+    """Warm the case up and set its slice size: the operations that take about ``slice_ms``."""
+    n, spent = 1, 0
+    while spent < 20e6 and n < 4096:  # at least 20 ms of warm-up, in doubling batches
+        spent, n = case.time(n), n * 2
+    case.slice_size = max(1, round(slice_ms * 1e6 / (spent / (n // 2))))
+
+
 def run(cases: list[Case], rounds: int, slices: int, slice_ms: float, seed: int) -> None:
     """Size each case's slice (warming it up), then time every case in interleaved rounds."""
     for case in cases:
-        n, spent = 1, 0
-        while spent < 20e6 and n < 4096:  # at least 20 ms of warm-up, in doubling batches
-            spent, n = case.time(n), n * 2
-        case.slice_size = max(1, round(slice_ms * 1e6 / (spent / (n // 2))))
+        size(case, slice_ms)
     gc.collect()
     gc.freeze()  # what setup built lives all run: out of the collector's way
     rng = random.Random(seed)

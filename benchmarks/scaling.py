@@ -47,11 +47,12 @@ def records_per_second() -> float:
     # member's rooms (unused: itself), the generation, the hour's and the day's
     # HyperLogLogs; ARGV:
     # score, member, TTL, cap, room, kind, card, guest, approximate, counted since,
-    # window, trim per write, rooms cap, the notices channel, the HyperLogLogs' TTLs.
+    # window, trim per write, rooms cap, the notices channel, keep the card (no), the
+    # HyperLogLogs' TTLs.
     keys = [KEY, KEY, f"{KEY}:rooms", f"{KEY}:cards", KEY, f"{KEY}:peak", f"{KEY}:changed", KEY]
     keys += [f"{KEY}:generation", f"{KEY}:hour", f"{KEY}:day"]
     argv = ["__rand_int__", "__rand_int__", "600", str(MAX_GUESTS * 20), "", "", "", "", ""]
-    argv += ["0", "600", "100", str(MAX_ROOMS), f"{KEY}:notices", "90000", "2764800"]
+    argv += ["0", "600", "100", str(MAX_ROOMS), f"{KEY}:notices", "", "90000", "2764800"]
     out = subprocess.run(
         ["redis-benchmark", "-h", url.hostname or "127.0.0.1", "-p", str(url.port or 6379)]
         + ["--dbnum", (url.path or "/0").lstrip("/") or "0", "-c", "16", "-P", "32", "-q"]
@@ -86,6 +87,7 @@ def measure(client: redis.Redis) -> tuple[float, float]:
 
 def main() -> None:
     client = redis.Redis.from_url(REDIS_URL)
+    load = os.getloadavg()[0]
     try:
         records, per_guest = measure(client)
     finally:
@@ -97,7 +99,8 @@ def main() -> None:
             "",
             f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by `benchmarks/scaling.py` on "
             f"this project's 2-vCPU machine, against Redis {client.info('server')['redis_version']} on "
-            "loopback (shared with other jobs: treat the figures as an order of magnitude).",
+            f"loopback (shared with other jobs, 1-minute load {load:.1f} at the start: treat the "
+            "figures as an order of magnitude).",
             "",
             "| What | Measured |",
             "|---|---|",
