@@ -144,7 +144,9 @@ def test_a_poll_says_nothing_for_a_list_cut_at_its_limit_or_a_bad_header(
     assert block.poll() is None
     member("bob").get("/")  # bob replaces alice in the list of one
     assert block.poll() is None
-    for bad in ["[1,2]", "%7B", "nonsense", quote(json.dumps([[1, "x", "online"]] * 400))]:
+    settings.WHOS_ONLINE_LIST_LIMIT = 10  # uncut: each header is read, and found bad
+    deep = "[" * 4000 + "]" * 4000  # too deep for Python's JSON parser
+    for bad in ["[1,2]", "%7B", "nonsense", quote(json.dumps([[1, "x", "online"]] * 400)), deep]:
         response = BrowserClient().get("/whos-online/", headers={**POLL, SHOWN_HEADER: bad})
         assert response.status_code == 200 and "announce" not in json.loads(response.content)
 

@@ -79,7 +79,7 @@ def since_shown(shown: str | None, online: Summary) -> str:
             str(pk): {"name": str(name), "status": status}
             for pk, name, status in json.loads(unquote(shown))
         }
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):  # RecursionError: "[[[[..." 4000 deep
         return ""
     new = {str(m.pk): {"name": m.name, "status": m.status} for m in online.members}
     return announce(*diff(old, new))
