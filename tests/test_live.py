@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from datetime import datetime, timezone
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import pytest
 import redis
@@ -96,8 +98,8 @@ def test_list_limit_and_hidden_members_are_respected(redis_db: redis.Redis, sett
 class Poller:
     """A polling block, as live.js runs it: each poll sends the members it showed."""
 
-    def __init__(self) -> None:
-        self.client, self.shown = BrowserClient(), ""
+    def __init__(self, shown: str = "") -> None:
+        self.client, self.shown = BrowserClient(), shown
 
     def poll(self) -> str | None:
         headers = {**POLL, SHOWN_HEADER: self.shown} if self.shown else POLL
@@ -133,6 +135,48 @@ def test_a_poll_says_what_changed_since_the_members_its_block_showed(
         assert block.poll() == "alice is back."
         # Another viewer's poll, with nothing shown before, says nothing.
         assert Poller().poll() is None
+
+
+def rendered_shown(page: str) -> str:
+    """The rendered live block's ``data-whos-online-shown``, as live.js reads it."""
+    found = re.search(r' data-whos-online-shown="([^"]*)"', page)
+    return html.unescape(found.group(1)) if found else ""
+
+
+def test_the_first_poll_says_what_changed_since_the_page_was_rendered(
+    redis_db: redis.Redis,
+) -> None:
+    bob_name = 'Bob "B" <&> 100%'  # a name the attribute escapes and the URL encodes
+    alice, bob = member("alice"), member(bob_name)
+    bob.get("/")
+    shown = rendered_shown(alice.get("/live-block/").content.decode())
+    # The header's format: what a poll's answer would give live.js.
+    assert json.loads(unquote(shown)) == [
+        [str(User.objects.get(username="alice").pk), "alice", "online"],
+        [str(User.objects.get(username=bob_name).pk), bob_name, "online"],
+    ]
+    bob.logout()
+    assert Poller(shown).poll() == f"{bob_name} left."
+
+
+def long_name(user: Any) -> dict[str, Any]:
+    return {"name": "\N{GRINNING FACE}" * 150}  # 1,800 characters URL-encoded
+
+
+@pytest.mark.parametrize(
+    "setting, value", [("WHOS_ONLINE_LIST_LIMIT", 4), ("WHOS_ONLINE_MEMBER_CARD", long_name)]
+)
+def test_a_cut_or_too_long_list_carries_nothing_shown(
+    redis_db: redis.Redis, settings: Any, setting: str, value: Any
+) -> None:
+    """Five members: a list of four drops and takes names with the cut; five such names
+    pass the header's 8,000 characters. Nothing to say, as for a poll of either."""
+    setattr(settings, setting, value)
+    for name in ("alice", "bob", "carol", "dan"):
+        member(name).get("/")
+    page = member("erin").get("/live-block/").content.decode()
+    assert 'data-whos-online-url="/whos-online/"' in page
+    assert "data-whos-online-shown" not in page
 
 
 def test_a_poll_says_nothing_for_a_list_cut_at_its_limit_or_a_bad_header(
@@ -242,6 +286,7 @@ def test_a_live_room_block_subscribes_to_its_room_only_over_the_websocket(
     settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
     html = template.render({})
     assert 'data-whos-online-ws="/ws/whos-online/thread%3A4%2F2/"' in html
+    assert 'data-whos-online-shown="%5B%5D"' in html  # nobody: a join after it is said
     static = engines["django"].from_string('{% load whos_online %}{% whos_here "thread:4/2" %}')
     assert "data-whos-online" not in static.render({})  # only when asked
     assert '<script src="/static/whos_online/live.js" defer></script>' in html

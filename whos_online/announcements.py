@@ -4,14 +4,15 @@ never the list, for the polite live region ``live.js`` puts beside a live block.
 A push says the diff between the hub's last two reads of a view
 (:mod:`whos_online.realtime.hub`); a poll says the change from the members the
 browser's block showed (sent back in the ``X-Whos-Online-Shown`` header, from the
-previous poll's ``members``) to the new read. Both in the same words, translated.
+previous poll's ``members`` or the rendered block's ``data-whos-online-shown``) to
+the new read. Both in the same words, translated.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from django.utils.translation import gettext_lazy, ngettext_lazy
 
@@ -83,3 +84,14 @@ def since_shown(shown: str | None, online: Summary) -> str:
         return ""
     new = {str(m.pk): {"name": m.name, "status": m.status} for m in online.members}
     return announce(*diff(old, new))
+
+
+def shown(online: Summary) -> str:
+    """The header's value for the members ``online`` lists, as ``live.js`` builds it from
+    a poll's (``encodeURIComponent(JSON.stringify(...))``): "" for a list cut at its limit
+    or a value over ``MAX_SHOWN``, as ``since_shown`` would ignore it."""
+    if online.more:
+        return ""
+    cards = [[m.pk, m.name, m.status] for m in online.members]
+    value = quote(json.dumps(cards, ensure_ascii=False, separators=(",", ":")), safe="!'()*~")
+    return value if len(value) <= MAX_SHOWN else ""
