@@ -5,7 +5,8 @@ A push says the diff between the hub's last two reads of a view
 (:mod:`whos_online.realtime.hub`); a poll says the change from the members the
 browser's block showed (sent back in the ``X-Whos-Online-Shown`` header, from the
 previous poll's ``members`` or the rendered block's ``data-whos-online-shown``) to
-the new read. Both in the same words, translated.
+the new read, and a socket's first state the change from the rendered block's (its
+URL's ``shown`` parameter). All in the same words, translated.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from whos_online.presence import Summary
 # ``[[pk, name, status], ...]``. A longer one is ignored (the change goes unsaid).
 SHOWN_HEADER = "X-Whos-Online-Shown"
 MAX_SHOWN = 8000
+# The same value in a socket's query string, ``?shown=...``.
+SHOWN_PARAMETER = b"shown"
 
 Cards = dict[str, dict[str, Any]]
 
@@ -95,3 +98,15 @@ def shown(online: Summary) -> str:
     cards = [[m.pk, m.name, m.status] for m in online.members]
     value = quote(json.dumps(cards, ensure_ascii=False, separators=(",", ":")), safe="!'()*~")
     return value if len(value) <= MAX_SHOWN else ""
+
+
+def shown_in_query(query: bytes) -> str:
+    """The ``shown`` parameter of a socket's query string, taken as it is (it is
+    URL-encoded already, as the header is; ``since_shown`` bounds it): "" when missing
+    or repeated."""
+    values = [
+        value
+        for name, _, value in (part.partition(b"=") for part in query.split(b"&"))
+        if name == SHOWN_PARAMETER
+    ]
+    return values[0].decode("ascii", "replace") if len(values) == 1 else ""

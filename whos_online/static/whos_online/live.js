@@ -11,8 +11,9 @@
  * change): each live block gets a visually hidden polite one beside it, which says the
  * change the server put in words ("Bob left."). A poll sends the members its block
  * showed (X-Whos-Online-Shown, from the previous poll, or for the first the rendered
- * block's data-whos-online-shown) so the server can say what changed; the first poll
- * after pushes only learns what is shown. */
+ * block's data-whos-online-shown) so the server can say what changed; a socket sends the
+ * same in its URL (?shown=), and its first message says what changed since. The first
+ * poll after pushes only learns what is shown. */
 (function () {
   "use strict";
   if (window.whosOnlineLive) {
@@ -106,8 +107,10 @@
 
   function subscribe(block) {
     var scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
-    var socket = new window.WebSocket(
-      scheme + window.location.host + block.section.getAttribute("data-whos-online-ws"));
+    // What the block shows (as rendered, or by the last poll): the first state says the change.
+    var query = block.shown ? "?shown=" + block.shown : "";
+    var socket = new window.WebSocket(scheme + window.location.host +
+      block.section.getAttribute("data-whos-online-ws") + query);
     socket.onopen = function () {
       block.pushed = true;
       block.retries = 0;
