@@ -6,6 +6,7 @@ import html
 import json
 import re
 from datetime import datetime, timezone
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -177,6 +178,24 @@ def test_a_cut_or_too_long_list_carries_nothing_shown(
     page = member("erin").get("/live-block/").content.decode()
     assert 'data-whos-online-url="/whos-online/"' in page
     assert "data-whos-online-shown" not in page
+
+
+@pytest.mark.parametrize("over", [0, 1])
+def test_a_block_carries_what_it_shows_while_the_header_fits_to_the_character(
+    redis_db: redis.Redis, settings: Any, over: int
+) -> None:
+    """42 names of one non-ASCII, one reserved and unreserved characters (8, 3 and 1 encoded:
+    é is \\u00e9 in ASCII JSON), the last sized for live.js's value to be 8,000 characters,
+    or 8,001."""
+    names = {pk: "é%" + "'" * 140 for pk in range(100, 142)}
+    cards = [[str(pk), name, "online"] for pk, name in names.items()]
+    encoded = len(quote(json.dumps(cards, separators=(",", ":")), safe="!'()*~"))
+    names[141] = "é%" + "'" * (140 + 8000 + over - encoded)  # 31 + over
+    settings.WHOS_ONLINE_MEMBER_CARD = lambda user: {"name": names[user.pk]}
+    for pk in names:
+        presence.record_user(SimpleNamespace(pk=pk, is_staff=False))
+    block = engines["django"].from_string("{% load whos_online %}{% whos_online live=30 %}")
+    assert len(rendered_shown(block.render({}))) == (0 if over else 8000)
 
 
 def test_a_poll_says_nothing_for_a_list_cut_at_its_limit_or_a_bad_header(
