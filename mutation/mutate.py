@@ -53,6 +53,7 @@ WORKERS = int(os.environ.get("MUTATE_WORKERS", "2"))  # the machine's cores are 
 TESTS = {
     "__init__.py": ["test_app.py"],
     "admin.py": ["test_admin.py", "test_chart.py"],
+    "announcements.py": ["test_live.py", "test_consumers.py", "test_realtime_trust.py"],
     "apps.py": ["test_app.py", "test_checks.py"],
     "blockcache.py": ["test_blockcache.py", "test_templatetag.py"],
     "bots.py": ["test_bots.py", "test_checks.py"],
@@ -60,12 +61,10 @@ TESTS = {
     "checks.py": ["test_checks.py"],
     "client_ip.py": ["test_client_ip.py", "test_middleware.py", "test_guests.py"],
     "conf.py": ["test_conf.py"],
-    "consumers.py": ["test_consumers.py"],
     "connection.py": ["test_connection.py"],
     "counting.py": ["test_counting.py"],
     "failsafe.py": ["test_failsafe.py"],
     "guests.py": ["test_guests.py", "test_presence.py"],
-    "hub.py": ["test_consumers.py"],
     "jinja2.py": ["test_jinja2.py"],
     "members.py": ["test_members.py", "test_hidden.py", "test_long_lists.py"],
     "middleware.py": [
@@ -76,6 +75,10 @@ TESTS = {
     ],
     "models.py": ["test_app.py", "test_admin.py"],
     "presence.py": ["test_presence.py"],
+    "realtime/access.py": ["test_realtime_trust.py"],
+    "realtime/consumers.py": ["test_consumers.py", "test_realtime_trust.py"],
+    "realtime/hub.py": ["test_consumers.py"],
+    "realtime/routing.py": ["test_consumers.py"],
     "reading.py": [
         "test_presence.py",
         "test_status.py",
@@ -91,7 +94,6 @@ TESTS = {
         "test_counting.py",
     ],
     "rooms.py": ["test_rooms.py"],
-    "routing.py": ["test_consumers.py"],
     "scripts.py": [
         "test_scripts.py",
         "test_presence.py",
