@@ -18,7 +18,8 @@ does but with a fixed random seed. Playwright drives the system's Chromium
 - bob leaves and alice's block shows and says it: his closed tab marks him idle in
   words, his logout takes his name away and a member from the count, and the polite
   region beside the block says each ("Bob Baker left."), over the WebSocket and, in a
-  browser without one, by polling.
+  browser without one, by polling, even when he logs out after her page was rendered but
+  before its script ran (the socket's first message says it).
 
 Needs REDIS_URL (the server is another process), Chromium and Playwright
 (``pip install playwright``; never ``playwright install``). Without them the
@@ -482,6 +483,34 @@ def test_a_closed_tab_and_a_logout_are_seen_and_said_in_another_members_block(
             bob.context.close()
 
 
+def test_a_logout_while_a_page_loads_is_said_when_its_socket_opens(
+    browser: Browser, demo: Demo
+) -> None:
+    """Bob logs out after alice's page is rendered, before its live.js runs: her block's
+    first update (the socket's first state) takes him away and says so."""
+    from playwright.sync_api import Route, expect
+
+    with server_log_on_failure(demo):
+        bob = log_in(browser, demo, "bob")
+        alice = log_in(browser, demo, "alice")
+        held: list[Route] = []
+        try:
+            alice.route("**/whos_online/live.js", lambda route: held.append(route))  # waits
+            alice.goto(f"{demo.url}/", wait_until="commit")
+            block = alice.locator("aside section.whos-online")
+            bob_in_alice = block.locator(".whos-online-members li", has_text=NAMES["bob"])
+            expect(bob_in_alice).to_have_count(1)  # as rendered
+            log_out(bob, demo)
+            assert len(held) == 1 and alice.evaluate("!window.whosOnlineLive")
+            held[0].continue_()
+            expect(bob_in_alice).to_have_count(0, timeout=PUSH_TIMEOUT)
+            said = alice.locator("aside section.whos-online + p.whos-online-announcement")
+            expect(said).to_contain_text(f"{NAMES['bob']} left.")
+        finally:
+            alice.context.close()
+            bob.context.close()
+
+
 def test_a_polling_block_says_who_joined_and_left(browser: Browser, demo: Demo) -> None:
     from playwright.sync_api import expect
 
@@ -498,8 +527,8 @@ def test_a_polling_block_says_who_joined_and_left(browser: Browser, demo: Demo) 
         try:
             expect(said).to_have_attribute("aria-live", "polite")
             with alice.expect_response(re.compile(r"/whos-online/$"), timeout=LIVE_TIMEOUT):
-                pass  # the first poll: it learns what the block shows, and says nothing
-            expect(said).to_have_text("")
+                pass  # the first poll: it says what changed since the render (maybe idles)
+            expect(said).not_to_contain_text(NAMES["bob"])
             bob = log_in(browser, demo, "bob")
             expect(bob_in_alice).to_have_count(1, timeout=LIVE_TIMEOUT)
             expect(said).to_contain_text(f"{NAMES['bob']} joined.")

@@ -24,7 +24,8 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 from django.urls import path
 
-from tests.conftest import NOW, RoundTrips, names
+from tests.conftest import NOW, BrowserClient, RoundTrips, names
+from tests.test_live import rendered_shown
 from whos_online import presence, sockets
 from whos_online.realtime import hub
 from whos_online.realtime.consumers import PresenceMixin
@@ -527,6 +528,29 @@ def test_each_change_is_said_in_a_short_sentence_never_the_list(
         "2 people are back.",
     ]
     assert "<bdi>alice</bdi>" in page.messages[-1]["html"]
+
+
+def test_a_sockets_first_state_says_what_changed_since_its_page_was_rendered(
+    redis_db: redis.Redis, people: Any, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
+    alice, bob, carol = people("alice", "bob", "carol")
+    presence.record_user(bob)
+    browser = BrowserClient()
+    browser.force_login(alice)
+    shown = rendered_shown(browser.get("/live-block/").content.decode())
+    presence.forget_user(bob)  # he logs out, and carol comes, as alice's page loads
+    presence.record_user(carol)
+
+    async def scenario() -> None:
+        # Each socket its own: another tab that sends nothing shown is told nothing.
+        for query, said in ((f"?shown={shown}", "carol joined. bob left."), ("", None)):
+            page = await tab(alice, f"/ws/whos-online/{query}")
+            state = await until(page, lambda m: m["type"] == "presence_state")
+            assert state.get("announce") == said
+            await page.disconnect()
+
+    run(scenario)
 
 
 OVERRIDES = {

@@ -103,3 +103,4 @@ def test_the_jinja_blocks_are_live_only_when_asked(redis_db: redis.Redis, settin
     page = live.render(request=request)
     assert 'data-whos-online-refresh="30" data-whos-online-ws="/ws/whos-online/"' in page
     assert 'data-whos-online-ws="/ws/whos-online/lobby/"' in page
+    assert page.count('data-whos-online-shown="[]"') == 2  # nobody listed in either

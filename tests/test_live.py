@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from datetime import datetime, timezone
+from types import SimpleNamespace
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import pytest
 import redis
@@ -96,8 +99,8 @@ def test_list_limit_and_hidden_members_are_respected(redis_db: redis.Redis, sett
 class Poller:
     """A polling block, as live.js runs it: each poll sends the members it showed."""
 
-    def __init__(self) -> None:
-        self.client, self.shown = BrowserClient(), ""
+    def __init__(self, shown: str = "") -> None:
+        self.client, self.shown = BrowserClient(), shown
 
     def poll(self) -> str | None:
         headers = {**POLL, SHOWN_HEADER: self.shown} if self.shown else POLL
@@ -135,6 +138,66 @@ def test_a_poll_says_what_changed_since_the_members_its_block_showed(
         assert Poller().poll() is None
 
 
+def rendered_shown(page: str) -> str:
+    """The rendered live block's ``data-whos-online-shown``, URL-encoded as live.js does."""
+    found = re.search(r' data-whos-online-shown="([^"]*)"', page)
+    return quote(html.unescape(found.group(1)), safe="!'()*~") if found else ""
+
+
+def test_the_first_poll_says_what_changed_since_the_page_was_rendered(
+    redis_db: redis.Redis,
+) -> None:
+    bob_name = 'Bob "B" <&> 100%'  # a name the attribute escapes and the URL encodes
+    alice, bob = member("alice"), member(bob_name)
+    bob.get("/")
+    shown = rendered_shown(alice.get("/live-block/").content.decode())
+    assert len(shown) <= 8000 and json.loads(unquote(shown)) == [
+        [str(User.objects.get(username="alice").pk), "alice", "online"],
+        [str(User.objects.get(username=bob_name).pk), bob_name, "online"],
+    ]
+    bob.logout()
+    assert Poller(shown).poll() == f"{bob_name} left."
+
+
+def percent_name(user: Any) -> dict[str, Any]:
+    return {"name": "%" * 150}  # 450 characters URL-encoded
+
+
+@pytest.mark.parametrize(
+    "setting, value", [("WHOS_ONLINE_LIST_LIMIT", 17), ("WHOS_ONLINE_MEMBER_CARD", percent_name)]
+)
+def test_a_cut_or_too_long_list_carries_nothing_shown(
+    redis_db: redis.Redis, settings: Any, setting: str, value: Any
+) -> None:
+    """18 members: a list of 17 drops and takes names with the cut; 18 such names pass
+    the header's 8,000 characters URL-encoded (as JSON, 3,000). Nothing to say, as for
+    a poll of either."""
+    setattr(settings, setting, value)
+    for number in range(17):
+        member(f"member{number}").get("/")
+    page = member("erin").get("/live-block/").content.decode()
+    assert 'data-whos-online-url="/whos-online/"' in page
+    assert "data-whos-online-shown" not in page
+
+
+@pytest.mark.parametrize("over", [0, 1])
+def test_a_block_carries_what_it_shows_while_the_header_fits_to_the_character(
+    redis_db: redis.Redis, settings: Any, over: int
+) -> None:
+    """42 names of one non-ASCII, one reserved and unreserved characters (8, 3 and 1 encoded:
+    é is \\u00e9 in ASCII JSON), the last sized for live.js's value to be 8,000 characters,
+    or 8,001."""
+    names = {pk: "é%" + "'" * 140 for pk in range(100, 142)}
+    cards = [[str(pk), name, "online"] for pk, name in names.items()]
+    encoded = len(quote(json.dumps(cards, separators=(",", ":")), safe="!'()*~"))
+    names[141] = "é%" + "'" * (140 + 8000 + over - encoded)  # 31 + over
+    settings.WHOS_ONLINE_MEMBER_CARD = lambda user: {"name": names[user.pk]}
+    for pk in names:
+        presence.record_user(SimpleNamespace(pk=pk, is_staff=False))
+    block = engines["django"].from_string("{% load whos_online %}{% whos_online live=30 %}")
+    assert len(rendered_shown(block.render({}))) == (0 if over else 8000)
+
+
 def test_a_poll_says_nothing_for_a_list_cut_at_its_limit_or_a_bad_header(
     redis_db: redis.Redis, settings: Any
 ) -> None:
@@ -144,7 +207,9 @@ def test_a_poll_says_nothing_for_a_list_cut_at_its_limit_or_a_bad_header(
     assert block.poll() is None
     member("bob").get("/")  # bob replaces alice in the list of one
     assert block.poll() is None
-    for bad in ["[1,2]", "%7B", "nonsense", quote(json.dumps([[1, "x", "online"]] * 400))]:
+    settings.WHOS_ONLINE_LIST_LIMIT = 10  # uncut: each header is read, and found bad
+    deep = "[" * 4000 + "]" * 4000  # too deep for Python's JSON parser
+    for bad in ["[1,2]", "%7B", "nonsense", quote(json.dumps([[1, "x", "online"]] * 400)), deep]:
         response = BrowserClient().get("/whos-online/", headers={**POLL, SHOWN_HEADER: bad})
         assert response.status_code == 200 and "announce" not in json.loads(response.content)
 
@@ -240,6 +305,7 @@ def test_a_live_room_block_subscribes_to_its_room_only_over_the_websocket(
     settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
     html = template.render({})
     assert 'data-whos-online-ws="/ws/whos-online/thread%3A4%2F2/"' in html
+    assert 'data-whos-online-shown="[]"' in html  # nobody: a join after it is said
     static = engines["django"].from_string('{% load whos_online %}{% whos_here "thread:4/2" %}')
     assert "data-whos-online" not in static.render({})  # only when asked
     assert '<script src="/static/whos_online/live.js" defer></script>' in html

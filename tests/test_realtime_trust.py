@@ -6,12 +6,15 @@ socket pattern. Through the real routes and consumers (WebsocketCommunicator).
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 import redis
@@ -136,7 +139,11 @@ def test_a_count_only_room_never_sends_a_name(
     alice, bob = people("alice", "bob", first_name="Secret")
 
     async def scenario() -> None:
-        guest = await tab(None, "/ws/whos-online/stream:1/")
+        # Not even a name its page sent back is said ("Secret left.": nobody is listed).
+        shown = quote(json.dumps([["0", "Secret", "online"]]))
+        guest = await tab(None, f"/ws/whos-online/stream:1/?shown={shown}")
+        state = await until(guest, lambda m: m["type"] == "presence_state")
+        assert "Secret" not in str(state) and "announce" not in state
         viewers = [await tab(user, "/ws/whos-online/stream:1/") for user in (alice, bob)]
         sent = [await until(socket, lambda m: m["users"] == 2) for socket in (guest, *viewers)]
         assert presence.user_count("stream:1") == 2  # counted in: names stay on the server
@@ -227,6 +234,35 @@ def test_nothing_a_client_sends_breaks_the_ready_consumer(
         bob_tab = await tab(bob)  # the socket still works: it is sent bob's join
         await until(page, lambda m: str(bob.pk) in m["joins"])
         await bob_tab.disconnect()
+        await page.disconnect()
+
+    run(scenario)
+
+
+# Query strings around a valid ``shown`` (bob, who has left since): each is ignored.
+JUNK_SHOWN = {
+    "repeated": lambda shown: b"shown=%s&shown=%s" % (shown, shown),
+    "oversized": lambda shown: b"shown=" + shown + b"%20" * 3000,  # JSON space, 9 KB
+    "too-deep": lambda shown: b"shown=" + b"[" * 4000 + b"]" * 4000,
+    "broken-escape": lambda shown: b"shown=%ZZ" + shown,
+    "not-ascii": lambda shown: b"shown=\xff" + shown,
+    "no-value": lambda shown: b"shown&=&shown%3D" + shown,
+}
+
+
+@pytest.mark.parametrize("junk", JUNK_SHOWN.values(), ids=JUNK_SHOWN.keys())
+def test_a_junk_shown_query_is_ignored(
+    redis_db: redis.Redis, people: Any, junk: Callable[[bytes], bytes]
+) -> None:
+    alice, bob = people("alice", "bob")
+    shown = quote(json.dumps([[str(bob.pk), "bob", "online"]])).encode()
+
+    async def scenario() -> None:
+        page = WebsocketCommunicator(application, "/ws/whos-online/")
+        page.scope.update(user=alice, query_string=junk(shown))
+        assert (await page.connect(timeout=DEADLINE))[0]
+        state = await until(page, lambda m: m["type"] == "presence_state")
+        assert "announce" not in state  # one valid shown would say "bob left."
         await page.disconnect()
 
     run(scenario)

@@ -25,6 +25,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib.auth.models import AnonymousUser
 
 from whos_online import failsafe, presence
+from whos_online.announcements import shown_in_query
 from whos_online.realtime.access import REFUSED, TOO_MANY_CONNECTIONS, RoomAccess, room_access
 from whos_online.realtime.hub import View, get_hub
 from whos_online.room_names import room_name
@@ -119,7 +120,8 @@ class WhosOnlineConsumer(PresenceMixin, AsyncWebsocketConsumer):  # type: ignore
     A room the site has not allowed this user (``WHOS_ONLINE_ROOM_ACCESS``) is
     closed with code 4403 before anything is sent, and a member with too many
     sockets in this process with 4429. On subscribing the page gets
-    ``presence_state`` (every listed member's card as "joins"), then a
+    ``presence_state`` (every listed member's card as "joins", and the change since the
+    members its URL's ``shown`` parameter lists, said as ``announce``), then a
     ``presence_diff`` within a second of each change: the members who joined
     and left (a changed card, e.g. online to idle, is both), the counts, and
     the block rendered by its template. A count-only socket is sent no card
@@ -146,7 +148,9 @@ class WhosOnlineConsumer(PresenceMixin, AsyncWebsocketConsumer):  # type: ignore
             await self.close(code=TOO_MANY_CONNECTIONS)
             return
         self.view = View(self.presence_room(), presence.is_staff(user), access.names)
-        get_hub().subscribe(self.view, self)
+        # The members the page showed (?shown=, from its data-whos-online-shown): the first
+        # state says what changed since the page was rendered.
+        get_hub().subscribe(self.view, self, shown_in_query(self.scope.get("query_string", b"")))
 
     async def disconnect(self, code: int) -> None:
         self._unsubscribe()

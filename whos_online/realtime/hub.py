@@ -34,7 +34,7 @@ from typing import Any, Protocol
 from django.template.loader import render_to_string
 
 from whos_online import failsafe, presence, recovery
-from whos_online.announcements import announce, diff
+from whos_online.announcements import announce, diff, since_shown
 from whos_online.conf import conf
 from whos_online.connection import get_client
 from whos_online.templatetags.whos_online import members_html
@@ -69,8 +69,9 @@ class View:
 @dataclass
 class _Feed:
     subscribers: set[Subscriber] = field(default_factory=set)
-    # Subscribers that have not had the whole state yet.
-    fresh: set[Subscriber] = field(default_factory=set)
+    # Subscribers that have not had the whole state yet, each with the members its page
+    # showed (``X-Whos-Online-Shown``'s format; "" if unknown): its state says the change.
+    fresh: dict[Subscriber, str] = field(default_factory=dict)
     members: dict[str, dict[str, Any]] = field(default_factory=dict)
     counts: dict[str, Any] = field(default_factory=dict)
     # A notice came since the last read.
@@ -125,10 +126,12 @@ class Hub:
                 del self.per_member[connection.pk]
         self.unrecorded.pop(connection.id, None)
 
-    def subscribe(self, view: View, subscriber: Subscriber) -> None:
+    def subscribe(self, view: View, subscriber: Subscriber, shown: str = "") -> None:
+        """Send ``subscriber`` the view's state, then its changes; ``shown``, the members
+        its page showed, makes the state say what changed since (a view with names)."""
         feed = self.feeds.setdefault(view, _Feed())
         feed.subscribers.add(subscriber)
-        feed.fresh.add(subscriber)
+        feed.fresh[subscriber] = shown if view.names else ""
         self.wake.set()
         self._start()
 
@@ -136,7 +139,7 @@ class Hub:
         feed = self.feeds.get(view)
         if feed is not None:
             feed.subscribers.discard(subscriber)
-            feed.fresh.discard(subscriber)
+            feed.fresh.pop(subscriber, None)
             if not feed.subscribers:
                 del self.feeds[view]
 
@@ -240,16 +243,21 @@ class Hub:
         # A list cut at its limit gains and drops names nobody brought or took away.
         truncated = bool(counts["more"] or feed.counts.get("more"))
         # Only once rendered: a tick that failed leaves the state and the diff to the next.
-        fresh, feed.fresh = feed.fresh, set()
+        fresh, feed.fresh = feed.fresh, {}
         feed.members, feed.counts = members, counts
         sends = []
         if fresh:
             state = _encode("presence_state", members, {}, counts, html)
-            sends += [subscriber.presence_message(state) for subscriber in fresh]
+            for subscriber, shown in fresh.items():
+                since = since_shown(shown, online)  # "" for most: encoded once for them
+                told = (
+                    _encode("presence_state", members, {}, counts, html, since) if since else state
+                )
+                sends.append(subscriber.presence_message(told))
         if changed:
             said = "" if truncated else announce(joins, leaves)
             pushed = _encode("presence_diff", joins, leaves, counts, html, said)
-            sends += [s.presence_message(pushed) for s in feed.subscribers - fresh]
+            sends += [s.presence_message(pushed) for s in feed.subscribers - fresh.keys()]
         for result in await asyncio.gather(*sends, return_exceptions=True):
             # A socket closing as we send: its own disconnect follows.
             if isinstance(result, Exception):

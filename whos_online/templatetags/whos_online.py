@@ -30,7 +30,7 @@ from django.utils.text import slugify
 from django.utils.timezone import get_current_timezone
 from django.utils.translation import get_language, gettext
 
-from whos_online import blockcache, failsafe, presence
+from whos_online import announcements, blockcache, failsafe, presence
 from whos_online.conf import conf
 from whos_online.members import Member
 from whos_online.rooms import checked_room
@@ -110,6 +110,7 @@ def site_block(request: Any, live: int = 0) -> dict[str, Any]:
             return block  # as a block without live=: it shows, it does not refresh
         block["live"] = max(int(live), MIN_REFRESH)
         block["ws_url"] = conf.websocket_url
+        block["shown"] = shown(online)
         if conf.websocket_url:
             mark_socket_page(request)
     return block
@@ -138,7 +139,8 @@ def room_block(request: Any, name: str, live: bool = False) -> dict[str, Any]:
     record_before_reading(request, name)
     online = blockcache.for_request(request, name)
     ws_url = conf.websocket_url
-    if live and ws_url:
+    live = live and bool(ws_url)
+    if live:
         mark_socket_page(request)
     return {
         "online": online,
@@ -146,8 +148,21 @@ def room_block(request: Any, name: str, live: bool = False) -> dict[str, Any]:
         "room": name,
         "window_minutes": conf.room_window_minutes,
         "request": request,
-        "ws_url": f"{ws_url}{quote(name, safe='')}/" if live and ws_url else None,
+        "ws_url": f"{ws_url}{quote(name, safe='')}/" if live else None,
+        "shown": shown(online) if live else "",
     }
+
+
+def shown(online: presence.Summary | None) -> str:
+    """The members a live block shows, as ``X-Whos-Online-Shown`` carries them, for its
+    ``data-whos-online-shown``: ``live.js`` then says a change that comes before the
+    block's first update. Built once per cached summary."""
+    if online is None:
+        return ""
+    done = online.rendered.get("shown")
+    if done is None:
+        done = online.rendered["shown"] = announcements.shown(online)
+    return str(done)
 
 
 def render_block(

@@ -10,8 +10,10 @@
  * The section is no live region (a screen reader would read the whole list at every
  * change): each live block gets a visually hidden polite one beside it, which says the
  * change the server put in words ("Bob left."). A poll sends the members its block
- * showed (X-Whos-Online-Shown, from the previous poll) so the server can say what changed;
- * the first poll, and the first after pushes, only learn what is shown. */
+ * showed (X-Whos-Online-Shown, from the previous poll, or for the first the rendered
+ * block's data-whos-online-shown, URL-encoded) so the server can say what changed; a socket sends the
+ * same in its URL (?shown=), and its first message says what changed since. The first
+ * poll after pushes only learns what is shown. */
 (function () {
   "use strict";
   if (window.whosOnlineLive) {
@@ -105,8 +107,10 @@
 
   function subscribe(block) {
     var scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
-    var socket = new window.WebSocket(
-      scheme + window.location.host + block.section.getAttribute("data-whos-online-ws"));
+    // What the block shows (as rendered, or by the last poll): the first state says the change.
+    var query = block.shown ? "?shown=" + block.shown : "";
+    var socket = new window.WebSocket(scheme + window.location.host +
+      block.section.getAttribute("data-whos-online-ws") + query);
     socket.onopen = function () {
       block.pushed = true;
       block.retries = 0;
@@ -140,7 +144,8 @@
   function start() {
     var sections = document.querySelectorAll("[data-whos-online-url], [data-whos-online-ws]");
     for (var i = 0; i < sections.length; i++) {
-      var block = { section: sections[i], pushed: false, polling: false, retries: 0, shown: "" };
+      var block = { section: sections[i], pushed: false, polling: false, retries: 0,
+        shown: encodeURIComponent(sections[i].getAttribute("data-whos-online-shown") || "") };
       block.announcer = announcer(sections[i]);
       if (sections[i].getAttribute("data-whos-online-ws") && window.WebSocket) {
         subscribe(block);
