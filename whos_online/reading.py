@@ -27,7 +27,7 @@ from whos_online.stats import (
     learn_generation,
     peak_from,
 )
-from whos_online.status import Status, last_sign, status_of
+from whos_online.status import Status, beating, last_sign, status_of
 
 Key = TypeVar("Key", bound=Hashable)
 
@@ -105,11 +105,10 @@ def guest_count(room: str | None = None) -> int:
     In approximate mode this merges every bucket of the window (about a
     millisecond of Redis time); the block's ``summary()`` merges two.
     """
-    guests = conf.keys(room).guests
+    guests, now, window = conf.keys(room).guests, time.time(), conf.window(room)
     if counting.approximate():
-        now = time.time()
-        return int(get_client().pfcount(*counting.window_buckets(guests, now, conf.window(room))))
-    return int(get_client().zcount(guests, time.time() - conf.window(room), "+inf"))
+        return int(get_client().pfcount(*counting.window_buckets(guests, now, window)))
+    return int(get_client().zcount(guests, now - window, "+inf"))
 
 
 def summary(
@@ -287,14 +286,14 @@ def _members(listing: Any, now: float, hidden: bool) -> tuple[list[tuple[float, 
     An empty listing is ``{}`` (cjson cannot tell an empty array from an empty object).
     """
     rows = json.loads(text(listing))
-    idle_after, beat_cutoff = conf.idle_after, now - conf.heartbeat_timeout
+    idle_after = conf.idle_after
     members, idle_at = [], math.inf
     for (raw_score, pk, _, raw_beat, raw_left), card in zip(
         rows, parse_cards([row[2] for row in rows])
     ):
         score, beat, left = float(raw_score), _float(raw_beat), _float(raw_left)
         status = status_of(score, now, beat, left)
-        if status == "online" and not (beat is not None and beat >= beat_cutoff):
+        if status == "online" and not beating(beat, now):
             idle_at = min(idle_at, score + idle_after)
         members.append((score, member_from(pk, last_sign(score, beat, left), card, status, hidden)))
     return members, idle_at

@@ -33,14 +33,18 @@ def status_of(
     """The status of a member whose signs are ``score``, ``beat`` and ``left`` (None: none)."""
     if score is None:
         return "offline"
-    if beat is not None and beat >= now - conf.heartbeat_timeout:
+    if beating(beat, now):
         return "online"
-    socket = max(beat or 0.0, left or 0.0)
-    if max(score, socket) < now - conf.max_age:
+    if last_sign(score, beat, left) < now - conf.max_age:
         return "offline"
-    if socket >= score + SOCKET_GRACE:
+    if max(beat or 0.0, left or 0.0) >= score + SOCKET_GRACE:
         return "idle"
     return "online" if score >= now - conf.idle_after else "idle"
+
+
+def beating(beat: float | None, now: float) -> bool:
+    """Whether a socket of theirs still beats: its newest heartbeat is within the timeout."""
+    return beat is not None and beat >= now - conf.heartbeat_timeout
 
 
 def last_sign(score: float, beat: float | None = None, left: float | None = None) -> float:
