@@ -31,6 +31,13 @@ def test_no_peak_before_anyone_is_counted(redis_db: redis.Redis) -> None:
     assert "Most ever online" not in render()
 
 
+def test_counting_members_alone_raises_no_peak(redis_db: redis.Redis, people: Any) -> None:
+    """``user_count()`` leaves guests out, so its total is no peak (the block's read is)."""
+    presence.record_user(*people("alice"))
+    assert presence.user_count() == 1
+    assert presence.peak() is None
+
+
 def test_the_block_raises_the_peak_and_it_never_drops(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:

@@ -217,15 +217,16 @@ def count(
     client: Any, now: float, room: str | None = None, *, guests: bool = True
 ) -> scripts.Counted:
     """The counts of the site (raising its peak if they beat it) or of ``room``;
-    without ``guests``, no approximate guest count is made (it reads 0)."""
-    keys = conf.keys(room)
+    without ``guests``, no approximate guest count is made (it reads 0) and, the total
+    being short of them, no peak is raised."""
+    keys, window = conf.keys(room), conf.window(room)
     return scripts.count_and_raise_peak(
         client,
         keys=keys,
         sockets=conf.socket_keys(room),
-        buckets=guest_buckets(keys, now, conf.window(room)) if guests else [],
-        window_start=now - conf.window(room),
+        buckets=guest_buckets(keys, now, window) if guests else [],
+        window_start=now - window,
         now=now,
-        peak_ttl=PEAK_TTL if room is None else 0,
+        peak_ttl=PEAK_TTL if room is None and guests else 0,
         guest_cap=guest_cap(),
     )
