@@ -28,6 +28,7 @@ import django  # noqa: E402
 django.setup()
 
 from django.test.utils import override_settings  # noqa: E402
+from runner import table  # noqa: E402
 
 from whos_online import presence  # noqa: E402
 from whos_online.conf import conf  # noqa: E402
@@ -90,9 +91,9 @@ def main() -> None:
     for name in calls:
         for n in CONNECTED:
             ratios = [t / zero for t, zero in zip(times[name, n], times[name, 0])]
+            median = statistics.median(times[name, n])
             rows.append(
-                f"| `{name}` | {n:,} | {statistics.median(times[name, n]):.2f} | "
-                f"{statistics.median(ratios):.1f}× |"
+                [f"`{name}`", f"{n:,}", f"{median:.2f}", f"{statistics.median(ratios):.1f}×"]
             )
     load = os.getloadavg()[0]
     lines = [
@@ -104,10 +105,7 @@ def main() -> None:
         f"included; load average {load:.1f} on {os.cpu_count()} cores while it ran. "
         "Written by `benchmarks/connected.py` (see its docstring).",
         "",
-        "| Call | Connected members (N) | ms per call | Against N = 0 |",
-        "|---|---:|---:|---:|",
-        *rows,
-        "",
+        *table(["Call", "Connected members (N)", "ms per call", "Against N = 0"], rows),
     ]
     RESULTS.write_text("\n".join(lines))
     print("\n".join(lines))

@@ -32,6 +32,7 @@ django.setup()
 
 from django.contrib.auth.models import AnonymousUser  # noqa: E402
 from django.test import RequestFactory  # noqa: E402
+from runner import table  # noqa: E402
 
 from whos_online import presence, views  # noqa: E402
 from whos_online.conf import conf  # noqa: E402
@@ -160,10 +161,15 @@ def main() -> None:
         f"{presence.HEARTBEAT_BATCH} each). Written by "
         "`benchmarks/live_push.py` (see its docstring for what is timed).",
         "",
-        "| Live block | Requests/s to the server | Redis round trips/s | Server CPU ms per second |",
-        "|---|---:|---:|---:|",
-        *(f"| {' | '.join(row)} |" for row in rows),
-        "",
+        *table(
+            [
+                "Live block",
+                "Requests/s to the server",
+                "Redis round trips/s",
+                "Server CPU ms per second",
+            ],
+            rows,
+        ),  # fmt: skip
     ]
     RESULTS.write_text("\n".join(lines))
     print("\n".join(lines))
