@@ -14,9 +14,5 @@
 --@include lib/kept.lua
 --@include lib/stale.lua
 local pks = stale(KEYS[1], KEYS[3], KEYS[4], ARGV[1], tonumber(ARGV[2]))
-for first = 1, #pks, 1000 do
-  local last = math.min(first + 999, #pks)
-  redis.call('ZREM', KEYS[1], unpack(pks, first, last))
-  if KEYS[2] ~= KEYS[1] then redis.call('HDEL', KEYS[2], unpack(pks, first, last)) end
-end
+drop(KEYS[1], pks, KEYS[2])
 return #pks

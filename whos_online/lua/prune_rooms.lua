@@ -15,9 +15,7 @@ for room = 0, #KEYS / 5 - 1 do
     if budget == 0 then return {removed, 1} end
     local set = KEYS[5 * room + i]
     local pks = stale(set, i < 3 and live or set, i < 3 and left or set, ARGV[1], budget)
-    for first = 1, #pks, 1000 do
-      redis.call('ZREM', set, unpack(pks, first, math.min(first + 999, #pks)))
-    end
+    drop(set, pks, set)
     removed, budget = removed + #pks, budget - #pks
   end
 end

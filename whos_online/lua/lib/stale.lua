@@ -17,3 +17,12 @@ local function stale(set, live, left, bound, n)
   end
   return found
 end
+-- drop(set, pks, cards): takes pks out of set, and out of cards unless it is set
+-- itself, 1,000 a call (unpack's limit is a few thousand).
+local function drop(set, pks, cards)
+  for first = 1, #pks, 1000 do
+    local last = math.min(first + 999, #pks)
+    redis.call('ZREM', set, unpack(pks, first, last))
+    if cards ~= set then redis.call('HDEL', cards, unpack(pks, first, last)) end
+  end
+end
