@@ -75,7 +75,7 @@ TESTS = {
     ],
     "models.py": ["test_app.py", "test_admin.py"],
     "presence.py": ["test_presence.py"],
-    "realtime/access.py": ["test_realtime_trust.py"],
+    "access.py": ["test_realtime_trust.py"],
     "realtime/consumers.py": ["test_consumers.py", "test_realtime_trust.py"],
     "realtime/hub.py": ["test_consumers.py"],
     "realtime/routing.py": ["test_consumers.py"],

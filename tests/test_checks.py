@@ -171,7 +171,7 @@ def test_idle_after_not_shorter_than_the_window(settings: Any) -> None:
         ("WHOS_ONLINE_IS_HIDDEN", "whos_online.E007"),
         ("WHOS_ONLINE_REDIS_CLIENT", "whos_online.E008"),
         ("WHOS_ONLINE_MEMBER_CARD", "whos_online.E009"),
-        ("WHOS_ONLINE_ROOM_ACCESS", "whos_online.E014"),
+        ("WHOS_ONLINE_ACCESS", "whos_online.E014"),
     ],
 )
 def test_callable_settings_that_cannot_be_used(

@@ -268,8 +268,8 @@ def test_hidden_members_reach_staff_subscribers_alone(
 
 @pytest.fixture
 def public_rooms(settings: Any) -> None:
-    """Every room is declared public (see whos_online.realtime.access)."""
-    settings.WHOS_ONLINE_ROOM_ACCESS = "whos_online.realtime.access.public"
+    """Every room is declared public (see whos_online.access)."""
+    settings.WHOS_ONLINE_ACCESS = "whos_online.access.public"
 
 
 def test_a_room_connection_is_in_the_room_and_on_the_site(

@@ -56,7 +56,7 @@ def test_a_room_view_pushes_a_leave_when_the_room_s_shorter_window_ends(
 ) -> None:
     settings.WHOS_ONLINE_IDLE_AFTER, settings.WHOS_ONLINE_MAX_AGE = 300, 600
     settings.WHOS_ONLINE_ROOM_MAX_AGE = 120
-    settings.WHOS_ONLINE_ROOM_ACCESS = "whos_online.realtime.access.public"
+    settings.WHOS_ONLINE_ACCESS = "whos_online.access.public"
     (alice,) = people("alice")
     ticker, page = DrivenHub(), Page()
     with time_machine.travel(NOW, tick=False) as traveller:
@@ -147,7 +147,7 @@ def test_a_check_sweeps_a_dead_process_connections_where_no_process_beats(
     redis_db: redis.Redis, people: Any, settings: Any
 ) -> None:
     settings.WHOS_ONLINE_HEARTBEAT = 25  # a timeout of 60 s (2.4 beats)
-    settings.WHOS_ONLINE_ROOM_ACCESS = "whos_online.realtime.access.public"
+    settings.WHOS_ONLINE_ACCESS = "whos_online.access.public"
     (alice,) = people("alice")
     with time_machine.travel(NOW, tick=False) as traveller:
         ticker, page = DrivenHub(), Page()  # its first check is due 10 s from now

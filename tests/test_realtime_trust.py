@@ -40,8 +40,8 @@ from tests.test_consumers import (
     until,
 )
 from whos_online import presence
+from whos_online.access import RoomAccess, room_access
 from whos_online.realtime import hub
-from whos_online.realtime.access import RoomAccess, room_access
 from whos_online.realtime.consumers import PresenceMixin
 
 pytestmark = pytest.mark.django_db
@@ -64,7 +64,7 @@ def forum(user: Any, room: str) -> Any:
 
 @pytest.fixture
 def declared(settings: Any) -> None:
-    settings.WHOS_ONLINE_ROOM_ACCESS = "tests.test_realtime_trust.forum"
+    settings.WHOS_ONLINE_ACCESS = "tests.test_realtime_trust.forum"
 
 
 async def refused(user: Any, path: str) -> int:
@@ -82,11 +82,11 @@ def nothing_recorded(*rooms: str | None) -> bool:
     return all(listed(room) == {} and presence.connected(room) == [] for room in rooms)
 
 
-@pytest.mark.parametrize("policy", [None, "whos_online.realtime.access.public"])
+@pytest.mark.parametrize("policy", [None, "whos_online.access.public"])
 def test_without_a_policy_every_room_is_refused_and_the_site_still_served(
     redis_db: redis.Redis, people: Any, settings: Any, policy: str | None
 ) -> None:
-    settings.WHOS_ONLINE_ROOM_ACCESS = policy
+    settings.WHOS_ONLINE_ACCESS = policy
     (alice,) = people("alice")
 
     async def scenario() -> None:
@@ -388,7 +388,7 @@ def test_the_sites_callables_run_where_django_manages_database_connections(
 
 
 def test_a_policy_returning_something_else_is_a_clear_error(settings: Any) -> None:
-    settings.WHOS_ONLINE_ROOM_ACCESS = lambda user, room: "yes"
+    settings.WHOS_ONLINE_ACCESS = lambda user, room: "yes"
     with pytest.raises(ImproperlyConfigured, match="returned 'yes' for room 't'"):
         room_access(AnonymousUser(), "t")
 

@@ -38,18 +38,19 @@ _refreshing: set[Hashable] = set()
 _lock = threading.Lock()
 
 
-def read(room: str | None = None, viewer: Any = None) -> Cached | None:
+def read(room: str | None = None, viewer: Any = None, names: bool = True) -> Cached | None:
     """The cached summary with its read time (fresh from Redis when due); None if unavailable.
 
     A staff viewer reads the staff view and any other the visitors' view, so
-    one entry serves all visitors alike.
+    one entry serves all visitors alike; ``names=False`` reads the counts-only
+    view (no member listed), an entry of its own that never holds a name.
     """
-    staff_view = presence.is_staff(viewer)
+    staff_view = names and presence.is_staff(viewer)
     ttl = conf.block_cache
     if ttl <= 0:
-        return _fetch(room, staff_view)
+        return _fetch(room, staff_view, names)
     now = time.time()
-    key = (room, staff_view)
+    key = (room, staff_view, names)
     with _lock:
         entry = _entries.get(key)
         if _younger(entry, now, ttl):
@@ -62,7 +63,7 @@ def read(room: str | None = None, viewer: Any = None) -> Cached | None:
         # timeout on a sick Redis) goes on: read it too, as the circuit allows.
         _refreshing.add(key)
     try:
-        fresh = _fetch(room, staff_view)
+        fresh = _fetch(room, staff_view, names)
     finally:
         if not joined:
             with _lock:
@@ -88,20 +89,21 @@ def _younger(entry: Cached | None, now: float, seconds: float) -> bool:
     return entry is not None and 0 <= now - entry.read_at < seconds
 
 
-def for_request(request: Any, room: str | None = None) -> Summary | None:
+def for_request(request: Any, room: str | None = None, names: bool = True) -> Summary | None:
     """The block for this request: the cached summary, plus its own visitor if it predates them.
 
     A visitor counts on their own first page even when the cached read is up to
-    ``WHOS_ONLINE_BLOCK_CACHE`` seconds older than their visit.
+    ``WHOS_ONLINE_BLOCK_CACHE`` seconds older than their visit (in the counts
+    only, for a viewer shown no names).
     """
-    entry = read(room, visits.viewer(request))
+    entry = read(room, visits.viewer(request), names)
     if entry is None:
         return None
     visit = visits.visit_of(request, room)
     window = conf.window(room)
     if visit is None or visit.at <= entry.read_at or _counted(visit.before, entry.read_at, window):
         return entry.summary
-    return _with_visitor(entry.summary, visit)
+    return _with_visitor(entry.summary, visit, names)
 
 
 def _counted(before: float | None, read_at: float, window: float) -> bool:
@@ -109,22 +111,24 @@ def _counted(before: float | None, read_at: float, window: float) -> bool:
     return before is not None and read_at - window <= before <= read_at
 
 
-def _with_visitor(online: Summary, visit: presence.Visit) -> Summary:
+def _with_visitor(online: Summary, visit: presence.Visit, names: bool) -> Summary:
     member = visit.member
     if member is None:
         return replace(online, guest_count=online.guest_count + 1)
     if member.hidden:
         online = replace(online, hidden_count=online.hidden_count + 1)
-    if member.hidden and not online.hidden_listed:
+    if not names or member.hidden and not online.hidden_listed:
         return replace(online, user_count=online.user_count + 1)
     listed = member if online.hidden_listed else member.without_where()
     members = [listed, *online.members][: conf.list_limit]
     return replace(online, members=members, user_count=online.user_count + 1)
 
 
-def _fetch(room: str | None, staff_view: bool) -> Cached | None:
+def _fetch(room: str | None, staff_view: bool, names: bool = True) -> Cached | None:
     read_at = time.time()
     found = failsafe.call(presence.summary, conf.list_limit, room, include_hidden=staff_view)
+    if found is not None and not names:
+        found = replace(found, members=[])
     return None if found is None else Cached(found, read_at)
 
 

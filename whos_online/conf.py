@@ -355,9 +355,9 @@ class Settings:
         return None if value is None else str(value)
 
     @cached_setting
-    def room_access(self) -> Callable[[Any, str], Any] | None:
-        """Who may see and join which room over WebSockets (see whos_online.realtime.access)."""
-        return cast("Callable[[Any, str], Any] | None", _callable("WHOS_ONLINE_ROOM_ACCESS"))
+    def access(self) -> Callable[[Any, str | None], Any] | None:
+        """Who may see the site list and see or join which room (see whos_online.access)."""
+        return cast("Callable[[Any, str | None], Any] | None", _callable("WHOS_ONLINE_ACCESS"))
 
     @cached_setting
     def rooms(self) -> dict[str, object]:

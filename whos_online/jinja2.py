@@ -42,8 +42,7 @@ def _django(context: JinjaContext) -> Context:
 @pass_context
 def whos_online(context: JinjaContext, live: int = 0) -> Markup:
     """The ``{% whos_online %}`` block."""
-    block = tags.site_block(context.get("request"), live)
-    return Markup(tags.render_block(tags.SITE_TEMPLATE, block))
+    return Markup(tags.site_html(context.get("request"), live))
 
 
 @pass_context

@@ -232,9 +232,11 @@ SETTINGS: tuple[Setting, ...] = (
         (str, type(None)),
     ),
     _callable_setting(
-        "WHOS_ONLINE_ROOM_ACCESS", None,
-        "Who may see and join which room over WebSockets: called with the user and the "
-        "room's name. `None`: no room is served.",
+        "WHOS_ONLINE_ACCESS", None,
+        "Who sees the site list and who sees and joins which room, on pages, the endpoint "
+        "and sockets: called with the user and the room's name (`None` for the site). "
+        "`None`: the site list is public, a page's rooms open, no room served over a socket. "
+        "See [Who may see who is online](../howto/access.md).",
         "whos_online.E014",
     ),
     Setting(

@@ -6,7 +6,7 @@ import hashlib
 import json
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 from django.utils.cache import get_conditional_response, patch_cache_control
 from django.views.decorators.http import require_GET
 
@@ -26,13 +26,16 @@ def live(request: HttpRequest) -> HttpResponse:
     A poll answers from the block cache, and the body is built once per cached
     block; its ``ETag`` lets the browser revalidate (a 304 when nothing changed).
     A poll that sends the members its block showed also gets ``announce``, the
-    change in a short sentence, as a push carries it.
+    change in a short sentence, as a push carries it. ``WHOS_ONLINE_ACCESS``
+    decides what a viewer gets: the counts only (no member), or a 403.
     """
     block = site_block(request)  # the tag's own read, so the same staff rule, without live=
+    if block is None:  # WHOS_ONLINE_ACCESS shows this viewer nothing
+        return HttpResponseForbidden()
     html = render_block(SITE_TEMPLATE, block)
     online = block["online"]
     said = since_shown(request.headers.get(SHOWN_HEADER), online) if online else ""
-    body, etag = _body(online, html, said)
+    body, etag = _body(online, html, said, not block["counts_only"])
     response = get_conditional_response(request, etag=etag) or HttpResponse(
         body, content_type="application/json"
     )
@@ -43,7 +46,7 @@ def live(request: HttpRequest) -> HttpResponse:
     return response
 
 
-def _body(online: Summary | None, html: str, said: str) -> tuple[bytes, str]:
+def _body(online: Summary | None, html: str, said: str, names: bool) -> tuple[bytes, str]:
     """The JSON body and its ETag, kept with a cached summary (the same ``html`` object)
     unless it says a change, which is one poller's own."""
     key = ("live", html)
@@ -56,7 +59,7 @@ def _body(online: Summary | None, html: str, said: str) -> tuple[bytes, str]:
     if online is not None:
         data.update(
             members=[member.as_json() for member in online.members],
-            more=online.more,
+            more=online.more if names else 0,
             users=online.user_count,
             hidden=online.hidden_count,
             guests=online.guest_count,

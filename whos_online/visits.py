@@ -15,10 +15,11 @@ from __future__ import annotations
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import SynchronousOnlyOperation
 from django.http import HttpRequest, HttpResponseBase
 
-from whos_online import failsafe, presence
+from whos_online import access, failsafe, presence
 from whos_online.client_ip import client_address, note_unknown_proxy
 from whos_online.conf import conf
 
@@ -45,9 +46,13 @@ class Visit:
         request.__dict__.setdefault(ATTRIBUTE, {})[room] = self
 
     def record(self) -> bool:
-        """Record now unless done or cancelled; True if the record was made."""
+        """Record now unless done or cancelled; True if the record was made.
+
+        In a room only where ``WHOS_ONLINE_ACCESS`` answers "join".
+        """
         if self.recorded is None and not self.cancelled:
-            self.recorded = record_visit(self.request, self.room)
+            joins = self.room is None or getattr(access_of(self.request, self.room), "join", False)
+            self.recorded = joins and record_visit(self.request, self.room)
         return bool(self.recorded)
 
     def finish(self, response: HttpResponseBase) -> bool:
@@ -87,6 +92,27 @@ def viewer(request: Any) -> Any:
     user = getattr(request, "user", None)
     handed = user is not None and user is getattr(request, HANDED, None)
     return None if handed and conf.session_cookie_name not in request.COOKIES else user
+
+
+# Where a request keeps its policy's answers: {room or None (the site): RoomAccess | None}.
+ACCESS = "_whos_online_access"
+
+
+def access_of(request: Any, room: str | None = None) -> access.RoomAccess | None:
+    """What ``WHOS_ONLINE_ACCESS`` lets this request's viewer do in ``room`` (None: the site).
+
+    Asked once per request and namespace. Without a policy a page's rooms are
+    open, as the site is: the view that declares a room decides who opens it.
+    """
+    policy = conf.access
+    if policy is None:
+        return access.JOIN
+    kept: dict[str | None, access.RoomAccess | None] = (
+        {} if request is None else request.__dict__.setdefault(ACCESS, {})
+    )
+    if room not in kept:
+        kept[room] = access.asked(policy, viewer(request) or AnonymousUser(), room)
+    return kept[room]
 
 
 # Where the middleware keeps the request.user it was handed, unread.

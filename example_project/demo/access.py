@@ -1,4 +1,4 @@
-"""The demo's WHOS_ONLINE_ROOM_ACCESS: who may see and join which room over WebSockets.
+"""The demo's WHOS_ONLINE_ACCESS: who may see and join which room over WebSockets.
 
 Its one room is the welcome thread, public like a forum topic: guests see who
 is reading it, members join it. Any other room does not exist.

@@ -113,7 +113,7 @@ SILENCED_SYSTEM_CHECKS = ["whos_online.W010"]
 # server processes share a channel layer through Redis; the embedded default is one process.
 WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
 # Which rooms exist over WebSockets, and for whom (without it, none do).
-WHOS_ONLINE_ROOM_ACCESS = "demo.access.room_access"
+WHOS_ONLINE_ACCESS = "demo.access.room_access"
 CHANNEL_LAYERS = {
     "default": (
         {

@@ -76,8 +76,8 @@ LOGGING = {
     "loggers": {"whos_online": {"handlers": ["stderr"], "level": "WARNING"}},
 }
 
-# Every room is public: members join, guests see (whos_online.realtime.access).
-WHOS_ONLINE_ROOM_ACCESS = "whos_online.realtime.access.public"
+# Every room is public: members join, guests see (whos_online.access).
+WHOS_ONLINE_ACCESS = "whos_online.access.public"
 
 # tests/test_realtime_load.py: beats every LOAD_SITE_HEARTBEAT seconds.
 WHOS_ONLINE_HEARTBEAT = float(os.environ.get("LOAD_SITE_HEARTBEAT", 25))

@@ -1,8 +1,8 @@
 """Real-time presence over WebSockets: the optional part that needs Channels.
 
 ``pip install "whos-online[channels]"``. ``routing`` has the routes,
-``consumers`` the ready consumer and the mixin for a site's own, ``access``
-who may see and join which room, and ``hub`` each process's push.
+``consumers`` the ready consumer and the mixin for a site's own, and ``hub``
+each process's push; who may see and join what is ``whos_online.access``.
 """
 
 try:

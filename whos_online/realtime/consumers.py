@@ -10,7 +10,7 @@ gets presence by inheriting the mixin::
 
 ``WhosOnlineConsumer`` is routed by :mod:`whos_online.realtime.routing` and
 pushes the who's-online block (site-wide or of a room the site declared: see
-:mod:`whos_online.realtime.access`) to the page as it changes. Redis errors
+:mod:`whos_online.access`) to the page as it changes. Redis errors
 never reach a socket: every call goes through :mod:`whos_online.failsafe`.
 """
 
@@ -25,8 +25,8 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib.auth.models import AnonymousUser
 
 from whos_online import failsafe, presence
+from whos_online.access import REFUSED, TOO_MANY_CONNECTIONS, RoomAccess, room_access
 from whos_online.announcements import shown_in_query
-from whos_online.realtime.access import REFUSED, TOO_MANY_CONNECTIONS, RoomAccess, room_access
 from whos_online.realtime.hub import View, get_hub
 from whos_online.room_names import room_name
 
@@ -39,7 +39,7 @@ class PresenceMixin:
     Only a socket the consumer accepted, and did not close, by the end of its
     ``connect()`` is recorded: a refused or failed connect never shows. The
     room is the URL route's ``room`` argument (override ``presence_room`` to
-    choose another), joined only where ``WHOS_ONLINE_ROOM_ACCESS`` allows it;
+    choose another), joined only where ``WHOS_ONLINE_ACCESS`` allows it;
     otherwise the member is on the site only. Whatever ends the consumer (a
     close, an exception, a cancellation) ends its presence: the hub stops
     beating for it at once.
@@ -59,7 +59,7 @@ class PresenceMixin:
         return self.scope.get("user") or AnonymousUser()
 
     async def presence_access(self) -> RoomAccess | None:
-        """What ``WHOS_ONLINE_ROOM_ACCESS`` allows this socket in its room (None: nothing)."""
+        """What ``WHOS_ONLINE_ACCESS`` allows this socket in its room (None: nothing)."""
         if self._access is None:
             ask = database_sync_to_async(room_access)
             self._access = (await ask(self.presence_user(), self.presence_room()),)
@@ -117,7 +117,7 @@ class PresenceMixin:
 class WhosOnlineConsumer(PresenceMixin, AsyncWebsocketConsumer):  # type: ignore[misc]
     """Pushes who is online (``ws/whos-online/``) or in a room (``ws/whos-online/<room>/``).
 
-    A room the site has not allowed this user (``WHOS_ONLINE_ROOM_ACCESS``) is
+    The site list or a room the site has not allowed this user (``WHOS_ONLINE_ACCESS``) is
     closed with code 4403 before anything is sent, and a member with too many
     sockets in this process with 4429. On subscribing the page gets
     ``presence_state`` (every listed member's card as "joins", and the change since the

@@ -9,7 +9,7 @@
     })
 
 and set ``WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"`` so the live block subscribes.
-Rooms are served only as ``WHOS_ONLINE_ROOM_ACCESS`` allows (see ``access``).
+The site and rooms are served only as ``WHOS_ONLINE_ACCESS`` allows (``whos_online.access``).
 """
 
 from django.urls import path

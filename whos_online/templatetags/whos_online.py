@@ -21,7 +21,7 @@ from weakref import WeakKeyDictionary
 
 from django import template
 from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
+from django.core.exceptions import ImproperlyConfigured, SynchronousOnlyOperation
 from django.template import Engine
 from django.template.context import make_context
 from django.urls import NoReverseMatch, reverse
@@ -31,10 +31,11 @@ from django.utils.timezone import get_current_timezone
 from django.utils.translation import get_language, gettext
 
 from whos_online import announcements, blockcache, failsafe, presence
+from whos_online.access import RoomAccess, failed
 from whos_online.conf import conf
 from whos_online.members import Member
 from whos_online.rooms import checked_room
-from whos_online.visits import mark_socket_page, record_before_reading
+from whos_online.visits import access_of, mark_socket_page, record_before_reading
 
 register = template.Library()
 logger = logging.getLogger(__name__)
@@ -59,7 +60,7 @@ def whos_online(context: template.Context, live: int = 0) -> SafeString:
     else (and while the socket is down) every N seconds by polling the endpoint
     of ``whos_online.urls``. Without JavaScript it is the same block, as of page load.
     """
-    return render_block(SITE_TEMPLATE, site_block(context.get("request"), live), context)
+    return site_html(context.get("request"), live, context)
 
 
 @register.simple_tag(takes_context=True)
@@ -87,20 +88,45 @@ def room_html(
 ) -> SafeString:
     """The room block; for parts that name no room an error under DEBUG, else nothing."""
     name = checked_room(parts, "whos_here", ROOM_HINT)
-    if name is None:
-        return SafeString("")
-    return render_block(ROOM_TEMPLATE, room_block(request, name, live), context)
+    block = None if name is None else room_block(request, name, live)
+    return SafeString("") if block is None else render_block(ROOM_TEMPLATE, block, context)
 
 
-def site_block(request: Any, live: int = 0) -> dict[str, Any]:
-    """The context of ``whos_online/whos_online.html``; ``online`` is None if Redis is down."""
+def site_html(request: Any, live: int, context: template.Context | None = None) -> SafeString:
+    """The site block; nothing for a viewer ``WHOS_ONLINE_ACCESS`` shows nothing."""
+    block = site_block(request, live)
+    return SafeString("") if block is None else render_block(SITE_TEMPLATE, block, context)
+
+
+def shown_access(request: Any, room: str | None) -> RoomAccess | None:
+    """What ``WHOS_ONLINE_ACCESS`` shows this request's viewer of ``room`` (None: the site).
+
+    A policy that needs the database cannot be asked on the event loop (a block
+    rendered by an async view): that viewer is shown nothing.
+    """
+    try:
+        return access_of(request, room)
+    except SynchronousOnlyOperation as error:
+        failed(error)
+        return None
+
+
+def site_block(request: Any, live: int = 0) -> dict[str, Any] | None:
+    """The context of ``whos_online/whos_online.html``; ``online`` is None if Redis is down.
+
+    None if ``WHOS_ONLINE_ACCESS`` shows this viewer nothing.
+    """
     record_before_reading(request)  # the viewer counts on this very page
-    online = blockcache.for_request(request)
+    granted = shown_access(request, None)
+    if granted is None:
+        return None
+    online = blockcache.for_request(request, names=granted.names)
     block: dict[str, Any] = {
         "online": online,
         "members_html": members_html(online, "whos-online"),
         "window_minutes": conf.window_minutes,
         "request": request,
+        "counts_only": not granted.names,
     }
     if live:
         try:
@@ -134,10 +160,16 @@ def _no_live_urls() -> None:
         logger.error("%s Until then live blocks show without refreshing.", NO_LIVE_URLS)
 
 
-def room_block(request: Any, name: str, live: bool = False) -> dict[str, Any]:
-    """The context of ``whos_online/room.html``; ``online`` is None if Redis is down."""
+def room_block(request: Any, name: str, live: bool = False) -> dict[str, Any] | None:
+    """The context of ``whos_online/room.html``; ``online`` is None if Redis is down.
+
+    None if ``WHOS_ONLINE_ACCESS`` shows this viewer nothing of the room.
+    """
     record_before_reading(request, name)
-    online = blockcache.for_request(request, name)
+    granted = shown_access(request, name)
+    if granted is None:
+        return None
+    online = blockcache.for_request(request, name, granted.names)
     ws_url = conf.websocket_url
     live = live and bool(ws_url)
     if live:
@@ -150,6 +182,7 @@ def room_block(request: Any, name: str, live: bool = False) -> dict[str, Any]:
         "request": request,
         "ws_url": f"{ws_url}{quote(name, safe='')}/" if live else None,
         "shown": shown(online) if live else "",
+        "counts_only": not granted.names,
     }
 
 

@@ -1,0 +1,171 @@
+"""Who may see who is online, and who is recorded in which room: what the site declares.
+
+``WHOS_ONLINE_ACCESS`` names a callable ``(user, room) -> access``, asked with
+``room=None`` for the site-wide list and with a room's name for a room, on
+every surface: the rendered blocks, the JSON endpoint, the sockets, and the
+pages that record into a room (``@in_room``, ``WHOS_ONLINE_ROOMS``). ``access``
+is one of
+
+- ``"join"``: sees who is here, and a member's page or socket puts them here;
+- ``"see"``: sees who is here, without being counted in;
+- ``"count"``: sees the counts only: no name, card or list is ever sent;
+- a ``RoomAccess`` for any other pair (e.g. counted in, counts only);
+- ``None`` or ``False``: nothing. The block renders nothing, the endpoint
+  answers 403 and the socket is closed with code ``REFUSED`` (4403) before
+  anything is sent; a page records nobody in the room.
+
+On the site the answer decides what the viewer sees ("join" and "see" alike):
+who is recorded on the site is the middleware's business. A page asks at most
+once per namespace (``visits.access_of`` keeps the answer on the request), a
+socket once per connection. A policy that raises fails closed for that viewer
+(nothing shown, nothing recorded), logged once per process and cause.
+
+Without the setting the site list is public and a page records and shows the
+rooms it declares, as it always did; a socket to a room is refused: a room a
+socket subscribes to is what the site declares, as in Discourse's presence channels.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from django.apps import apps
+from django.core.exceptions import ImproperlyConfigured, SynchronousOnlyOperation
+
+from whos_online.conf import conf
+
+logger = logging.getLogger(__name__)
+
+# Close codes (the 4000-4999 range is the application's): the page's script
+# stops retrying on either.
+REFUSED = 4403
+TOO_MANY_CONNECTIONS = 4429
+
+
+@dataclass(frozen=True)
+class RoomAccess:
+    """What one viewer may do in one namespace (a room, or the site)."""
+
+    # Whether it is shown who is here (names, cards); else the counts only.
+    names: bool
+    # Whether a member's page or socket puts them in the room.
+    join: bool
+
+
+JOIN = RoomAccess(names=True, join=True)
+SEE = RoomAccess(names=True, join=False)
+COUNT = RoomAccess(names=False, join=False)
+NAMED = {"join": JOIN, "see": SEE, "count": COUNT}
+
+
+def room_access(user: Any, room: str | None) -> RoomAccess | None:
+    """What ``user`` may do in ``room`` (None: the site), by ``WHOS_ONLINE_ACCESS``.
+
+    Without the setting the site is open and every room closed (a socket's
+    view: pages ask ``visits.access_of``, which leaves their rooms open).
+    """
+    policy = conf.access
+    if policy is None:
+        return JOIN if room is None else None
+    return asked(policy, user, room)
+
+
+def asked(
+    policy: Callable[[Any, str | None], Any], user: Any, room: str | None
+) -> RoomAccess | None:
+    """The policy's answer as a RoomAccess; None (nothing) if it raised.
+
+    SynchronousOnlyOperation (a policy reading the database on the event loop)
+    is let through: the caller asks again from a thread.
+    """
+    try:
+        granted = policy(user, room)
+    except SynchronousOnlyOperation:
+        raise
+    except Exception as error:  # the site's code: fail closed, the page renders
+        failed(error)
+        return None
+    if granted is None or granted is False:
+        return None
+    if isinstance(granted, RoomAccess):
+        return granted
+    if isinstance(granted, str) and granted in NAMED:
+        return NAMED[granted]
+    raise ImproperlyConfigured(
+        f"WHOS_ONLINE_ACCESS returned {granted!r} for room {room!r}: "
+        'expected "join", "see", "count", a RoomAccess or None.'
+    )
+
+
+# The causes already logged: (exception type, file, line where it was raised).
+_logged: set[tuple[str, str, int]] = set()
+
+
+def failed(error: Exception) -> None:
+    """Log a policy's error once per process and cause, not once per request."""
+    frame = error.__traceback__
+    while frame is not None and frame.tb_next is not None:
+        frame = frame.tb_next
+    where = (frame.tb_frame.f_code.co_filename, frame.tb_lineno) if frame else ("", 0)
+    cause = (type(error).__qualname__, *where)
+    if cause not in _logged:
+        _logged.add(cause)
+        logger.error(
+            "whos_online: WHOS_ONLINE_ACCESS raised; viewers it raises for see nothing "
+            "(logged once per cause)",
+            exc_info=error,
+        )
+
+
+# Ready-made policies: set WHOS_ONLINE_ACCESS to one's dotted path.
+
+
+def public(user: Any, room: str | None) -> str:
+    """Everything is public: anyone sees who is online and in a room, and members join rooms."""
+    return "join"
+
+
+def names_to_members(user: Any, room: str | None) -> str:
+    """Names to members, the counts to anonymous visitors (phpBB's "can view who is online")."""
+    return "join" if user.is_authenticated else "count"
+
+
+def staff_only(user: Any, room: str | None) -> str | None:
+    """Everything to staff, nothing to anyone else (a ticket tracker's agents)."""
+    return "join" if user.is_authenticated and user.is_staff else None
+
+
+def object_rooms(
+    can_view: Callable[[Any, Any], bool], site: str | None = "see"
+) -> Callable[[Any, str | None], str | None]:
+    """A policy for rooms named by model instances (``@in_room(lambda request, pk: page)``):
+    a room is joined by whoever ``can_view(user, instance)``, and refused to anyone else.
+
+    A CMS passes its page's own view restriction, so a restricted page's room is
+    seen by whom the page is shown::
+
+        access = object_rooms(lambda user, page: page.is_visible_to(user))
+
+    The site list gets ``site``; a room naming no instance (or one gone) nothing.
+    """
+
+    def policy(user: Any, room: str | None) -> str | None:
+        if room is None:
+            return site
+        found = instance(room)
+        return "join" if found is not None and can_view(user, found) else None
+
+    return policy
+
+
+def instance(room: str) -> Any:
+    """The model instance a room is named by ("<app_label>.<model_name>:<pk>"), or None."""
+    label, _, pk = room.partition(":")
+    app_label, _, model_name = label.partition(".")
+    try:
+        model = apps.get_model(app_label, model_name)
+        return model._default_manager.filter(pk=pk).first()
+    except (LookupError, ValueError):  # no such model, a pk of the wrong type
+        return None
