@@ -1,0 +1,108 @@
+"""WHOS_ONLINE_ACCESS on every surface: each answer a policy gives, for a member and a guest.
+
+Surfaces: the rendered site block, the rendered room block of an ``@in_room`` view,
+a ``WHOS_ONLINE_ROOMS`` view, the JSON endpoint, the site socket and a room socket.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import redis
+from django.contrib.auth.models import AnonymousUser
+
+from tests.conftest import BrowserClient
+from tests.test_consumers import eventually, run, tab, until
+from tests.test_realtime_trust import refused
+from tests.test_rooms import listed, logged_in
+from whos_online import presence
+from whos_online.access import RoomAccess
+
+pytestmark = pytest.mark.django_db
+
+NAMES, COUNTS, NOTHING = "names", "counts", "nothing"
+
+# The policy's answer (for the site and every room alike): what each surface shows
+# the viewer, and whether a page or socket puts them in the room.
+TABLE = [
+    ("join", NAMES, True),
+    ("see", NAMES, False),
+    ("count", COUNTS, False),
+    (RoomAccess(names=True, join=True), NAMES, True),
+    (RoomAccess(names=True, join=False), NAMES, False),
+    (RoomAccess(names=False, join=True), COUNTS, True),
+    (RoomAccess(names=False, join=False), COUNTS, False),
+    (None, NOTHING, False),
+    (False, NOTHING, False),
+]
+
+
+def answering(answer: Any) -> Any:
+    def policy(user: Any, room: str | None) -> Any:
+        return answer
+
+    return policy
+
+
+@pytest.mark.parametrize("viewer", ["member", "guest"])
+@pytest.mark.parametrize(("answer", "shown", "joins"), TABLE, ids=str)
+def test_every_answer_on_every_surface(
+    redis_db: redis.Redis,
+    people: Any,
+    settings: Any,
+    viewer: str,
+    answer: Any,
+    shown: str,
+    joins: bool,
+) -> None:
+    alice, carol = people("alice", "carol")
+    for room in (None, "thread:1", "topic:2"):
+        presence.record_user(alice, room)
+    settings.WHOS_ONLINE_ACCESS = answering(answer)
+    settings.WHOS_ONLINE_ROOMS = {"board:topic": "topic:{pk}"}
+    user = carol if viewer == "member" else AnonymousUser()
+    client = logged_in(carol) if viewer == "member" else BrowserClient()
+
+    site = client.get("/block/")
+    room = client.get("/thread/1/")  # @in_room, its template {% whos_here %}
+    board = client.get("/board/topic/two-2/")  # WHOS_ONLINE_ROOMS
+    assert site.status_code == room.status_code == board.status_code == 200
+    member = viewer == "member"
+    # A member is on the site whatever the answer (the middleware's record), in a room if it joins.
+    for page, counted_in in ((site, member), (room, member and joins), (board, member and joins)):
+        html = page.content.decode()
+        assert listed(html) == (["carol"] * counted_in + ["alice"] if shown == NAMES else [])
+        assert ("1 member" in html or "2 members" in html) == (shown != NOTHING)
+        if shown == NOTHING:
+            assert "whos-online" not in html and "whos-here" not in html
+    in_room = presence.user_count("thread:1") + presence.guest_count(room="thread:1")
+    in_board = presence.user_count("topic:2") + presence.guest_count(room="topic:2")
+    assert (in_room, in_board) == ((2, 2) if joins else (1, 1))
+
+    endpoint = client.get("/whos-online/")
+    if shown == NOTHING:
+        assert endpoint.status_code == 403 and b"alice" not in endpoint.content
+    else:
+        data = json.loads(endpoint.content)
+        on_site = ["carol"] * member + ["alice"]
+        assert [m["name"] for m in data["members"]] == (on_site if shown == NAMES else [])
+        assert data["users"] >= 1 and (b"alice" in endpoint.content) == (shown == NAMES)
+
+    async def sockets() -> None:
+        for path in ("/ws/whos-online/", "/ws/whos-online/thread:1/"):
+            if shown == NOTHING:
+                assert await refused(user, path) == 4403
+                continue
+            socket = await tab(user, path)
+            state = await until(socket, lambda m: m["type"] == "presence_state")
+            assert ("alice" in str(state)) == (shown == NAMES) and state["users"] >= 1
+            if member:  # on the site once connected; in the room only if it joins
+                await eventually(lambda: str(carol.pk) in presence.connected())
+                assert (str(carol.pk) in presence.connected("thread:1")) == (
+                    joins and "thread" in path
+                )
+            await socket.disconnect()
+
+    run(sockets)
