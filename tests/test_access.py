@@ -106,3 +106,64 @@ def test_every_answer_on_every_surface(
             await socket.disconnect()
 
     run(sockets)
+
+
+def test_the_policy_is_asked_once_per_request_and_namespace(
+    redis_db: redis.Redis, people: Any, settings: Any
+) -> None:
+    asked: list[str | None] = []
+
+    def policy(user: Any, room: str | None) -> str:
+        asked.append(room)
+        return "join"
+
+    settings.WHOS_ONLINE_ACCESS = policy
+    client = logged_in(*people("alice"))
+    client.get("/thread/1/")  # recorded by @in_room, read by {% whos_here %}: one question
+    assert asked == ["thread:1"]
+    asked.clear()
+    client.get("/jinja/?member=alice")  # the site block, a room block, presence dots
+    assert asked == [None, "lobby"]
+    asked.clear()
+    client.get("/")  # no block: not asked at all
+    assert asked == []
+
+
+def test_a_policy_that_raises_shows_nothing_and_is_logged_once(
+    redis_db: redis.Redis, people: Any, settings: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    alice, carol = people("alice", "carol")
+    presence.record_user(alice, "thread:1")
+
+    def policy(user: Any, room: str | None) -> str:
+        raise KeyError(f"no such page for {user.pk}")  # a message per viewer: one cause
+
+    settings.WHOS_ONLINE_ACCESS = policy
+    pages = [logged_in(carol).get("/thread/1/"), BrowserClient().get("/thread/1/")]
+    pages.append(BrowserClient().get("/block/"))
+    assert [page.status_code for page in pages] == [200, 200, 200]
+    assert all(b"alice" not in page.content and b"whos-" not in page.content for page in pages)
+    assert presence.user_count("thread:1") == 1  # carol was not put in the room
+    assert BrowserClient().get("/whos-online/").status_code == 403
+
+    async def socket() -> None:
+        assert await refused(carol, "/ws/whos-online/thread:1/") == 4403
+
+    run(socket)
+    errors = [r for r in caplog.records if r.name == "whos_online.access"]
+    assert len(errors) == 1 and errors[0].levelname == "ERROR"
+    assert "WHOS_ONLINE_ACCESS raised" in errors[0].getMessage() and errors[0].exc_info
+
+
+def test_a_counts_viewer_never_gets_a_cached_list_of_names(
+    redis_db: redis.Redis, people: Any, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_BLOCK_CACHE = 60
+    settings.WHOS_ONLINE_ACCESS = "whos_online.access.names_to_members"
+    alice, bob = people("alice", "bob")
+    presence.record_user(alice)
+    member = logged_in(bob).get("/block/").content.decode()  # caches the list with names
+    guest = BrowserClient().get("/block/").content.decode()
+    assert listed(member) == ["bob", "alice"]
+    assert listed(guest) == [] and "3 users online: 2 members, 1 guest" in guest
+    assert "alice" not in guest and "bob" not in guest

@@ -47,9 +47,11 @@ from whos_online.realtime.consumers import PresenceMixin
 pytestmark = pytest.mark.django_db
 
 
-def forum(user: Any, room: str) -> Any:
-    """A forum's policy: topics are public (guests see, members join), staff have a room,
-    a private conversation is its two members', a live stream shows counts only."""
+def forum(user: Any, room: str | None) -> Any:
+    """A forum's policy: the site list and topics are public (guests see, members join), staff
+    have a room, a private conversation is its two members', a live stream shows counts only."""
+    if room is None:
+        return "see"
     kind, _, rest = room.partition(":")
     if kind == "topic":
         return "join" if user.is_authenticated else "see"

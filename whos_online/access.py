@@ -34,7 +34,7 @@ from typing import Any, Callable
 from django.apps import apps
 from django.core.exceptions import ImproperlyConfigured, SynchronousOnlyOperation
 
-from whos_online.conf import conf
+from whos_online.conf import conf, on_settings_change
 
 logger = logging.getLogger(__name__)
 
@@ -117,6 +117,9 @@ def failed(error: Exception) -> None:
             "(logged once per cause)",
             exc_info=error,
         )
+
+
+on_settings_change(_logged.clear)  # another policy: its causes are new
 
 
 # Ready-made policies: set WHOS_ONLINE_ACCESS to one's dotted path.
