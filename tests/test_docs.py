@@ -197,12 +197,17 @@ if django.VERSION >= (6, 0):
 
 
 def install_recipe(
-    page: str, monkeypatch: pytest.MonkeyPatch, settings: Any, ports: Sequence[int] = ()
+    page: str,
+    monkeypatch: pytest.MonkeyPatch,
+    settings: Any,
+    ports: Sequence[int] = (),
+    number: int = 0,
 ) -> None:
     """A how-to's snippet of files as a site would have it: each ``# package/module.py``
     importable as ``package.module``, and the ``settings.py`` lines applied to the settings.
-    Its example servers are this test's at ``ports`` (see ``on_loopback``)."""
-    (snippet, *_) = [s for s in snippets(page, "python") if s.startswith("# settings.py\n")]
+    Its example servers are this test's at ``ports`` (see ``on_loopback``); ``number``
+    picks the page's recipe, counting its snippets that start with ``# settings.py``."""
+    snippet = [s for s in snippets(page, "python") if s.startswith("# settings.py\n")][number]
     snippet = on_loopback(snippet, ports)
     files = dict(re.findall(r"^# (\S+\.py)\n(.*?)(?=^# \S+\.py\n|\Z)", snippet, re.M | re.S))
     for file, source in files.items():
@@ -478,3 +483,44 @@ def test_the_channel_layer_keeps_an_idle_socket_past_redis_py_s_read_timeout(
 
     assert layer["BACKEND"] == "channels_redis.core.RedisChannelLayer"
     asyncio.run(idle())
+
+
+def test_the_access_recipes_show_each_viewer_what_they_say(
+    redis_db: Any, people: Any, monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    """The access how-to's recipes, installed one after the other, on real pages: names to
+    members, staff-only presence (a ticket tracker), a page's own restriction (a CMS)."""
+    alice, customer = people("alice", "customer")
+    (agent,) = people("agent", is_staff=True)
+    presence.record_user(alice, "thread:1")
+    member, agent_page, guest = BrowserClient(), BrowserClient(), BrowserClient()
+    member.force_login(customer)
+    agent_page.force_login(agent)
+
+    install_recipe("howto/access.md", monkeypatch, settings)  # names to members
+    assert "<bdi>alice</bdi>" in member.get("/thread/1/").content.decode()
+    html = guest.get("/thread/1/").content.decode()
+    assert "2 here now: 2 members, 0 guests" in html and "alice" not in html
+
+    install_recipe("howto/access.md", monkeypatch, settings, number=1)  # staff only
+    ticket = member.get("/thread/2/")
+    assert ticket.status_code == 200 and b"whos-here" not in ticket.content
+    assert presence.user_count("thread:2") == 0  # the customer was not put in the room
+    assert "<bdi>customer</bdi>" not in agent_page.get("/thread/2/").content.decode()
+    assert presence.user_count("thread:2") == 1  # the agent is
+
+    install_recipe("howto/access.md", monkeypatch, settings, number=2)  # a CMS
+    # A person's page (its room "auth.user:<pk>") is shown to them and to staff only.
+    monkeypatch.setattr(
+        type(alice), "is_visible_to", lambda page, user: user == page or user.is_staff, False
+    )
+    page = f"/people/{customer.pk}/"
+    assert b"whos-here" not in BrowserClient().get(page).content
+    assert "<bdi>customer</bdi>" in member.get(page).content.decode()
+    assert "<bdi>agent</bdi>" in agent_page.get(page).content.decode()
+    assert presence.user_count(f"auth.user:{customer.pk}") == 2
+    assert presence.guest_count(room=f"auth.user:{customer.pk}") == 0
+
+    own = run_snippet(snippets("howto/access.md", "python")[-1], "docs/howto/access.md", "site")
+    answers = [own.access(user, room) for user in (agent, customer) for room in ("ticket:1", None)]
+    assert answers == ["join", "see", None, "see"]
