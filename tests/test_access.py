@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 import redis
-from django.contrib.auth.models import AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 
-from tests.conftest import BrowserClient
+from tests.conftest import BrowserAsyncClient, BrowserClient
 from tests.test_consumers import eventually, run, tab, until
+from tests.test_middleware import async_get
 from tests.test_realtime_trust import refused
 from tests.test_rooms import listed, logged_in
 from whos_online import presence
@@ -167,3 +168,24 @@ def test_a_counts_viewer_never_gets_a_cached_list_of_names(
     assert listed(member) == ["bob", "alice"]
     assert listed(guest) == [] and "3 users online: 2 members, 1 guest" in guest
     assert "alice" not in guest and "bob" not in guest
+
+
+@pytest.mark.parametrize("path", ["/lobby/", "/board/async/5/"])  # @in_room, WHOS_ONLINE_ROOMS
+def test_an_async_view_asks_a_policy_that_reads_the_database_off_the_event_loop(
+    redis_db: redis.Redis, people: Any, settings: Any, caplog: pytest.LogCaptureFixture, path: str
+) -> None:
+    settings.WHOS_ONLINE_ACCESS = "tests.test_access.members_who_exist"
+    settings.WHOS_ONLINE_ROOMS = {"board:async_topic": "topic:{pk}"}
+    alice, bob = people("alice", "bob")
+    room = "lobby" if path == "/lobby/" else "topic:5"
+    presence.record_user(alice, room)
+    client = BrowserAsyncClient()
+    client.force_login(bob)
+    html = async_get(client, path).content.decode()
+    assert listed(html) == ["bob", "alice"] and presence.user_count(room) == 2
+    assert not [r for r in caplog.records if r.name == "whos_online.access"]
+
+
+def members_who_exist(user: Any, room: str | None) -> str | None:
+    """A policy that reads the database, as a site's often does."""
+    return "join" if User.objects.filter(pk=user.pk).exists() else None

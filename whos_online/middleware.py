@@ -88,8 +88,9 @@ class WhosOnlineMiddleware:
     async def _aprocess_view(
         self, request: HttpRequest, view: object, args: object, kwargs: object
     ) -> None:
-        if enter_url_room(request) is not None:
-            await load_user_async(request)  # the room's block reads on the event loop
+        visit = enter_url_room(request)
+        if visit is not None:  # the room's block reads on the event loop
+            await load_user_async(request, visit.room)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> None:
         """The view raised: the error page Django renders instead is no visit."""

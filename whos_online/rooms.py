@@ -77,7 +77,7 @@ def in_room(room: object | Callable[..., object]) -> Callable[[ViewFunction], Vi
             @wraps(view)
             async def async_view(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
                 due = visit(request, args, kwargs, where)
-                await load_user_async(request)
+                await load_user_async(request, due.room if due is not None else None)
                 response = await view(request, *args, **kwargs)
                 if due is not None:
                     await finish_async(due, response)

@@ -62,10 +62,19 @@ class Visit:
         return recorded
 
 
-async def load_user_async(request: HttpRequest) -> None:
-    """Resolve ``request.user`` in a thread, so a block on the event loop needs no database."""
+async def load_user_async(request: HttpRequest, room: str | None = None) -> None:
+    """Resolve ``request.user``, and ``WHOS_ONLINE_ACCESS``'s answer for ``room``, in a
+    thread, so a block on the event loop needs no database."""
+    asks = room is not None and conf.access is not None
+    if asks or conf.session_cookie_name in request.COOKIES:
+        await sync_to_async(_load_user)(request, room if asks else None)
+
+
+def _load_user(request: HttpRequest, room: str | None) -> None:
     if conf.session_cookie_name in request.COOKIES:
-        await sync_to_async(lambda: request.user.is_authenticated)()
+        request.user.is_authenticated  # loads the session and the user
+    if room is not None:
+        access_of(request, room)
 
 
 async def finish_async(visit: Visit, response: HttpResponseBase) -> bool:
