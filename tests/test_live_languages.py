@@ -26,9 +26,8 @@ from django.utils import translation
 from tests.conftest import NOW, BrowserClient
 from tests.test_consumers import DEADLINE, application, run, until
 from tests.test_live import rendered_shown
-from tests.test_translations import localized, text  # noqa: F401 (localized: a fixture)
+from tests.test_translations import localized, text  # noqa: F401 (a fixture)
 from whos_online import presence
-from whos_online.realtime import hub
 
 pytestmark = pytest.mark.django_db
 
@@ -82,8 +81,9 @@ def is_state(message: dict[str, Any]) -> bool:
     return message["type"] == "presence_state"
 
 
+@pytest.mark.usefixtures("localized")
 def test_each_socket_is_pushed_its_page_s_language_once_rendered_per_language(
-    redis_db: redis.Redis, people: Any, settings: Any, localized: None, renders: list[str]
+    redis_db: redis.Redis, people: Any, settings: Any, renders: list[str]
 ) -> None:
     settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
     erika, bob, carol = people("erika", "bob", "carol")
