@@ -20,6 +20,7 @@ import redis
 import time_machine
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
+from django.template import engines
 from django.test.signals import template_rendered
 from django.utils import translation
 
@@ -178,5 +179,26 @@ def test_a_hostile_language_is_ignored_and_never_costs_a_render_more(
         assert sorted(renders) == ["de", "en"]  # ten sockets, two languages
         for tab in tabs:
             await tab.disconnect()
+
+    run(scenario)
+
+
+def test_a_live_room_block_is_pushed_in_its_page_s_language(
+    redis_db: redis.Redis, people: Any, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
+    settings.WHOS_ONLINE_ROOM_ACCESS = "whos_online.realtime.access.public"
+    presence.record_user(*people("erika"), room="thread:1")
+    room = engines["django"].from_string(
+        '{% load whos_online %}{% whos_here "thread:1" live=True %}'
+    )
+    with translation.override("de"):
+        page = room.render({})
+
+    async def scenario() -> None:
+        tab = await reader(None, socket_path(page))
+        state = await until(tab, is_state)
+        assert text(state["html"]).startswith("1 gerade hier: 1 Mitglied, 0 Gäste erika")
+        await tab.disconnect()
 
     run(scenario)
