@@ -28,6 +28,7 @@ from whos_online import failsafe, presence
 from whos_online.access import REFUSED, TOO_MANY_CONNECTIONS, RoomAccess, room_access
 from whos_online.announcements import shown_in_query
 from whos_online.realtime.hub import View, get_hub
+from whos_online.realtime.language import socket_language
 from whos_online.room_names import room_name
 
 logger = logging.getLogger(__name__)
@@ -124,7 +125,8 @@ class WhosOnlineConsumer(PresenceMixin, AsyncWebsocketConsumer):  # type: ignore
     members its URL's ``shown`` parameter lists, said as ``announce``), then a
     ``presence_diff`` within a second of each change: the members who joined
     and left (a changed card, e.g. online to idle, is both), the counts, and
-    the block rendered by its template. A count-only socket is sent no card
+    the block rendered by its template, all in the language of the page
+    (:mod:`whos_online.realtime.language`). A count-only socket is sent no card
     and no name. Hidden members are sent to staff alone, as everywhere else.
     """
 
@@ -149,8 +151,9 @@ class WhosOnlineConsumer(PresenceMixin, AsyncWebsocketConsumer):  # type: ignore
             return
         self.view = View(self.presence_room(), presence.is_staff(user), access.names)
         # The members the page showed (?shown=, from its data-whos-online-shown): the first
-        # state says what changed since the page was rendered.
-        get_hub().subscribe(self.view, self, shown_in_query(self.scope.get("query_string", b"")))
+        # state says what changed since the page was rendered; in the page's language.
+        query = self.scope.get("query_string", b"")
+        get_hub().subscribe(self.view, self, shown_in_query(query), socket_language(self.scope))
 
     async def disconnect(self, code: int) -> None:
         self._unsubscribe()

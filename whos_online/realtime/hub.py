@@ -7,7 +7,8 @@ publish its name on ``<prefix>:notices``; a thread of this process listens
 ``TICK`` after their last read, so a burst costs one read per ``TICK``. The
 ticker then reads each due view once (a view is a namespace, the site or a
 room, seen by staff or not, with names or counts only) and sends what
-changed to all of its subscribers. A view is also due when its own data says
+changed to all of its subscribers, rendered and said once in each of their
+languages (:mod:`whos_online.realtime.language`). A view is also due when its own data says
 it changes by time alone (a member turning idle, someone leaving the window:
 ``Summary.changes_at``). Every ``CHECK`` seconds one call sweeps the views'
 namespaces for connections of dead processes and reads their change marks,
@@ -31,10 +32,13 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from channels.db import database_sync_to_async
+from django.conf import settings
 from django.template.loader import render_to_string
+from django.utils import translation
 
 from whos_online import failsafe, presence, recovery
-from whos_online.announcements import announce, diff, since_shown
+from whos_online.announcements import Cards, announce, diff, since_shown
 from whos_online.conf import conf
 from whos_online.connection import get_client
 from whos_online.templatetags.whos_online import members_html
@@ -68,7 +72,8 @@ class View:
 
 @dataclass
 class _Feed:
-    subscribers: set[Subscriber] = field(default_factory=set)
+    # Each subscriber with its language: its messages are rendered and said in it.
+    subscribers: dict[Subscriber, str] = field(default_factory=dict)
     # Subscribers that have not had the whole state yet, each with the members its page
     # showed (``X-Whos-Online-Shown``'s format; "" if unknown): its state says the change.
     fresh: dict[Subscriber, str] = field(default_factory=dict)
@@ -126,11 +131,14 @@ class Hub:
                 del self.per_member[connection.pk]
         self.unrecorded.pop(connection.id, None)
 
-    def subscribe(self, view: View, subscriber: Subscriber, shown: str = "") -> None:
-        """Send ``subscriber`` the view's state, then its changes; ``shown``, the members
-        its page showed, makes the state say what changed since (a view with names)."""
+    def subscribe(
+        self, view: View, subscriber: Subscriber, shown: str = "", language: str | None = None
+    ) -> None:
+        """Send ``subscriber`` the view's state, then its changes, in ``language`` (None:
+        ``LANGUAGE_CODE``); ``shown``, the members its page showed, makes the state say
+        what changed since (a view with names)."""
         feed = self.feeds.setdefault(view, _Feed())
-        feed.subscribers.add(subscriber)
+        feed.subscribers[subscriber] = language or settings.LANGUAGE_CODE
         feed.fresh[subscriber] = shown if view.names else ""
         self.wake.set()
         self._start()
@@ -138,7 +146,7 @@ class Hub:
     def unsubscribe(self, view: View, subscriber: Subscriber) -> None:
         feed = self.feeds.get(view)
         if feed is not None:
-            feed.subscribers.discard(subscriber)
+            feed.subscribers.pop(subscriber, None)
             feed.fresh.pop(subscriber, None)
             if not feed.subscribers:
                 del self.feeds[view]
@@ -239,25 +247,18 @@ class Hub:
         changed = joins or leaves or counts != feed.counts
         if not (feed.fresh or changed):
             return  # a read that found nothing new: nothing is rendered or sent
-        html = await asyncio.to_thread(_render, view, online)
         # A list cut at its limit gains and drops names nobody brought or took away.
         truncated = bool(counts["more"] or feed.counts.get("more"))
+        read = _Read(view, online, members, counts, joins, leaves, truncated)
+        # Who subscribes during the render waits for the next read (maybe in a new language).
+        fresh = dict(feed.fresh)
+        told = {s: feed.subscribers[s] for s in (feed.subscribers if changed else fresh)}
+        messages = await database_sync_to_async(read.messages)(told, fresh)
         # Only once rendered: a tick that failed leaves the state and the diff to the next.
-        fresh, feed.fresh = feed.fresh, {}
+        for subscriber in fresh:
+            feed.fresh.pop(subscriber, None)
         feed.members, feed.counts = members, counts
-        sends = []
-        if fresh:
-            state = _encode("presence_state", members, {}, counts, html)
-            for subscriber, shown in fresh.items():
-                since = since_shown(shown, online)  # "" for most: encoded once for them
-                told = (
-                    _encode("presence_state", members, {}, counts, html, since) if since else state
-                )
-                sends.append(subscriber.presence_message(told))
-        if changed:
-            said = "" if truncated else announce(joins, leaves)
-            pushed = _encode("presence_diff", joins, leaves, counts, html, said)
-            sends += [s.presence_message(pushed) for s in feed.subscribers - fresh.keys()]
+        sends = [s.presence_message(text) for s, text in messages if s in feed.subscribers]
         for result in await asyncio.gather(*sends, return_exceptions=True):
             # A socket closing as we send: its own disconnect follows.
             if isinstance(result, Exception):
@@ -317,6 +318,58 @@ class Listener(threading.Thread):
                     self.notify((room.decode() if isinstance(room, bytes) else room) or None)
         finally:
             pubsub.close()
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What one read of a view found, to be told to its subscribers in their languages."""
+
+    view: View
+    online: presence.Summary
+    members: Cards
+    counts: dict[str, Any]
+    joins: Cards
+    leaves: Cards
+    # The list is cut at its limit: the change goes unsaid.
+    truncated: bool
+
+    def messages(
+        self, told: dict[Subscriber, str], fresh: dict[Subscriber, str]
+    ) -> list[tuple[Subscriber, str]]:
+        """A message for each of ``told`` (each with its language): the whole state for
+        the ``fresh`` (each with the members its page showed), the change for the others.
+        The block is rendered, and the change said, once per language. Run where Django
+        manages the thread (``database_sync_to_async``): a site's template may read the
+        database."""
+        by_language: dict[str, list[Subscriber]] = {}
+        for subscriber, language in told.items():
+            by_language.setdefault(language, []).append(subscriber)
+        messages: list[tuple[Subscriber, str]] = []
+        for language, subscribers in by_language.items():
+            with translation.override(language):
+                messages += self._in_language(subscribers, fresh)
+        return messages
+
+    def _in_language(
+        self, subscribers: list[Subscriber], fresh: dict[Subscriber, str]
+    ) -> list[tuple[Subscriber, str]]:
+        html = _render(self.view, self.online)
+        messages = []
+        others = [subscriber for subscriber in subscribers if subscriber not in fresh]
+        if others:
+            said = "" if self.truncated else announce(self.joins, self.leaves)
+            change = _encode("presence_diff", self.joins, self.leaves, self.counts, html, said)
+            messages += [(subscriber, change) for subscriber in others]
+        states: dict[str, str] = {}  # by what each says since its page: most say nothing
+        for subscriber in subscribers:
+            if subscriber in fresh:
+                since = since_shown(fresh[subscriber], self.online)
+                if since not in states:
+                    states[since] = _encode(
+                        "presence_state", self.members, {}, self.counts, html, since
+                    )
+                messages.append((subscriber, states[since]))
+        return messages
 
 
 def _render(view: View, online: presence.Summary) -> str:

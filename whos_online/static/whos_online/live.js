@@ -12,7 +12,8 @@
  * change the server put in words ("Bob left."). A poll sends the members its block
  * showed (X-Whos-Online-Shown, from the previous poll, or for the first the rendered
  * block's data-whos-online-shown, URL-encoded) so the server can say what changed; a socket sends the
- * same in its URL (?shown=), and its first message says what changed since. The first
+ * same in its URL (?shown=), and its first message says what changed since. A socket is
+ * pushed in the language its page was rendered in (data-whos-online-lang, ?lang=). The first
  * poll after pushes only learns what is shown. */
 (function () {
   "use strict";
@@ -107,10 +108,19 @@
 
   function subscribe(block) {
     var scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
-    // What the block shows (as rendered, or by the last poll): the first state says the change.
-    var query = block.shown ? "?shown=" + block.shown : "";
+    // The language the page was rendered in: pushes speak it too. What the block shows (as
+    // rendered, or by the last poll): the first state says the change.
+    var language = block.section.getAttribute("data-whos-online-lang");
+    var query = [];
+    if (language) {
+      query.push("lang=" + encodeURIComponent(language));
+    }
+    if (block.shown) {
+      query.push("shown=" + block.shown);
+    }
     var socket = new window.WebSocket(scheme + window.location.host +
-      block.section.getAttribute("data-whos-online-ws") + query);
+      block.section.getAttribute("data-whos-online-ws") +
+      (query.length ? "?" + query.join("&") : ""));
     socket.onopen = function () {
       block.pushed = true;
       block.retries = 0;
