@@ -187,7 +187,7 @@ def test_a_live_room_block_is_pushed_in_its_page_s_language(
     redis_db: redis.Redis, people: Any, settings: Any
 ) -> None:
     settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
-    settings.WHOS_ONLINE_ROOM_ACCESS = "whos_online.realtime.access.public"
+    settings.WHOS_ONLINE_ACCESS = "whos_online.access.public"
     presence.record_user(*people("erika"), room="thread:1")
     room = engines["django"].from_string(
         '{% load whos_online %}{% whos_here "thread:1" live=True %}'
