@@ -254,14 +254,14 @@ def test_a_view_whose_room_has_an_empty_part(
 ) -> None:
     settings.DEBUG = debug
 
-    @in_room(lambda request, slug: ("tag", slug or None))
+    @in_room(lambda request, slug: ("tag", slug))
     def tag_page(request: Any, slug: str) -> HttpResponse:
         return HttpResponse("tagged")
 
     request = RequestFactory().get("/tag/", HTTP_USER_AGENT=BROWSER)
     message = (
         "@in_room on tests.test_rooms.test_a_view_whose_room_has_an_empty_part.<locals>."
-        "tag_page: ('tag', None) names no room: None is empty."
+        "tag_page: ('tag', '') names no room: '' is empty."
     )
     if debug:
         with pytest.raises(ValueError, match=re.escape(message)):
