@@ -78,6 +78,42 @@ def test_a_move_to_another_room_of_its_kind_costs_one_round_trip_more(
     assert listed(html) == ["alice"] and presence.online_users(room="thread:1") == []
 
 
+def test_a_guest_is_in_one_thread_at_a_time_at_no_cost_and_without_a_key(
+    redis_db: redis.Redis, round_trips: Any
+) -> None:
+    guest, other = (
+        BrowserClient(REMOTE_ADDR="203.0.113.5"),
+        BrowserClient(REMOTE_ADDR="203.0.113.6"),
+    )
+    guest.get("/thread/1/")
+    guest.get("/lobby/")  # another kind of room: they stay in both
+    assert "2 here now: 0 members, 2 guests" in other.get("/thread/1/").content.decode()
+    round_trips.clear()
+    html = guest.get("/thread/2/").content.decode()
+    # One record puts them in thread 2 and takes them out of thread 1, which their
+    # cookie named; then the list. The site's record is throttled: no round trip.
+    assert round_trips.commands == [["EVALSHA"], ["EVALSHA"]] and round_trips.records == 1
+    assert "1 here now: 0 members, 1 guest" in html
+    assert "1 here now: 0 members, 1 guest" in other.get("/thread/1/").content.decode()
+    assert presence.guest_count(room="lobby") == 1
+    guest.get("/thread/1/")  # and back
+    assert presence.guest_count(room="thread:2") == 0
+    assert "2 here now: 0 members, 2 guests" in other.get("/thread/1/").content.decode()
+    cookie = guest.cookies[f"{conf.cookie_name}_rooms"]
+    assert cookie["httponly"] and cookie["max-age"] == 600  # the window: then in no room
+    assert not [key for key in redis_db.keys() if b":member:" in key]  # no key per visitor
+
+
+def test_a_rooms_cookie_not_signed_here_is_not_read(redis_db: redis.Redis) -> None:
+    guest = BrowserClient(REMOTE_ADDR="203.0.113.5")
+    guest.get("/thread/1/")
+    cookie = guest.cookies[f"{conf.cookie_name}_rooms"]
+    payload, _ = cookie.value.rsplit(":", 1)  # {"thread": "thread:1"}, and a forged signature
+    guest.cookies[cookie.key] = f"{payload}:{'A' * 27}"
+    guest.get("/thread/2/")
+    assert presence.guest_count(room="thread:1") == 1
+
+
 def test_a_room_over_the_cap_costs_one_round_trip_more_to_drop_the_oldest(
     redis_db: redis.Redis, settings: Any, round_trips: Any
 ) -> None:
