@@ -18,7 +18,7 @@ from django.test import RequestFactory
 
 from tests.conftest import BROWSER, NOW, BrowserAsyncClient, BrowserClient, names, tab
 from tests.test_middleware import async_get
-from whos_online import presence, recording, scripts
+from whos_online import guests, presence, recording, scripts
 from whos_online.conf import conf
 from whos_online.rooms import in_room
 
@@ -112,6 +112,29 @@ def test_a_rooms_cookie_not_signed_here_is_not_read(redis_db: redis.Redis) -> No
     guest.cookies[cookie.key] = f"{payload}:{'A' * 27}"
     guest.get("/thread/2/")
     assert presence.guest_count(room="thread:1") == 1
+
+
+def test_a_guest_s_rooms_cookie_keeps_the_most_recent_kinds_that_fit(
+    redis_db: redis.Redis,
+) -> None:
+    """Browsers keep 4 KB a cookie: 30 kinds of long names still fit, the oldest let go."""
+
+    @in_room(lambda request, kind, n: (kind, "x" * 190, n))
+    def page(request: Any, kind: str, n: int) -> HttpResponse:
+        return HttpResponse("ok")
+
+    cookies: dict[str, str] = {}
+    sizes = []
+    for kind, n in [*((f"kind{k}", 1) for k in range(30)), ("kind20", 2)]:
+        request = RequestFactory().get("/", HTTP_USER_AGENT=BROWSER)
+        request.COOKIES = cookies
+        cookies = {key: morsel.value for key, morsel in page(request, kind, n).cookies.items()}
+        sizes.append(len(cookies[f"{conf.cookie_name}_rooms"]))
+    assert max(sizes) <= guests.MAX_ROOMS_VALUE
+    x = "x" * 190
+    assert presence.guest_count(room=f"kind20:{x}:1") == 0  # left, named by the cookie
+    assert presence.guest_count(room=f"kind20:{x}:2") == 1
+    assert presence.guest_count(room=f"kind0:{x}:1") == 1  # let go: stays out its window
 
 
 def test_a_room_over_the_cap_costs_one_round_trip_more_to_drop_the_oldest(
