@@ -48,9 +48,10 @@
 -- realtime/hub.py). A member is in one room of a kind at a time: recorded in
 -- topic:2, they leave topic:1; so does a guest, whose room of the kind Redis
 -- does not keep: the caller names it (ARGV[16]) and the guest is taken out of
--- it here. Counting (see counting.py): the visitor goes into the counters unless their score before is at or after ARGV[10]; with
--- approximate guest counting they are all it goes into: no sorted set, so
--- neither a cap nor a refusal.
+-- it here. Counting (see counting.py): the visitor goes into the counters
+-- unless their score before is at or after ARGV[10]; with approximate guest
+-- counting they are all it goes into: no sorted set, so neither a cap nor a
+-- refusal (nor a guest to take out of the room left: its HyperLogLogs keep them).
 local generation = redis.call('GET', KEYS[9])
 if not generation then
   generation = string.format('%.6f', tonumber(ARGV[1]))
