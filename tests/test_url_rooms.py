@@ -250,6 +250,8 @@ def test_a_dotted_path_that_names_nothing_is_a_check_error_and_no_room(
         "WHOS_ONLINE_ROOMS['wagtail_serve']: 'tests.urls_cms.page_rooms' is a dotted path "
         "that names nothing to import ("
     )
+    with pytest.raises(SystemCheckError, match=re.escape("'tests.urls_cms.page_rooms'")):
+        call_command("check")
     response = BrowserClient().get("/about/")
     assert response.status_code == 200 and "Nobody is here" in response.content.decode()
     assert room_keys(redis_db, settings) == []  # never a room named "tests.urls_cms.page_rooms"
