@@ -44,15 +44,15 @@ def records_per_second() -> float:
     # As presence.record_guest for the site's guest, exact counting (see
     # whos_online/lua/record.lua): KEYS: the guests, the set to drop from (itself:
     # none), the rooms, the cards, the guests, the peak, the change mark, the
-    # member's rooms (unused: itself), the generation, the hour's and the day's
-    # HyperLogLogs; ARGV:
+    # member's rooms (unused: itself), the generation, the guests and change mark of
+    # a room left (none: itself), the hour's and the day's HyperLogLogs; ARGV:
     # score, member, TTL, cap, room, kind, card, guest, approximate, counted since,
     # window, trim per write, rooms cap, the notices channel, keep the card (no), the
-    # HyperLogLogs' TTLs.
+    # room left (none), the HyperLogLogs' TTLs.
     keys = [KEY, KEY, f"{KEY}:rooms", f"{KEY}:cards", KEY, f"{KEY}:peak", f"{KEY}:changed", KEY]
-    keys += [f"{KEY}:generation", f"{KEY}:hour", f"{KEY}:day"]
+    keys += [f"{KEY}:generation", KEY, KEY, f"{KEY}:hour", f"{KEY}:day"]
     argv = ["__rand_int__", "__rand_int__", "600", str(MAX_GUESTS * 20), "", "", "", "", ""]
-    argv += ["0", "600", "100", str(MAX_ROOMS), f"{KEY}:notices", "", "90000", "2764800"]
+    argv += ["0", "600", "100", str(MAX_ROOMS), f"{KEY}:notices", "", "", "90000", "2764800"]
     out = subprocess.run(
         ["redis-benchmark", "-h", url.hostname or "127.0.0.1", "-p", str(url.port or 6379)]
         + ["--dbnum", (url.path or "/0").lstrip("/") or "0", "-c", "16", "-P", "32", "-q"]

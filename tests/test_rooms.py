@@ -18,7 +18,7 @@ from django.test import RequestFactory
 
 from tests.conftest import BROWSER, NOW, BrowserAsyncClient, BrowserClient, names, tab
 from tests.test_middleware import async_get
-from whos_online import presence, recording, scripts
+from whos_online import guests, presence, recording, scripts
 from whos_online.conf import conf
 from whos_online.rooms import in_room
 
@@ -76,6 +76,67 @@ def test_a_move_to_another_room_of_its_kind_costs_one_round_trip_more(
     # The record names the room she left; only then are its keys known, to leave it.
     assert round_trips.commands == [["EVALSHA"]] * 3 and round_trips.ran(scripts.LEAVE_ROOM) == 1
     assert listed(html) == ["alice"] and presence.online_users(room="thread:1") == []
+
+
+def test_a_guest_is_in_one_thread_at_a_time_at_no_cost_and_without_a_key(
+    redis_db: redis.Redis, round_trips: Any
+) -> None:
+    guest, other = (
+        BrowserClient(REMOTE_ADDR="203.0.113.5"),
+        BrowserClient(REMOTE_ADDR="203.0.113.6"),
+    )
+    guest.get("/thread/1/")
+    guest.get("/lobby/")  # another kind of room: they stay in both
+    assert "2 here now: 0 members, 2 guests" in other.get("/thread/1/").content.decode()
+    redis_db.delete(conf.changes_key("thread:1"))
+    round_trips.clear()
+    html = guest.get("/thread/2/").content.decode()
+    # One record puts them in thread 2 and takes them out of thread 1, which their
+    # cookie named; then the list. The site's record is throttled: no round trip.
+    assert round_trips.commands == [["EVALSHA"], ["EVALSHA"]] and round_trips.records == 1
+    assert redis_db.exists(conf.changes_key("thread:1"))  # live blocks of thread 1 see it
+    assert "1 here now: 0 members, 1 guest" in html
+    assert "1 here now: 0 members, 1 guest" in other.get("/thread/1/").content.decode()
+    assert presence.guest_count(room="lobby") == 1
+    guest.get("/thread/1/")  # and back
+    assert presence.guest_count(room="thread:2") == 0
+    assert "2 here now: 0 members, 2 guests" in other.get("/thread/1/").content.decode()
+    cookie = guest.cookies[f"{conf.cookie_name}_rooms"]
+    assert cookie["httponly"] and cookie["max-age"] == 600  # the window: then in no room
+    assert not [key for key in redis_db.keys() if b":member:" in key]  # no key per visitor
+
+
+def test_a_rooms_cookie_not_signed_here_is_not_read(redis_db: redis.Redis) -> None:
+    guest = BrowserClient(REMOTE_ADDR="203.0.113.5")
+    guest.get("/thread/1/")
+    cookie = guest.cookies[f"{conf.cookie_name}_rooms"]
+    payload, _ = cookie.value.rsplit(":", 1)  # {"thread": "thread:1"}, and a forged signature
+    guest.cookies[cookie.key] = f"{payload}:{'A' * 27}"
+    guest.get("/thread/2/")
+    assert presence.guest_count(room="thread:1") == 1
+
+
+def test_a_guest_s_rooms_cookie_keeps_the_most_recent_kinds_that_fit(
+    redis_db: redis.Redis,
+) -> None:
+    """Browsers keep 4 KB a cookie: 30 kinds of long names still fit, the oldest let go."""
+
+    @in_room(lambda request, kind, n: (kind, "x" * 190, n))
+    def page(request: Any, kind: str, n: int) -> HttpResponse:
+        return HttpResponse("ok")
+
+    cookies: dict[str, str] = {}
+    sizes = []
+    for kind, n in [*((f"kind{k}", 1) for k in range(30)), ("kind20", 2)]:
+        request = RequestFactory().get("/", HTTP_USER_AGENT=BROWSER)
+        request.COOKIES = cookies
+        cookies = {key: morsel.value for key, morsel in page(request, kind, n).cookies.items()}
+        sizes.append(len(cookies[f"{conf.cookie_name}_rooms"]))
+    assert max(sizes) <= guests.MAX_ROOMS_VALUE
+    x = "x" * 190
+    assert presence.guest_count(room=f"kind20:{x}:1") == 0  # left, named by the cookie
+    assert presence.guest_count(room=f"kind20:{x}:2") == 1
+    assert presence.guest_count(room=f"kind0:{x}:1") == 1  # let go: stays out its window
 
 
 def test_a_room_over_the_cap_costs_one_round_trip_more_to_drop_the_oldest(
@@ -254,14 +315,14 @@ def test_a_view_whose_room_has_an_empty_part(
 ) -> None:
     settings.DEBUG = debug
 
-    @in_room(lambda request, slug: ("tag", slug or None))
+    @in_room(lambda request, slug: ("tag", slug))
     def tag_page(request: Any, slug: str) -> HttpResponse:
         return HttpResponse("tagged")
 
     request = RequestFactory().get("/tag/", HTTP_USER_AGENT=BROWSER)
     message = (
         "@in_room on tests.test_rooms.test_a_view_whose_room_has_an_empty_part.<locals>."
-        "tag_page: ('tag', None) names no room: None is empty."
+        "tag_page: ('tag', '') names no room: '' is empty."
     )
     if debug:
         with pytest.raises(ValueError, match=re.escape(message)):

@@ -221,3 +221,65 @@ def test_well_formed_entries_pass_the_checks(settings: Any) -> None:
 def test_the_forum_suite_passes_on_its_own_settings() -> None:
     """tests/test_forum.py needs django-machina's apps installed, so another process."""
     print(passes_on_its_own_settings("tests.settings_forum", "tests/test_forum.py"))
+
+
+# A CMS's catch-all (tests/urls_cms.py): Wagtail's serve view captures the path positionally.
+CMS = {"wagtail_serve": "tests.urls_cms.page_room"}
+
+
+def test_a_catch_all_url_names_its_room_by_a_dotted_path(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.ROOT_URLCONF, settings.WHOS_ONLINE_ROOMS = "tests.urls_cms", CMS
+    assert deployment_checks.check_rooms() == []
+    call_command("check", "--fail-level", "ERROR")
+    BrowserClient(REMOTE_ADDR="198.51.100.1").get("/about/")
+    html = BrowserClient(REMOTE_ADDR="198.51.100.2").get("/about/").content.decode()
+    assert "<h1>About</h1>" in html and "2 here now: 0 members, 2 guests" in html
+    assert presence.guest_count(room="page:2") == 2
+
+
+def test_a_dotted_path_that_names_nothing_is_a_check_error_and_no_room(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.ROOT_URLCONF = "tests.urls_cms"
+    settings.WHOS_ONLINE_ROOMS = {"wagtail_serve": "tests.urls_cms.page_rooms"}
+    [error] = deployment_checks.check_rooms()
+    assert error.id == "whos_online.E015"
+    assert error.msg.startswith(
+        "WHOS_ONLINE_ROOMS['wagtail_serve']: 'tests.urls_cms.page_rooms' is a dotted path "
+        "that names nothing to import ("
+    )
+    with pytest.raises(SystemCheckError, match=re.escape("'tests.urls_cms.page_rooms'")):
+        call_command("check")
+    response = BrowserClient().get("/about/")
+    assert response.status_code == 200 and "Nobody is here" in response.content.decode()
+    assert room_keys(redis_db, settings) == []  # never a room named "tests.urls_cms.page_rooms"
+
+
+def test_a_room_string_on_a_positional_path_points_at_the_callable_form(settings: Any) -> None:
+    settings.ROOT_URLCONF, settings.WHOS_ONLINE_ROOMS = (
+        "tests.urls_cms",
+        {"wagtail_serve": "page:{pk}"},
+    )
+    [error] = deployment_checks.check_rooms()
+    assert (error.id, error.msg) == (
+        "whos_online.E015",
+        "WHOS_ONLINE_ROOMS['wagtail_serve']: 'page:{pk}' needs pk, which the URL does not "
+        "capture (it has none; it captures 1 positional argument, which only a callable room "
+        "is given), so its views name no room.",
+    )
+    assert error.hint == deployment_checks.CALLABLE_HINT
+    assert '"cms.rooms.page_room"' in error.hint and "CMS pages as rooms" in error.hint
+
+
+@pytest.mark.parametrize("debug", [True, False])
+def test_an_unsaved_page_s_preview_is_in_no_room(
+    redis_db: redis.Redis, settings: Any, caplog: pytest.LogCaptureFixture, debug: bool
+) -> None:
+    """{% whos_here "page" page.pk %} with pk None: no room, no 500, no warning."""
+    settings.DEBUG, settings.ROOT_URLCONF = debug, "tests.urls_cms"
+    response = BrowserClient().get("/?preview")
+    assert (response.status_code, response.content.decode()) == (200, "<h1>Draft</h1>")
+    assert [r for r in caplog.records if r.name == "whos_online.rooms"] == []
+    assert room_keys(redis_db, settings) == []

@@ -22,7 +22,15 @@ from django.core.signals import setting_changed
 from django.http import HttpRequest
 
 from whos_online.room_names import room_name
-from whos_online.settings_table import DEFAULTS, Network, imported, networks, patterns, seconds
+from whos_online.settings_table import (
+    DEFAULTS,
+    Network,
+    imported,
+    networks,
+    patterns,
+    room_spec,
+    seconds,
+)
 
 # A connection is gone after this many heartbeats without one: two missed, and a margin.
 HEARTBEATS_TO_TIMEOUT = 2.4
@@ -361,10 +369,14 @@ class Settings:
 
     @cached_setting
     def rooms(self) -> dict[str, object]:
-        """URL name -> the room its views record into (see whos_online.url_rooms); {} when the
-        setting is no dict (check E015)."""
+        """URL name -> the room its views record into (see whos_online.url_rooms), a dotted
+        path imported; {} when the setting is no dict, and no entry for a path that names no
+        callable (check E015)."""
         value = _get("WHOS_ONLINE_ROOMS")
-        return dict(value) if isinstance(value, dict) else {}
+        if not isinstance(value, dict):
+            return {}
+        specs = {name: room_spec(spec) for name, spec in value.items()}
+        return {name: spec for name, spec in specs.items() if spec is not None}
 
     @cached_setting
     def is_hidden(self) -> Callable[[Any], bool]:

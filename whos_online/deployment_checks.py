@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from ipaddress import ip_address
-from typing import Any
+from typing import Any, NamedTuple
 
 import redis
 from django.conf import settings
@@ -16,6 +16,7 @@ from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.urls import NoReverseMatch, URLResolver, get_resolver, reverse
 
 from whos_online.conf import conf
+from whos_online.settings_table import DOTTED_PATH, imported
 from whos_online.url_rooms import format_fields
 
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
@@ -150,9 +151,9 @@ def check_rooms(**kwargs: Any) -> list[CheckMessage]:
         ]
     if not rooms:
         return []
-    patterns: dict[str, list[frozenset[str]]] = {}
-    for name, given in _url_names(get_resolver().url_patterns):
-        patterns.setdefault(name, []).append(given)
+    patterns: dict[str, list[Captured]] = {}
+    for name, captured in _url_names(get_resolver().url_patterns):
+        patterns.setdefault(name, []).append(captured)
     errors: list[CheckMessage] = []
     for name, spec in rooms.items():
         problem = _room_problem(spec, patterns[name]) if name in patterns else "no URL is named so"
@@ -160,41 +161,72 @@ def check_rooms(**kwargs: Any) -> list[CheckMessage]:
             errors.append(
                 Error(
                     f"WHOS_ONLINE_ROOMS[{name!r}]: {problem}, so its views name no room.",
-                    hint=hint,
+                    hint=CALLABLE_HINT if "positional" in problem else hint,
                     id="whos_online.E015",
                 )
             )
     return errors
 
 
+# For a URL that captures its path positionally (a CMS's catch-all, as Wagtail's).
+CALLABLE_HINT = (
+    "Name the room with a callable taking the view's arguments, request first (or its dotted "
+    'path, e.g. "cms.rooms.page_room"): see "CMS pages as rooms" in the docs.'
+)
+
+
+class Captured(NamedTuple):
+    """What a URL pattern gives its view: keyword arguments' names, how many positional."""
+
+    keywords: frozenset[str]
+    positional: int
+
+
 def _url_names(
-    patterns: Iterable[Any], namespace: str = "", given: frozenset[str] = frozenset()
-) -> Iterator[tuple[str, frozenset[str]]]:
-    """Each named URL pattern as ``reverse`` names it, with the keyword arguments its view gets
-    (captured by it and the includes above it, or given as extra arguments)."""
+    patterns: Iterable[Any], namespace: str = "", given: Captured = Captured(frozenset(), 0)
+) -> Iterator[tuple[str, Captured]]:
+    """Each named URL pattern as ``reverse`` names it, with the arguments its view gets
+    (captured by it and the includes above it, or given as extra keyword arguments).
+
+    Groups are positional arguments only while no group has a name, as Django passes them.
+    """
     for entry in patterns:
-        names = given | set(entry.pattern.regex.groupindex)
+        regex = entry.pattern.regex
+        names = given.keywords | set(regex.groupindex)
+        positional = 0 if names else given.positional + regex.groups
         if isinstance(entry, URLResolver):
             inner = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
-            yield from _url_names(entry.url_patterns, inner, names | set(entry.default_kwargs))
+            extra = names | set(entry.default_kwargs)
+            yield from _url_names(entry.url_patterns, inner, Captured(extra, positional))
         elif entry.name:
-            yield namespace + entry.name, names | set(entry.default_args)
+            yield namespace + entry.name, Captured(names | set(entry.default_args), positional)
 
 
-def _room_problem(spec: object, patterns: list[frozenset[str]]) -> str | None:
-    """What keeps ``spec`` from naming a room for URLs with these keyword arguments."""
+def _room_problem(spec: object, patterns: list[Captured]) -> str | None:
+    """What keeps ``spec`` from naming a room for URLs with these arguments."""
     if callable(spec):
         return None
     if not isinstance(spec, str):
         return f'{spec!r} is neither a room string ("topic:{{pk}}") nor a callable'
+    if DOTTED_PATH.fullmatch(spec):
+        try:
+            found = imported(spec)
+        except ImportError as error:
+            return f"{spec!r} is a dotted path that names nothing to import ({error})"
+        return None if callable(found) else f"{spec!r} names {found!r}, which is not callable"
     try:
         fields = format_fields(spec)
     except ValueError as error:
         return str(error).rstrip(".")
     for given in patterns:
-        missing = [field for field in fields if field not in given]
+        missing = [field for field in fields if field not in given.keywords]
         if missing:
-            has = ", ".join(sorted(given)) or "none"
+            has = ", ".join(sorted(given.keywords)) or "none"
+            if given.positional:
+                has += (
+                    f"; it captures {given.positional} positional argument"
+                    f"{'s' if given.positional > 1 else ''}, which only a callable room is given"
+                )
             return f"{spec!r} needs {', '.join(missing)}, which the URL does not capture (it has {has})"
     return None
 

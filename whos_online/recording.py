@@ -5,7 +5,8 @@ A record is one EVALSHA of scripts.RECORD; a member's move to another room of
 the same kind, or a room that pushes the least recently visited one over
 WHOS_ONLINE_MAX_ROOMS, costs one round trip more (the room left or dropped is
 known only from the record's reply, and a script touches only the keys it is
-given).
+given). A guest's move costs nothing more: their cookie names the room they
+leave (see ``guests.guest_rooms``).
 """
 
 from __future__ import annotations
@@ -88,8 +89,9 @@ def record_member(
     return Visit(now, before, read_member(pk, now, card, "online", hidden))
 
 
-def record_guest(ip: str | Address, room: str | None = None) -> Visit:
-    """Mark the guest at address ``ip`` as seen now.
+def record_guest(ip: str | Address, room: str | None = None, left: str | None = None) -> Visit:
+    """Mark the guest at address ``ip`` as seen now, out of the room ``left`` (the one of
+    the same kind they were in, which their cookie names: Redis keeps no key per guest).
 
     A newcomer while the guests fill ``WHOS_ONLINE_MAX_GUESTS`` inside the
     window is refused (``Visit.refused``), so a flood never pushes out the
@@ -111,6 +113,7 @@ def record_guest(ip: str | Address, room: str | None = None) -> Visit:
         room=room,
         counters=counters,
         listed=not counting.approximate(),
+        left=left,
     )
     return Visit(now, before, refused=refused)
 
@@ -173,6 +176,7 @@ def _record(
     counters: list[tuple[str, int]] | None = None,
     listed: bool = True,
     keep_card: bool = False,
+    left: str | None = None,
 ) -> tuple[float | None, bool]:
     """One EVALSHA of scripts.RECORD (one round trip, also on Redis Cluster).
 
@@ -182,7 +186,8 @@ def _record(
     without ``listed`` they are all it goes into. A member who moved to another
     room of the same kind, or a room that pushed the least recently visited
     over WHOS_ONLINE_MAX_ROOMS, costs one more round trip: the room left or
-    dropped is known only from the record's reply.
+    dropped is known only from the record's reply. A guest's room ``left`` is
+    known before, so leaving it is part of the record.
     """
     client = get_client()
     name = room_arg(room)
@@ -199,6 +204,8 @@ def _record(
             member_rooms=conf.member_rooms_key(member) if room is not None and card else None,
             generation=conf.generation_key,
             counters=counters or (),
+            left_guests=None if left is None else conf.keys(left).guests,
+            left_changed=None if left is None else conf.changes_key(left),
         ),
         now=now,
         member=member,
@@ -215,6 +222,7 @@ def _record(
         max_rooms=conf.max_rooms,
         channel=conf.notices_channel,
         keep_card=keep_card,
+        left_room=room_arg(left),
     )
     learn_generation(client, recorded.generation, now)
     if recorded.left is not None:

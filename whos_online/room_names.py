@@ -20,13 +20,13 @@ def room_name(room: object) -> str | None:
     A tuple is the room's parts and a model instance a part (see
     ``room_parts``), so ``("topic", 42)`` and a Topic instance name the rooms
     ``{% whos_here "topic" 42 %}`` and ``{% whos_here topic %}`` show. Any
-    other value: its ``str()``; None or "" is no room. Longer than
+    other value: its ``str()``; None, "" or a missing part is no room. Longer than
     MAX_ROOM_NAME characters: its start and a hash of the whole, so each long
     name keeps a stable short one of its own (a 10,000-digit pk is a room, not
     an error).
     """
     if isinstance(room, (tuple, Model)):
-        name = room_parts(room)
+        name = room_parts(room) or ""
     else:
         name = room if isinstance(room, str) else "" if room is None else str(room)
     if len(name) > MAX_ROOM_NAME:
@@ -42,13 +42,15 @@ def room_kind(name: str) -> str:
     return name.split(":", 1)[0]
 
 
-def room_parts(*parts: object) -> str:
+def room_parts(*parts: object) -> str | None:
     """Parts joined by ":" (``"topic", 42`` is "topic:42"); a model instance is
     "<app_label>.<model_name>:<pk>", stable across renames of its title.
 
-    ValueError for a part that names nothing (None, "", an unsaved instance):
-    a name built from a missing value would silently be another room, often
-    one shared by every page.
+    None if a part is missing (None, or an unsaved instance): an editor's
+    preview of a page not yet saved is in no room, as a view whose room is
+    None. ValueError for an empty part (a template variable that does not
+    exist, ``add`` joining text and a number): a name built from it would
+    silently be another room, often one shared by every page.
     """
     if not parts:
         raise ValueError("A room needs a name: no parts were given.")
@@ -57,10 +59,10 @@ def room_parts(*parts: object) -> str:
         if isinstance(part, tuple):  # the parts a view passes whole: ("topic", 42)
             part = room_parts(*part)
         elif isinstance(part, Model):
-            if part.pk is None:
-                raise ValueError(f"{parts!r} names no room: {part!r} is not saved (no pk).")
-            part = f"{part._meta.label_lower}:{part.pk}"
-        text = "" if part is None else str(part)
+            part = None if part.pk is None else f"{part._meta.label_lower}:{part.pk}"
+        if part is None:
+            return None
+        text = str(part)
         if not text:
             raise ValueError(f"{parts!r} names no room: {part!r} is empty.")
         names.append(text)

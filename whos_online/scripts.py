@@ -118,6 +118,9 @@ class RecordKeys(NamedTuple):
     generation: str
     # HyperLogLogs the visitor also goes into, with their TTLs (seconds).
     counters: Sequence[tuple[str, int]] = ()
+    # The guests and change mark of the room of the same kind a guest left, if any.
+    left_guests: str | None = None
+    left_changed: str | None = None
 
 
 class Recorded(NamedTuple):
@@ -152,6 +155,7 @@ def record(
     max_rooms: int,
     channel: str,
     keep_card: bool = False,
+    left_room: str = "",
 ) -> Recorded:
     """Record ``member`` as seen at ``now`` (see lua/record.lua); one round trip."""
     before, refused, generation, left, dropped = RECORD(
@@ -166,6 +170,8 @@ def record(
             keys.changed,
             keys.member_rooms or keys.into,
             keys.generation,
+            keys.left_guests or keys.into,
+            keys.left_changed or keys.into,
             *(counter for counter, _ in keys.counters),
         ],
         [
@@ -184,6 +190,7 @@ def record(
             max_rooms,
             channel,
             "1" if keep_card else "",
+            left_room,
             *(counter_ttl for _, counter_ttl in keys.counters),
         ],
     )

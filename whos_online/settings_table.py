@@ -243,7 +243,7 @@ SETTINGS: tuple[Setting, ...] = (
         "WHOS_ONLINE_ROOMS", {}, "`dict` of URL names to rooms",
         "Rooms on views you do not own: a namespaced URL name mapped to a room, a string "
         'filled from the URL\'s keyword arguments (`{"forum_conversation:topic": '
-        '"topic:{pk}"}`) or a callable taking the view\'s arguments. See '
+        '"topic:{pk}"}`) or a callable taking the view\'s arguments (or its dotted path). See '
         "[Rooms on views you don't own](../howto/third-party-views.md).",
         check="whos_online.E015",
     ),
@@ -300,3 +300,20 @@ def _compile(regexes: tuple[str, ...]) -> re.Pattern[str] | None:
 def imported(path: str) -> Any:
     """A dotted path's object, imported once."""
     return import_string(path)
+
+
+# A WHOS_ONLINE_ROOMS value naming a callable, not a room: identifiers joined by dots,
+# so neither a {field} nor the ':' a room's parts are joined by.
+DOTTED_PATH = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)+")
+
+
+def room_spec(value: Any) -> Any:
+    """A WHOS_ONLINE_ROOMS value as the middleware uses it: a dotted path as the callable it
+    names (None if it names none: check E015), any other value as it is."""
+    if not (isinstance(value, str) and DOTTED_PATH.fullmatch(value)):
+        return value
+    try:
+        found = imported(value)
+    except ImportError:
+        return None
+    return found if callable(found) else None

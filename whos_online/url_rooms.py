@@ -5,8 +5,10 @@
 A key is a URL name as ``{% url %}`` takes it, namespaces included (what
 ``request.resolver_match.view_name`` says). A value is the room, either a
 string whose ``{fields}`` are filled from the URL's keyword arguments, or a
-callable taking the view's arguments (request first) and returning any room
-``@in_room`` takes (a tuple of parts, a model instance…). Wrapping a third
+callable (or its dotted path, which ``conf.rooms`` imports) taking the view's
+arguments (request first, then any positional ones: a CMS's catch-all captures
+its path so) and returning any room ``@in_room`` takes (a tuple of parts, a
+model instance…; None: no room). Wrapping a third
 party's view in ``@in_room`` in one's own URLconf loses its URL namespace,
 which the app may rely on (a private forum's middleware does); a URL name
 leaves its URLconf alone. The middleware makes the room's visit due before the

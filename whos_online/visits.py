@@ -22,6 +22,8 @@ from django.http import HttpRequest, HttpResponseBase
 from whos_online import access, failsafe, presence
 from whos_online.client_ip import client_address, note_unknown_proxy
 from whos_online.conf import conf
+from whos_online.guests import guest_rooms, keep_guest_rooms
+from whos_online.room_names import room_kind
 
 VISIT_METHODS = frozenset({"GET", "HEAD", "POST"})
 # Where a request keeps its due records: {room or None (the site): Visit}.
@@ -56,9 +58,13 @@ class Visit:
         return bool(self.recorded)
 
     def finish(self, response: HttpResponseBase) -> bool:
-        """After the view: record if the view succeeded; True if it was recorded."""
+        """After the view: record if the view succeeded; True if it was recorded. A guest's
+        rooms, changed by a room's record, go into their cookie."""
         recorded = _succeeded(response, self.room) and self.record()
         self.cancelled = True  # a block rendered later (in a streamed body) records nothing
+        rooms = self.request.__dict__.pop(GUEST_ROOMS, None)
+        if rooms is not None:
+            keep_guest_rooms(self.request, response, rooms)
         return recorded
 
 
@@ -196,7 +202,16 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
     if ip is None:  # no cookie either: a later request (a fixed proxy setting) retries
         return False
     note_unknown_proxy(request, ip)
-    return _remember(request, room, failsafe.write(presence.record_guest, ip, room))
+    if room is None:
+        return _remember(request, room, failsafe.write(presence.record_guest, ip))
+    # In one room of a kind at a time, as a member: out of the one their cookie names.
+    rooms, kind = request.__dict__.get(GUEST_ROOMS) or guest_rooms(request), room_kind(room)
+    left = rooms.get(kind)
+    visit = failsafe.write(presence.record_guest, ip, room, None if left == room else left)
+    if visit is not None and not visit.refused:
+        moved = {other: name for other, name in rooms.items() if other != kind}
+        request.__dict__[GUEST_ROOMS] = {**moved, kind: room}
+    return _remember(request, room, visit)
 
 
 def record_member(user: Any, request: HttpRequest | None, room: str | None = None) -> bool:
@@ -213,6 +228,8 @@ def visit_of(request: HttpRequest | None, room: str | None = None) -> presence.V
 
 # Where a request keeps the visits it recorded: {room or None (the site): presence.Visit}.
 RECORDED = "_whos_online_recorded"
+# Where a request keeps a guest's rooms after a room's record, for their cookie.
+GUEST_ROOMS = "_whos_online_guest_rooms"
 
 
 def _remember(request: HttpRequest | None, room: str | None, visit: presence.Visit | None) -> bool:

@@ -12,7 +12,9 @@
 --            not a member's room record)
 -- KEYS[9]    generation: when Redis's data began (see recovery.py), set from
 --            ARGV[1] by the first record into an empty Redis
--- KEYS[10..] counters: HyperLogLogs the visitor also goes into
+-- KEYS[10]   the guests of the room of the same kind a guest left (KEYS[1] when none)
+-- KEYS[11]   that room's change mark (KEYS[1] when none)
+-- KEYS[12..] counters: HyperLogLogs the visitor also goes into
 -- ARGV[1]    now (the score)
 -- ARGV[2]    the member (a pk, or a guest id)
 -- ARGV[3]    the TTL of what is written for the visitor (seconds)
@@ -29,7 +31,8 @@
 -- ARGV[14]   the notices channel
 -- ARGV[15]   '1' to keep the card already stored (a socket's record: the page's
 --            card says where the member is), else ''
--- ARGV[16..] each counter's TTL (KEYS[i] <-> ARGV[i + 6])
+-- ARGV[16]   the room of the same kind a guest left, as their cookie says ('' if none)
+-- ARGV[17..] each counter's TTL (KEYS[i] <-> ARGV[i + 5])
 -- Returns {the score before (false if none or not kept), 1 if the newcomer was
 -- refused (nothing written) else 0, the generation, the room of the same kind
 -- the member left (false if none), the rooms dropped from the registry over its
@@ -43,10 +46,12 @@
 -- changes what the namespace shows (any member's; a guest's unless they were
 -- inside the window already) sets its change mark and publishes the room (see
 -- realtime/hub.py). A member is in one room of a kind at a time: recorded in
--- topic:2, they leave topic:1. Counting (see counting.py): the visitor goes into
--- the counters unless their score before is at or after ARGV[10]; with
--- approximate guest counting they are all it goes into: no sorted set, so
--- neither a cap nor a refusal.
+-- topic:2, they leave topic:1; so does a guest, whose room of the kind Redis
+-- does not keep: the caller names it (ARGV[16]) and the guest is taken out of
+-- it here. Counting (see counting.py): the visitor goes into the counters
+-- unless their score before is at or after ARGV[10]; with approximate guest
+-- counting they are all it goes into: no sorted set, so neither a cap nor a
+-- refusal (nor a guest to take out of the room left: its HyperLogLogs keep them).
 local generation = redis.call('GET', KEYS[9])
 if not generation then
   generation = string.format('%.6f', tonumber(ARGV[1]))
@@ -127,11 +132,15 @@ if card ~= '' then
   redis.call('EXPIRE', KEYS[4], ARGV[3])
 end
 if ARGV[8] ~= '' then redis.call('ZREM', KEYS[5], ARGV[8]) end
+if ARGV[16] ~= '' and redis.call('ZREM', KEYS[10], member) == 1 then
+  redis.call('SET', KEYS[11], now, 'EX', window_ttl)
+  redis.call('PUBLISH', ARGV[14], ARGV[16])
+end
 if listed then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
 if not (before and tonumber(before) >= tonumber(ARGV[10])) then
-  for i = 10, #KEYS do
+  for i = 12, #KEYS do
     redis.call('PFADD', KEYS[i], member)
-    redis.call('EXPIRE', KEYS[i], ARGV[i + 6])
+    redis.call('EXPIRE', KEYS[i], ARGV[i + 5])
   end
 end
 return {before, 0, generation, left, dropped}
