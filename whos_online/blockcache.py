@@ -2,9 +2,11 @@
 
 Every page with the block would otherwise cost a Redis read, so Redis latency
 would be page latency. Here a process reads each distinct block (the site or a
-room, the staff or the visitors' view) at most once per period, however busy it
-is. When an entry is due, one request reads Redis and the others keep showing
-the entry they have meanwhile, so a slow read holds up one page, not all of them.
+room, the staff or the visitors' view) once per period for the pages that
+record nobody, however busy it is, and afresh for a visitor it does not yet
+count on the page that records them (see ``for_request``). When an entry is
+due, one request reads Redis and the others keep showing the entry they have
+meanwhile, so a slow read holds up one page, not all of them.
 If that read fails or Redis is being skipped, an entry less than STALE_IF_ERROR
 seconds old is still shown, so a blip does not flash "unavailable"; no page ever
 shows an older one, however long the read in flight takes.
@@ -15,7 +17,6 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import replace
 from typing import Any, Hashable, NamedTuple
 
 from whos_online import failsafe, presence, visits
@@ -38,8 +39,9 @@ _refreshing: set[Hashable] = set()
 _lock = threading.Lock()
 
 
-def read(room: str | None = None, viewer: Any = None) -> Cached | None:
-    """The cached summary with its read time (fresh from Redis when due); None if unavailable.
+def read(room: str | None = None, viewer: Any = None, *, fresh: bool = False) -> Cached | None:
+    """The cached summary with its read time (from Redis when due, or ``fresh``); None if
+    unavailable.
 
     A staff viewer reads the staff view and any other the visitors' view, so
     one entry serves all visitors alike.
@@ -52,11 +54,11 @@ def read(room: str | None = None, viewer: Any = None) -> Cached | None:
     key = (room, staff_view)
     with _lock:
         entry = _entries.get(key)
-        if _younger(entry, now, ttl):
+        if not fresh and _younger(entry, now, ttl):
             _entries.move_to_end(key)
             return entry
         joined = key in _refreshing
-        if joined and _younger(entry, now, STALE_IF_ERROR):
+        if not fresh and joined and _younger(entry, now, STALE_IF_ERROR):
             return entry  # another request is reading Redis for it
         # None yet, or too old to show while that read (which may wait out a
         # timeout on a sick Redis) goes on: read it too, as the circuit allows.
@@ -89,37 +91,32 @@ def _younger(entry: Cached | None, now: float, seconds: float) -> bool:
 
 
 def for_request(request: Any, room: str | None = None) -> Summary | None:
-    """The block for this request: the cached summary, plus its own visitor if it predates them.
+    """The block for this request: the cached summary if it holds the visitor this request
+    recorded (if any), else a fresh read, which becomes the entry.
 
-    A visitor counts on their own first page even when the cached read is up to
-    ``WHOS_ONLINE_BLOCK_CACHE`` seconds older than their visit.
+    A cached read cannot be topped up exactly: it does not say whether it
+    already counts a visitor recorded since (their earlier score may have come
+    from another page after it) or the guest they were before logging in, so
+    adding them counted one person twice. Every block is thus one Redis read,
+    which counts each person once and raises the peak to its total.
     """
-    entry = read(room, visits.viewer(request))
-    if entry is None:
-        return None
+    viewer = visits.viewer(request)
     visit = visits.visit_of(request, room)
-    window = conf.window(room)
-    if visit is None or visit.at <= entry.read_at or _counted(visit.before, entry.read_at, window):
-        return entry.summary
-    return _with_visitor(entry.summary, visit)
+    entry = read(room, viewer)
+    if entry is not None and visit is not None and not _holds(entry, visit, conf.window(room)):
+        entry = read(room, viewer, fresh=True) or entry
+    return None if entry is None else entry.summary
 
 
-def _counted(before: float | None, read_at: float, window: float) -> bool:
-    """Whether a visitor last seen at ``before`` was inside the window when the block was read."""
+def _holds(entry: Cached, visit: presence.Visit, window: float) -> bool:
+    """Whether ``entry`` counts the visitor of ``visit``: read after it, listed in it, or
+    read while their score before it was inside the window."""
+    if visit.at <= entry.read_at:
+        return True
+    if visit.member is not None and any(m.pk == visit.member.pk for m in entry.summary.members):
+        return True
+    before, read_at = visit.before, entry.read_at
     return before is not None and read_at - window <= before <= read_at
-
-
-def _with_visitor(online: Summary, visit: presence.Visit) -> Summary:
-    member = visit.member
-    if member is None:
-        return replace(online, guest_count=online.guest_count + 1)
-    if member.hidden:
-        online = replace(online, hidden_count=online.hidden_count + 1)
-    if member.hidden and not online.hidden_listed:
-        return replace(online, user_count=online.user_count + 1)
-    listed = member if online.hidden_listed else member.without_where()
-    members = [listed, *online.members][: conf.list_limit]
-    return replace(online, members=members, user_count=online.user_count + 1)
 
 
 def _fetch(room: str | None, staff_view: bool) -> Cached | None:
