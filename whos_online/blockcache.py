@@ -64,20 +64,20 @@ def read(room: str | None = None, viewer: Any = None, *, fresh: bool = False) ->
         # timeout on a sick Redis) goes on: read it too, as the circuit allows.
         _refreshing.add(key)
     try:
-        fresh = _fetch(room, staff_view)
+        got = _fetch(room, staff_view)
     finally:
         if not joined:
             with _lock:
                 _refreshing.discard(key)
-    if fresh is not None:
+    if got is not None:
         with _lock:
             kept = _entries.get(key)
-            if kept is None or kept.read_at <= fresh.read_at:  # not an older read ending late
-                _entries[key] = fresh
+            if kept is None or kept.read_at <= got.read_at:  # not an older read ending late
+                _entries[key] = got
             _entries.move_to_end(key)
             while len(_entries) > MAX_ENTRIES:
                 _entries.popitem(last=False)
-        return fresh
+        return got
     return entry if _younger(entry, now, STALE_IF_ERROR) else None
 
 
