@@ -10,6 +10,9 @@ every view.
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -19,6 +22,7 @@ from django.contrib.auth.models import User
 from tests.conftest import BrowserClient, RoundTrips
 from tests.test_blockcache import POLL, member, reads, traveller
 from tests.test_faults import members
+from whos_online import blockcache
 
 pytestmark = pytest.mark.django_db
 __all__ = ["traveller"]  # the fixture, for this module's tests
@@ -46,6 +50,46 @@ def assert_counted_once(page: Any, names: list[str], counts: str) -> None:
     assert counts in html
     total, peak = totals(html)
     assert peak is not None and peak >= total
+
+
+@pytest.fixture
+def another_process(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``with another_process():`` pages served by a second worker: its own block cache."""
+    entries: OrderedDict[Any, blockcache.Cached] = OrderedDict()
+
+    @contextmanager
+    def serving() -> Iterator[None]:
+        with monkeypatch.context() as patched:
+            patched.setattr(blockcache, "_entries", entries)
+            yield
+
+    return serving
+
+
+def test_a_newcomers_next_page_in_another_process_lists_them(
+    redis_db: redis.Redis,
+    traveller: Any,
+    another_process: Any,
+    round_trips: RoundTrips,
+) -> None:
+    alice = member("alice")
+    with another_process():
+        alice.get("/block/")  # that process's cached read: alice alone
+    traveller.shift(0.3)
+    newcomer = BrowserClient()
+    first = newcomer.get("/block/", REMOTE_ADDR=CUSTOMER)  # recorded here
+    assert_counted_once(first, ["alice"], "2 users online: 1 member, 1 guest")
+    traveller.shift(0.3)
+    with another_process():
+        # Their cookie was issued after that process read its block: it reads afresh.
+        page = newcomer.get("/block/", REMOTE_ADDR=CUSTOMER)
+        assert_counted_once(page, ["alice"], "2 users online: 1 member, 1 guest")
+        traveller.shift(1)
+        alice.get("/block/")  # the next read, a second after the newcomer's record
+        round_trips.clear()
+        again = newcomer.get("/block/", REMOTE_ADDR=CUSTOMER)
+        assert_counted_once(again, ["alice"], "2 users online: 1 member, 1 guest")
+        assert reads(round_trips) == 0  # that read holds them: from the cache
 
 
 def test_an_agent_reloading_a_live_page_is_listed_and_counted_once(

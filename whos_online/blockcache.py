@@ -21,6 +21,7 @@ from typing import Any, Hashable, NamedTuple
 
 from whos_online import failsafe, presence, visits
 from whos_online.conf import conf, on_settings_change
+from whos_online.middleware import issued_at
 from whos_online.presence import Summary
 
 MAX_ENTRIES = 256  # distinct blocks kept (rooms make many); the least recently read go first
@@ -91,8 +92,8 @@ def _younger(entry: Cached | None, now: float, seconds: float) -> bool:
 
 
 def for_request(request: Any, room: str | None = None) -> Summary | None:
-    """The block for this request: the cached summary if it holds the visitor this request
-    recorded (if any), else a fresh read, which becomes the entry.
+    """The block for this request: the cached summary if it holds the request's own visitor,
+    else a fresh read, which becomes the entry.
 
     A cached read cannot be topped up exactly: it does not say whether it
     already counts a visitor recorded since (their earlier score may have come
@@ -101,22 +102,32 @@ def for_request(request: Any, room: str | None = None) -> Summary | None:
     which counts each person once and raises the peak to its total.
     """
     viewer = visits.viewer(request)
-    visit = visits.visit_of(request, room)
+    asked = time.time()
     entry = read(room, viewer)
-    if entry is not None and visit is not None and not _holds(entry, visit, conf.window(room)):
+    # An entry read by this very call holds everyone recorded before it.
+    if entry is not None and entry.read_at < asked and not _holds(entry, request, room, viewer):
         entry = read(room, viewer, fresh=True) or entry
     return None if entry is None else entry.summary
 
 
-def _holds(entry: Cached, visit: presence.Visit, window: float) -> bool:
-    """Whether ``entry`` counts the visitor of ``visit``: read after it, listed in it, or
-    read while their score before it was inside the window."""
+def _holds(entry: Cached, request: Any, room: str | None, viewer: Any) -> bool:
+    """Whether ``entry`` counts the request's visitor: listed in it, read after their
+    record, or read while their score before this request's record was inside the window.
+
+    Without a record here, the site's "online" cookie says when an earlier page
+    recorded them, maybe in another process after this entry was read.
+    """
+    pk = getattr(viewer, "pk", None)
+    if pk is not None and any(listed.pk == str(pk) for listed in entry.summary.members):
+        return True
+    visit = visits.visit_of(request, room)
+    if visit is None:
+        issued = issued_at(request) if room is None and request is not None else None
+        return issued is None or issued + 1 <= entry.read_at
     if visit.at <= entry.read_at:
         return True
-    if visit.member is not None and any(m.pk == visit.member.pk for m in entry.summary.members):
-        return True
     before, read_at = visit.before, entry.read_at
-    return before is not None and read_at - window <= before <= read_at
+    return before is not None and read_at - conf.window(room) <= before <= read_at
 
 
 def _fetch(room: str | None, staff_view: bool) -> Cached | None:
