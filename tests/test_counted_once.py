@@ -21,6 +21,7 @@ from django.contrib.auth.models import User
 
 from tests.conftest import BrowserClient, RoundTrips
 from tests.test_blockcache import POLL, member, reads, traveller
+from tests.test_consumers import run, tab, until
 from tests.test_faults import members
 from whos_online import blockcache
 
@@ -113,6 +114,32 @@ def test_an_agent_reloading_a_live_page_is_listed_and_counted_once(
         assert sorted(m["name"] for m in data["members"]) == ["agent1", "agent2"]
         assert (data["users"], data["guests"], data["total"]) == (2, 1, 3)
         assert data["peak"]["count"] >= data["total"]
+
+
+def test_a_member_with_a_socket_then_pages_is_listed_once(
+    redis_db: redis.Redis, settings: Any, traveller: Any
+) -> None:
+    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
+    member("agent2").get("/block/")  # the cached read: agent2 alone
+    agent1 = User.objects.create_user("agent1")
+    traveller.shift(0.3)
+
+    async def scenario() -> None:
+        socket = await tab(agent1)  # recorded by its connect
+        pushed = await until(socket, lambda message: "agent1" in message.get("html", ""))
+        assert pushed["users"] == 2 and members(pushed["html"]) in (
+            ["agent1", "agent2"],
+            ["agent2", "agent1"],
+        )
+        await socket.disconnect()
+
+    run(scenario)
+    browser = BrowserClient()
+    browser.force_login(agent1)
+    for _ in range(3):
+        traveller.shift(0.3)
+        page = browser.get("/live-block/")
+        assert_counted_once(page, ["agent1", "agent2"], "2 users online: 2 members, 0 guests")
 
 
 def test_a_guest_who_logs_in_and_reloads_is_one_member(
