@@ -2,9 +2,11 @@
 
 Every page with the block would otherwise cost a Redis read, so Redis latency
 would be page latency. Here a process reads each distinct block (the site or a
-room, the staff or the visitors' view) at most once per period, however busy it
-is. When an entry is due, one request reads Redis and the others keep showing
-the entry they have meanwhile, so a slow read holds up one page, not all of them.
+room, the staff or the visitors' view) once per period for the pages that
+record nobody, however busy it is, and afresh for a visitor it does not yet
+count on the page that records them (see ``for_request``). When an entry is
+due, one request reads Redis and the others keep showing the entry they have
+meanwhile, so a slow read holds up one page, not all of them.
 If that read fails or Redis is being skipped, an entry less than STALE_IF_ERROR
 seconds old is still shown, so a blip does not flash "unavailable"; no page ever
 shows an older one, however long the read in flight takes.
@@ -20,6 +22,7 @@ from typing import Any, Hashable, NamedTuple
 
 from whos_online import failsafe, presence, visits
 from whos_online.conf import conf, on_settings_change
+from whos_online.middleware import issued_at
 from whos_online.presence import Summary
 
 MAX_ENTRIES = 256  # distinct blocks kept (rooms make many); the least recently read go first
@@ -38,8 +41,11 @@ _refreshing: set[Hashable] = set()
 _lock = threading.Lock()
 
 
-def read(room: str | None = None, viewer: Any = None, names: bool = True) -> Cached | None:
-    """The cached summary with its read time (fresh from Redis when due); None if unavailable.
+def read(
+    room: str | None = None, viewer: Any = None, names: bool = True, *, fresh: bool = False
+) -> Cached | None:
+    """The cached summary with its read time (from Redis when due, or ``fresh``); None if
+    unavailable.
 
     A staff viewer reads the staff view and any other the visitors' view, so
     one entry serves all visitors alike; ``names=False`` reads the counts-only
@@ -53,30 +59,30 @@ def read(room: str | None = None, viewer: Any = None, names: bool = True) -> Cac
     key = (room, staff_view, names)
     with _lock:
         entry = _entries.get(key)
-        if _younger(entry, now, ttl):
+        if not fresh and _younger(entry, now, ttl):
             _entries.move_to_end(key)
             return entry
         joined = key in _refreshing
-        if joined and _younger(entry, now, STALE_IF_ERROR):
+        if not fresh and joined and _younger(entry, now, STALE_IF_ERROR):
             return entry  # another request is reading Redis for it
         # None yet, or too old to show while that read (which may wait out a
         # timeout on a sick Redis) goes on: read it too, as the circuit allows.
         _refreshing.add(key)
     try:
-        fresh = _fetch(room, staff_view, names)
+        got = _fetch(room, staff_view, names)
     finally:
         if not joined:
             with _lock:
                 _refreshing.discard(key)
-    if fresh is not None:
+    if got is not None:
         with _lock:
             kept = _entries.get(key)
-            if kept is None or kept.read_at <= fresh.read_at:  # not an older read ending late
-                _entries[key] = fresh
+            if kept is None or kept.read_at <= got.read_at:  # not an older read ending late
+                _entries[key] = got
             _entries.move_to_end(key)
             while len(_entries) > MAX_ENTRIES:
                 _entries.popitem(last=False)
-        return fresh
+        return got
     return entry if _younger(entry, now, STALE_IF_ERROR) else None
 
 
@@ -90,38 +96,43 @@ def _younger(entry: Cached | None, now: float, seconds: float) -> bool:
 
 
 def for_request(request: Any, room: str | None = None, names: bool = True) -> Summary | None:
-    """The block for this request: the cached summary, plus its own visitor if it predates them.
+    """The block for this request: the cached summary if it holds the request's own visitor,
+    else a fresh read, which becomes the entry.
 
-    A visitor counts on their own first page even when the cached read is up to
-    ``WHOS_ONLINE_BLOCK_CACHE`` seconds older than their visit (in the counts
-    only, for a viewer shown no names).
+    A cached read cannot be topped up exactly: it does not say whether it
+    already counts a visitor recorded since (their earlier score may have come
+    from another page after it) or the guest they were before logging in, so
+    adding them counted one person twice. Every block is thus one Redis read,
+    which counts each person once and raises the peak to its total. A viewer
+    shown no names (``names=False``) reads the counts-only entry.
     """
-    entry = read(room, visits.viewer(request), names)
-    if entry is None:
-        return None
+    viewer = visits.viewer(request)
+    asked = time.time()
+    entry = read(room, viewer, names)
+    # An entry read by this very call holds everyone recorded before it.
+    if entry is not None and entry.read_at < asked and not _holds(entry, request, room, viewer):
+        entry = read(room, viewer, names, fresh=True) or entry
+    return None if entry is None else entry.summary
+
+
+def _holds(entry: Cached, request: Any, room: str | None, viewer: Any) -> bool:
+    """Whether ``entry`` counts the request's visitor: listed in it, read after their
+    record, or read while their score before this request's record was inside the window.
+
+    Without a record here, the site's "online" cookie says when an earlier page
+    recorded them, maybe in another process after this entry was read.
+    """
+    pk = getattr(viewer, "pk", None)
+    if pk is not None and any(listed.pk == str(pk) for listed in entry.summary.members):
+        return True
     visit = visits.visit_of(request, room)
-    window = conf.window(room)
-    if visit is None or visit.at <= entry.read_at or _counted(visit.before, entry.read_at, window):
-        return entry.summary
-    return _with_visitor(entry.summary, visit, names)
-
-
-def _counted(before: float | None, read_at: float, window: float) -> bool:
-    """Whether a visitor last seen at ``before`` was inside the window when the block was read."""
-    return before is not None and read_at - window <= before <= read_at
-
-
-def _with_visitor(online: Summary, visit: presence.Visit, names: bool) -> Summary:
-    member = visit.member
-    if member is None:
-        return replace(online, guest_count=online.guest_count + 1)
-    if member.hidden:
-        online = replace(online, hidden_count=online.hidden_count + 1)
-    if not names or member.hidden and not online.hidden_listed:
-        return replace(online, user_count=online.user_count + 1)
-    listed = member if online.hidden_listed else member.without_where()
-    members = [listed, *online.members][: conf.list_limit]
-    return replace(online, members=members, user_count=online.user_count + 1)
+    if visit is None:
+        issued = issued_at(request) if room is None and request is not None else None
+        return issued is None or issued + 1 <= entry.read_at
+    if visit.at <= entry.read_at:
+        return True
+    before, read_at = visit.before, entry.read_at
+    return before is not None and read_at - conf.window(room) <= before <= read_at
 
 
 def _fetch(room: str | None, staff_view: bool, names: bool = True) -> Cached | None:

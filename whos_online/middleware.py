@@ -210,6 +210,21 @@ on_settings_change(
 )
 
 
+def issued_at(request: HttpRequest) -> int | None:
+    """When the "online" cookie the request carries was issued (whole seconds), or None.
+
+    Unchecked: for a request the middleware let through with it, that is when
+    the visitor was last recorded, perhaps by another process.
+    """
+    value = request.COOKIES.get(conf.cookie_name)
+    if not value or len(value) > MAX_VALUE:
+        return None
+    try:
+        return signing.b62_decode(value.partition(":")[0])
+    except ValueError:
+        return None
+
+
 def _cookie_value(identity: str) -> str:
     issued = signing.b62_encode(int(time.time()))
     signature = _signer().sign(_signed(issued, identity)).rpartition(":")[2]

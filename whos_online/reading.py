@@ -171,6 +171,12 @@ def summary(
     learn_generation(client, generation, now)
     if room is None and peak_count is not None and peak_at is not None:
         recovery.see_peak(int(peak_count), float(peak_at))
+    total = int(users) + int(hidden_count) + int(guests)
+    peak = peak_from(peak_count, peak_at)
+    if peak is not None and peak.count < total:
+        # A count the peak did not take (at the guest cap, in a flood, on a
+        # replica) shows no "most ever" below it.
+        peak = None
     rows, idle_at = _members(listed, now, hidden=False)
     if staff_view:
         hidden_rows, hidden_idle_at = _members(hidden, now, hidden=True)
@@ -183,7 +189,7 @@ def summary(
         members=members,
         user_count=int(users) + int(hidden_count),
         guest_count=int(guests),
-        peak=peak_from(peak_count, peak_at),
+        peak=peak,
         hidden_count=int(hidden_count),
         hidden_listed=staff_view,
         day_users=None if day_users is None else int(day_users),

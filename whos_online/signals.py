@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib.auth.signals import user_logged_in, user_logged_out
 from django.dispatch import receiver
 
-from whos_online import blockcache, failsafe, presence
+from whos_online import failsafe, presence
 from whos_online.visits import record_member
 
 
@@ -25,6 +25,3 @@ def record_login(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
 def forget_logout(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
     if user is not None:
         failsafe.write(presence.forget_user, user)
-        # Its blocks count them as a member: their first page as a guest reads anew
-        # rather than adding them to a cached block once more.
-        blockcache.clear()

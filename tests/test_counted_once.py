@@ -1,0 +1,267 @@
+"""One person is listed once and counted once, whatever the order of their pages.
+
+The block cache is on at its default of one second and time is travelled, as
+in tests/test_blockcache.py. Live pages with a WebSocket URL drop a member's
+"online" cookie (visits.mark_socket_page), so each of their page views is
+recorded, as on the sites where the issue was measured; room pages record
+every view.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+import redis
+from django.contrib.auth.models import User
+
+from tests.conftest import BrowserClient, RoundTrips
+from tests.test_blockcache import POLL, member, reads, traveller
+from tests.test_consumers import run, tab, until
+from tests.test_faults import members
+from whos_online import blockcache
+
+pytestmark = pytest.mark.django_db
+__all__ = ["traveller"]  # the fixture, for this module's tests
+
+CUSTOMER = "203.0.113.7"
+
+
+def shown(page: Any) -> str:
+    """A page's text, its whitespace collapsed."""
+    return " ".join(page.content.decode().split())
+
+
+def totals(html: str) -> tuple[int, int | None]:
+    """The block's total and the "Most ever online" beside it (None if not shown)."""
+    total = re.search(r"(\d+) users? online", html)
+    peak = re.search(r"Most ever online: (\d+) users?", html)
+    assert total is not None, html
+    return int(total[1]), None if peak is None else int(peak[1])
+
+
+def assert_counted_once(page: Any, names: list[str], counts: str) -> None:
+    """The site block lists ``names`` once each, says ``counts``, and no total above its peak."""
+    html = shown(page)
+    assert sorted(members(html)) == names
+    assert counts in html
+    total, peak = totals(html)
+    assert peak is not None and peak >= total
+
+
+@pytest.fixture
+def another_process(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``with another_process():`` pages served by a second worker: its own block cache."""
+    entries: OrderedDict[Any, blockcache.Cached] = OrderedDict()
+
+    @contextmanager
+    def serving() -> Iterator[None]:
+        with monkeypatch.context() as patched:
+            patched.setattr(blockcache, "_entries", entries)
+            yield
+
+    return serving
+
+
+def test_a_newcomers_next_page_in_another_process_lists_them(
+    redis_db: redis.Redis,
+    traveller: Any,
+    another_process: Any,
+    round_trips: RoundTrips,
+) -> None:
+    alice = member("alice")
+    with another_process():
+        alice.get("/block/")  # that process's cached read: alice alone
+    traveller.shift(0.3)
+    newcomer = BrowserClient()
+    first = newcomer.get("/block/", REMOTE_ADDR=CUSTOMER)  # recorded here
+    assert_counted_once(first, ["alice"], "2 users online: 1 member, 1 guest")
+    traveller.shift(0.3)
+    with another_process():
+        # Their cookie was issued after that process read its block: it reads afresh.
+        page = newcomer.get("/block/", REMOTE_ADDR=CUSTOMER)
+        assert_counted_once(page, ["alice"], "2 users online: 1 member, 1 guest")
+        traveller.shift(1)
+        alice.get("/block/")  # the next read, a second after the newcomer's record
+        round_trips.clear()
+        again = newcomer.get("/block/", REMOTE_ADDR=CUSTOMER)
+        assert_counted_once(again, ["alice"], "2 users online: 1 member, 1 guest")
+        assert reads(round_trips) == 0  # that read holds them: from the cache
+
+
+def test_an_agent_reloading_a_live_page_is_listed_and_counted_once(
+    redis_db: redis.Redis, settings: Any, traveller: Any, round_trips: RoundTrips
+) -> None:
+    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
+    agent1, agent2 = member("agent1"), member("agent2")
+    BrowserClient().get("/", REMOTE_ADDR=CUSTOMER)
+    traveller.shift(5)
+    agent2.get("/block/")  # the cached read: agent1, agent2 and the customer
+    round_trips.clear()
+    for _ in range(3):  # three reloads within the cached second, each one recorded
+        traveller.shift(0.3)
+        page = agent1.get("/live-block/")
+        assert page.cookies["online"].value == ""  # dropped: the next one is recorded too
+        assert_counted_once(page, ["agent1", "agent2"], "3 users online: 2 members, 1 guest")
+    # The first still had the cookie member() got; the cached read lists agent1.
+    assert round_trips.records == 2 and reads(round_trips) == 0
+    for headers in ({}, POLL):  # the live endpoint, as a page's fetch and as its poll
+        data = agent1.get("/whos-online/", headers=headers).json()
+        assert sorted(m["name"] for m in data["members"]) == ["agent1", "agent2"]
+        assert (data["users"], data["guests"], data["total"]) == (2, 1, 3)
+        assert data["peak"]["count"] >= data["total"]
+
+
+def test_a_member_with_a_socket_then_pages_is_listed_once(
+    redis_db: redis.Redis, settings: Any, traveller: Any
+) -> None:
+    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
+    member("agent2").get("/block/")  # the cached read: agent2 alone
+    agent1 = User.objects.create_user("agent1")
+    traveller.shift(0.3)
+
+    async def scenario() -> None:
+        socket = await tab(agent1)  # recorded by its connect
+        pushed = await until(socket, lambda message: "agent1" in message.get("html", ""))
+        assert pushed["users"] == 2 and members(pushed["html"]) in (
+            ["agent1", "agent2"],
+            ["agent2", "agent1"],
+        )
+        await socket.disconnect()
+
+    run(scenario)
+    browser = BrowserClient()
+    browser.force_login(agent1)
+    for _ in range(3):
+        traveller.shift(0.3)
+        page = browser.get("/live-block/")
+        assert_counted_once(page, ["agent1", "agent2"], "2 users online: 2 members, 0 guests")
+
+
+def test_a_guest_who_logs_in_and_reloads_is_one_member(
+    redis_db: redis.Redis, traveller: Any
+) -> None:
+    User.objects.create_user("carol", password="pw")
+    carol = BrowserClient()
+    first = carol.get("/block/", REMOTE_ADDR=CUSTOMER)  # read: one guest
+    assert_counted_once(first, [], "1 user online: 0 members, 1 guest")
+    traveller.shift(0.2)
+    carol.post("/login/", {"username": "carol", "password": "pw"}, REMOTE_ADDR=CUSTOMER)
+    traveller.shift(0.2)
+    for _ in range(2):  # the reload after the login (recorded), and one with the cookie
+        page = carol.get("/block/", REMOTE_ADDR=CUSTOMER)
+        assert_counted_once(page, ["carol"], "1 user online: 1 member, 0 guests")
+        assert "Most ever online: 1 user on" in shown(page)
+        traveller.shift(0.2)
+
+
+def test_a_member_who_logs_out_and_reloads_is_one_guest(
+    redis_db: redis.Redis, traveller: Any
+) -> None:
+    carol = BrowserClient()
+    carol.force_login(User.objects.create_user("carol"))
+    carol.get("/", REMOTE_ADDR=CUSTOMER)
+    member("dave").get("/block/")  # the cached read: carol and dave, members
+    traveller.shift(0.2)
+    carol.logout()
+    traveller.shift(0.2)
+    for _ in range(2):  # her first page as a guest (recorded), and one with the cookie
+        page = carol.get("/block/", REMOTE_ADDR=CUSTOMER)
+        assert_counted_once(page, ["dave"], "2 users online: 1 member, 1 guest")
+        traveller.shift(0.2)
+
+
+def test_a_newcomers_first_page_counts_them_under_the_peak(
+    redis_db: redis.Redis, traveller: Any
+) -> None:
+    member("alice").get("/block/")  # the cached read: alice alone, the peak 1
+    traveller.shift(0.5)
+    newcomer = BrowserClient()
+    page = newcomer.get("/block/", REMOTE_ADDR=CUSTOMER)
+    assert_counted_once(page, ["alice"], "2 users online: 1 member, 1 guest")
+    assert "Most ever online: 2 users on" in shown(page)
+    traveller.shift(0.2)
+    again = newcomer.get("/block/", REMOTE_ADDR=CUSTOMER)  # the cookie: not recorded
+    assert_counted_once(again, ["alice"], "2 users online: 1 member, 1 guest")
+
+
+def test_an_agent_reloading_a_room_is_listed_there_once(
+    redis_db: redis.Redis, traveller: Any, round_trips: RoundTrips
+) -> None:
+    agent1, agent2 = member("agent1"), member("agent2")
+    agent2.get("/thread/7/")
+    agent1.get("/thread/7/")
+    traveller.shift(5)
+    agent2.get("/thread/7/")  # the room's cached read: both agents
+    round_trips.clear()
+    for _ in range(3):  # every room page is recorded
+        traveller.shift(0.3)
+        html = shown(agent1.get("/thread/7/"))
+        assert sorted(members(html)) == ["agent1", "agent2"]
+        assert "2 here now: 2 members, 0 guests" in html
+    assert reads(round_trips) == 0  # listed in the cached read: shown as it is
+
+
+def test_a_guest_reloading_a_room_is_counted_there_once(
+    redis_db: redis.Redis, traveller: Any, round_trips: RoundTrips
+) -> None:
+    agent1 = member("agent1")
+    customer = BrowserClient()
+    customer.get("/thread/7/", REMOTE_ADDR=CUSTOMER)
+    traveller.shift(5)
+    agent1.get("/thread/7/")  # the room's cached read: agent1 and the customer
+    round_trips.clear()
+    for _ in range(3):
+        traveller.shift(0.3)
+        html = shown(customer.get("/thread/7/", REMOTE_ADDR=CUSTOMER))
+        assert members(html) == ["agent1"] and "2 here now: 1 member, 1 guest" in html
+    # The first was inside the cached read; the second's score before came after it,
+    # so that page read afresh, and the third is inside that read.
+    assert reads(round_trips) == 1
+
+
+def test_the_jinja2_globals_count_a_reloading_member_once(
+    redis_db: redis.Redis, traveller: Any
+) -> None:
+    agent1 = member("agent1")
+    agent1.get("/lobby/")
+    member("agent2").get("/jinja/")  # the cached reads of the site and the lobby
+    for _ in range(3):
+        traveller.shift(0.3)
+        del agent1.cookies["online"]  # as a live page drops it: recorded each time
+        site, room = shown(agent1.get("/jinja/")).split('class="whos-here"')
+        assert sorted(members(site)) == ["agent1", "agent2"] and "2 users online" in site
+        assert members(room) == ["agent1"] and "1 here now" in room
+
+
+def test_after_redis_came_back_empty_each_page_counts_each_person_once(
+    redis_db: redis.Redis, traveller: Any, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_BLOCK_CACHE = 5  # the read from before the loss is still kept
+    alice = member("alice")
+    member("bob").get("/block/")
+    BrowserClient().get("/block/", REMOTE_ADDR=CUSTOMER)  # the cached read: three
+    traveller.shift(1.3)  # cookies hold whole seconds: hers is from before the loss
+    prefix = settings.WHOS_ONLINE_KEY_PREFIX
+    redis_db.delete(*redis_db.keys(f"{prefix}*"))  # a restart without persistence
+    newcomer = BrowserClient().get("/block/", REMOTE_ADDR="198.51.100.9")
+    assert_counted_once(newcomer, [], "1 user online: 0 members, 1 guest")
+    traveller.shift(0.3)
+    # Her cookie predates the data Redis holds now: she is recorded again.
+    assert_counted_once(alice.get("/block/"), ["alice"], "2 users online: 1 member, 1 guest")
+
+
+def test_no_block_shows_a_peak_below_its_total(
+    redis_db: redis.Redis, traveller: Any, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_GUESTS = 2
+    BrowserClient().get("/block/", REMOTE_ADDR=CUSTOMER)  # the peak: 1
+    traveller.shift(0.3)
+    # The guests now fill their cap: a count the peak does not take.
+    html = shown(BrowserClient().get("/block/", REMOTE_ADDR="198.51.100.9"))
+    assert "2 users online: 0 members, 2 guests" in html
+    assert "Most ever online" not in html
