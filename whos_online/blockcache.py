@@ -88,16 +88,21 @@ def _younger(entry: Cached | None, now: float, seconds: float) -> bool:
     return entry is not None and 0 <= now - entry.read_at < seconds
 
 
-def for_request(request: Any, room: str | None = None) -> Summary | None:
+def for_request(request: Any, room: str | None = None, shared: bool = False) -> Summary | None:
     """The block for this request: the cached summary, plus its own visitor if it predates them.
 
     A visitor counts on their own first page even when the cached read is up to
-    ``WHOS_ONLINE_BLOCK_CACHE`` seconds older than their visit.
+    ``WHOS_ONLINE_BLOCK_CACHE`` seconds older than their visit. ``shared``: the
+    block for a page a cache may serve to anyone, so the view of nobody in
+    particular (no staff view, not the visitor's own name).
     """
-    entry = read(room, visits.viewer(request))
+    viewer = None if shared else visits.viewer(request)
+    if presence.is_staff(viewer):
+        visits.mark_staff_page(request)
+    entry = read(room, viewer)
     if entry is None:
         return None
-    visit = visits.visit_of(request, room)
+    visit = None if shared else visits.visit_of(request, room)
     window = conf.window(room)
     if visit is None or visit.at <= entry.read_at or _counted(visit.before, entry.read_at, window):
         return entry.summary
