@@ -16,12 +16,14 @@ from django.urls import include, path
 from django.views.decorators.cache import cache_page
 
 from tests.conftest import NOW, BrowserClient
+from tests.test_docs import snippets
 from tests.test_http_caching import ORDERS
 
 pytestmark = pytest.mark.django_db
 
 PLAIN = engines["django"].from_string("{% load whos_online %}{% whos_online %}")
-CACHED = engines["django"].from_string("{% load whos_online %}{% whos_online cached=True %}")
+# The how-to's template, as written.
+CACHED = engines["django"].from_string(*snippets("howto/cached-pages.md", "django"))
 
 
 def page(request: HttpRequest) -> HttpResponse:
@@ -35,6 +37,7 @@ def plain(request: HttpRequest) -> HttpResponse:
 urlpatterns = [
     path("cached/", cache_page(60, cache="pages")(page)),
     path("page/", page),
+    path("cached-plain/", cache_page(60, cache="pages")(plain)),
     path("plain/", plain),
     path("whos-online/", include("whos_online.urls")),
 ]
@@ -125,3 +128,10 @@ def test_a_page_showing_the_staff_view_is_private(site: BrowserClient) -> None:
     again = member.get("/plain/")  # the "online" cookie already holds off the write
     assert "online" not in again.cookies
     assert "Cache-Control" not in again
+
+
+def test_without_cached_true_cache_page_serves_the_staff_view_as_the_how_to_warns(
+    site: BrowserClient,
+) -> None:
+    site.get("/cached-plain/")
+    assert "(hidden)" in BrowserClient().get("/cached-plain/").content.decode()
