@@ -418,7 +418,8 @@ def test_the_live_blocks_urls_serve_what_the_block_polls(
     """The URLconf snippet as the site's urls.py; the live tag the how-to names points its
     script at the endpoint, which answers as the script asks."""
     (urls, *_) = snippets("howto/live.md", "python")
-    serve(run_snippet(urls, "docs/howto/live.md", "mysite.urls").urlpatterns, monkeypatch, settings)
+    site_urls = run_snippet(urls, "docs/howto/live.md", "mysite.urls", urlpatterns=[])
+    serve(site_urls.urlpatterns, monkeypatch, settings)
     live = (DOCS / "howto" / "live.md").read_text()
     (tag,) = set(re.findall(r"`(\{% whos_online live=\d+ %\})`", live))
     (alice,) = people("alice")
