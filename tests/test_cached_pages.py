@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,15 +14,18 @@ from django.contrib.auth.models import User
 from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse
 from django.template import engines
-from django.urls import include, path
+from django.urls import include, path, re_path
 from django.views.decorators.cache import cache_page
+from django.views.static import serve
 
+import whos_online
 from tests.conftest import NOW, BrowserClient
 from tests.test_docs import snippets
 from tests.test_http_caching import ORDERS
 
 pytestmark = pytest.mark.django_db
 
+STATIC = Path(whos_online.__file__).parent / "static"
 PLAIN = engines["django"].from_string("{% load whos_online %}{% whos_online %}")
 # The how-to's template, as written.
 CACHED = engines["django"].from_string(*snippets("howto/cached-pages.md", "django"))
@@ -40,6 +45,8 @@ urlpatterns = [
     path("cached-plain/", cache_page(60, cache="pages")(plain)),
     path("plain/", plain),
     path("whos-online/", include("whos_online.urls")),
+    # live.js, for the browser test.
+    re_path(r"^assets/(?P<path>.*)$", serve, {"document_root": STATIC}),
 ]
 
 
@@ -135,3 +142,32 @@ def test_without_cached_true_cache_page_serves_the_staff_view_as_the_how_to_warn
 ) -> None:
     site.get("/cached-plain/")
     assert "(hidden)" in BrowserClient().get("/cached-plain/").content.decode()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("redis_db", ["fake"], indirect=True)  # one browser run is enough
+def test_in_chromium_the_staff_viewer_sees_the_hidden_member_filled_in_and_a_guest_never(
+    site: BrowserClient, live_server: Any, transactional_db: None, settings: Any
+) -> None:
+    """live.js on the cached page: it fetches the staff view at load and swaps it in;
+    a guest served the same cached page is filled with the visitors' view. Playwright
+    runs inside the test: its event loop would bar the database from fixtures' teardown."""
+    from playwright.sync_api import expect, sync_playwright
+
+    settings.STATIC_URL = "/assets/"  # the live server answers /static/ itself, from nowhere
+    session = site.cookies["sessionid"].value
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=shutil.which("chromium"))
+        staff = chromium.new_context()
+        staff.add_cookies([{"name": "sessionid", "value": session, "url": live_server.url}])
+        page = staff.new_page()
+        served = page.goto(f"{live_server.url}/cached/")
+        assert served is not None and "(hidden)" not in served.text()  # as cached for anyone
+        expect(page.locator(".whos-online-hidden")).to_contain_text("shy (hidden)")
+        guest = chromium.new_context().new_page()
+        served = guest.goto(f"{live_server.url}/cached/")
+        assert served is not None and "(hidden)" not in served.text()
+        guest.wait_for_load_state("networkidle")  # its own fetch answered
+        expect(guest.locator(".whos-online-members")).to_contain_text("alice")
+        expect(guest.locator(".whos-online")).not_to_contain_text("shy")
+        chromium.close()
