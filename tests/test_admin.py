@@ -260,6 +260,20 @@ def test_staff_see_the_page_each_member_was_last_on_when_pages_are_tracked(
     assert "/block/" not in block.split("<section")[1]
 
 
+def test_a_long_path_wraps_only_after_a_slash_inside_it(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    """On a phone the column is narrow: "/thread/7/" may wrap as "/thread/" "7/", never
+    inside "thread"; the table's CSS no longer breaks anywhere."""
+    settings.WHOS_ONLINE_TRACK_PAGES = True
+    client = BrowserClient()
+    client.force_login(User.objects.create_user("alice"))
+    client.get("/thread/7/")
+    html = staff().get(PAGE).content.decode()
+    assert "<code>/thread/<wbr>7/</code>" in html
+    assert "overflow-wrap: anywhere" not in html
+
+
 def test_a_member_whose_page_opened_a_socket_keeps_that_page(
     redis_db: redis.Redis, settings: Any
 ) -> None:

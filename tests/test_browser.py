@@ -551,3 +551,63 @@ def log_out(page: Page, site: Demo) -> None:
     page.goto(f"{site.url}/")
     page.locator("header").get_by_role("button", name="Log out").click()
     expect(page.locator("header .account")).to_contain_text("Log in")
+
+
+def test_on_a_phone_the_block_is_on_the_first_screen_and_the_admin_page_reads_whole(
+    browser: Browser, demo: Demo
+) -> None:
+    """At 390 × 844 CSS px: the demo's block starts within the first screen; the admin's
+    Online-now page breaks no path inside a word and tells a touch screen nothing about
+    hovering. Screenshots: home-phone.png and admin-phone-touch.png in the run's folder
+    (with the admin-phone.png of the test above, the whole admin page on a phone)."""
+    from playwright.sync_api import expect
+
+    with server_log_on_failure(demo):
+        page = log_in(browser, demo, "admin")
+        try:
+            page.set_viewport_size(PHONE)
+            page.reload()
+            block = page.locator("aside section.whos-online")
+            expect(block).to_be_visible()
+            box = block.bounding_box()
+            assert box is not None and box["y"] < PHONE["height"], box
+            page.screenshot(path=str(site_file(demo, "home-phone.png")))
+        finally:
+            page.context.close()
+        context = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
+        context.set_default_timeout(STEP_TIMEOUT)
+        try:
+            page = context.new_page()
+            page.goto(f"{demo.url}/accounts/login/")
+            page.locator("#id_username").fill("admin")
+            page.locator("#id_password").fill(PASSWORD)
+            page.locator("main").get_by_role("button", name="Log in").click()
+            page.goto(f"{demo.url}/admin/whos_online/onlinenow/")
+            paths = page.locator("table.whos-online-members code")
+            expect(paths.first).to_be_visible()
+            # A path wraps only at a slash: each line of it ends in "/" or is its end.
+            for lines in paths.evaluate_all(LINES_JS):
+                assert all(line.endswith("/") for line in lines[:-1]), lines
+            assert page.evaluate("matchMedia('(hover: none)').matches")
+            expect(page.get_by_text("Hover over the chart")).to_be_hidden()
+            assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+            # Not full_page: capturing the whole page drops the touch emulation.
+            page.locator(".whos-online-legend").scroll_into_view_if_needed()
+            page.screenshot(path=str(site_file(demo, "admin-phone-touch.png")))
+        finally:
+            context.close()
+
+
+# Each element's text, split where the browser wrapped it (one rectangle per line box).
+LINES_JS = """codes => codes.map(code => {
+  const text = code.firstChild, range = document.createRange(), lines = [];
+  let top = null;
+  for (let i = 0; i < text.length; i++) {
+    range.setStart(text, i);
+    range.setEnd(text, i + 1);
+    const y = Math.round(range.getBoundingClientRect().top);
+    if (y !== top) { lines.push(""); top = y; }
+    lines[lines.length - 1] += text.data[i];
+  }
+  return lines;
+})"""

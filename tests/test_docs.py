@@ -3,8 +3,11 @@ from the one table, and what the README shows is what the tested docs say."""
 
 from __future__ import annotations
 
+import copy
+import os
 import re
 import shlex
+import subprocess
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -423,7 +426,8 @@ def test_the_live_blocks_urls_serve_what_the_block_polls(
     """The URLconf snippet as the site's urls.py; the live tag the how-to names points its
     script at the endpoint, which answers as the script asks."""
     (urls, *_) = snippets("howto/live.md", "python")
-    serve(run_snippet(urls, "docs/howto/live.md", "mysite.urls").urlpatterns, monkeypatch, settings)
+    site_urls = run_snippet(urls, "docs/howto/live.md", "mysite.urls", urlpatterns=[])
+    serve(site_urls.urlpatterns, monkeypatch, settings)
     live = (DOCS / "howto" / "live.md").read_text()
     (tag,) = set(re.findall(r"`(\{% whos_online live=\d+ %\})`", live))
     (alice,) = people("alice")
@@ -557,3 +561,68 @@ def test_the_cms_recipe_lists_readers_of_a_page_and_nobody_shown_a_password_form
     assert presence.guest_count(room="page:3") == 1
     preview = reader.get("/?preview")  # an unsaved page: no room, and no error under DEBUG
     assert (preview.status_code, preview.content.decode().split()) == (200, ["<h1>Draft</h1>"])
+
+
+def ticket_pages(monkeypatch: pytest.MonkeyPatch, settings: Any, tmp_path: Path) -> None:
+    """The how-to's settings line on a site with the stand-in app ``tests.ticket_app``
+    installed, its pages served: the dashboard, a public article and the login page."""
+    from django.contrib.auth.views import LoginView
+    from django.views.generic import TemplateView
+
+    (line,) = snippets("howto/third-party-templates.md", "python")
+    site = run_snippet(line, "docs/howto/third-party-templates.md", "settings",
+                       TEMPLATES=copy.deepcopy(settings.TEMPLATES), BASE_DIR=tmp_path)  # fmt: skip
+    settings.TEMPLATES = site.TEMPLATES
+    settings.INSTALLED_APPS = [*settings.INSTALLED_APPS, "tests.ticket_app"]
+    pages = [
+        path("tickets/", TemplateView.as_view(template_name="tickets/dashboard.html")),
+        path("kb/", TemplateView.as_view(template_name="tickets/article.html")),
+        path("login/", LoginView.as_view(template_name="tickets/login.html")),
+    ]
+    serve(pages, monkeypatch, settings)
+
+
+def override(tmp_path: Path, template: str) -> None:
+    """``template`` saved where its first line says, in the project's templates folder."""
+    name = re.match(r"\{# templates/(\S+) #\}\n", template)
+    assert name, template
+    (tmp_path / "templates" / name[1]).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "templates" / name[1]).write_text(template)
+
+
+def test_the_third_party_base_override_shows_the_block_on_the_apps_pages(
+    redis_db: Any, people: Any, monkeypatch: pytest.MonkeyPatch, settings: Any, tmp_path: Path
+) -> None:
+    ticket_pages(monkeypatch, settings, tmp_path)
+    (plain, members_only) = snippets("howto/third-party-templates.md", "django")
+    override(tmp_path, plain)
+    (alice,) = people("alice")
+    member = BrowserClient()
+    member.force_login(alice)
+    for url in ("/tickets/", "/kb/"):
+        page = " ".join(member.get(url).content.decode().split())
+        # the block, in the footer the app's own text still ends
+        assert re.search(r"<footer><aside><section class=\"whos-online\".*</section> ?</aside>"
+                         r"Ticket tracker</footer>", page), page  # fmt: skip
+        assert "<bdi>alice</bdi>" in page and page.startswith("<!DOCTYPE html>")
+    assert "Your tickets" in member.get("/tickets/").content.decode()  # the page's own body
+    guest = BrowserClient()
+    assert "<bdi>alice</bdi>" in guest.get("/kb/").content.decode()  # a public page: everyone
+    assert "whos-online" not in guest.get("/login/").content.decode()  # its own base: none
+    override(tmp_path, members_only)
+    for loader in engines["django"].engine.template_loaders:
+        loader.reset()  # the cached loader's: as a restarted site reads it
+    assert "whos-online" not in guest.get("/kb/").content.decode()
+    assert "<bdi>alice</bdi>" in member.get("/kb/").content.decode()
+
+
+def test_the_free_block_command_finds_the_one_no_page_fills() -> None:
+    """The how-to's grep, on the stand-in app: each block and how many templates name it."""
+    (command,) = snippets("howto/third-party-templates.md", "sh")
+    command = command.replace("tickets", "tests.ticket_app")
+    path_with_venv = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
+    done = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "PATH": path_with_venv}, check=True)  # fmt: skip
+    counts = {line.split()[-1]: int(line.split()[0]) for line in done.stdout.splitlines()}
+    assert counts["tickets_footer"] == 1 and counts["tickets_head"] == 1
+    assert counts["tickets_body"] > 1 and counts["tickets_js"] > 1

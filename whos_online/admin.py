@@ -9,6 +9,8 @@ from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
+from django.utils.html import escape
+from django.utils.safestring import SafeString
 from django.utils.text import capfirst
 
 from whos_online import chart, counting, failsafe, presence
@@ -69,11 +71,24 @@ def _page(admin_site: str) -> dict[str, Any]:
         "short_retention": conf.retention < counting.DAY,
         "retention_hours": f"{conf.retention / 3600:.2g}",
         "online": online,
-        "members": [(member, _change_url(admin_site, member.pk)) for member in online.members],
+        "members": [
+            (member, _change_url(admin_site, member.pk), _wrappable(member.where))
+            for member in online.members
+        ],
         "chart": chart.draw(samples),
         "samples": len(samples),
         "track_pages": conf.track_pages,
     }
+
+
+def _wrappable(where: str | None) -> SafeString | None:
+    """A page's path that a narrow table wraps after a slash, never inside a word
+    ("/about/", not "/abou t/")."""
+    if where is None:
+        return None
+    text = str(escape(where))  # escaping leaves slashes as they are
+    # Not after the leading or the trailing slash: a break there leaves a lone "/".
+    return SafeString(text[:1] + text[1:-1].replace("/", "/<wbr>") + text[1:][-1:])
 
 
 def _change_url(admin_site: str, pk: str) -> str | None:

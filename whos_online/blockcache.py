@@ -95,7 +95,9 @@ def _younger(entry: Cached | None, now: float, seconds: float) -> bool:
     return entry is not None and 0 <= now - entry.read_at < seconds
 
 
-def for_request(request: Any, room: str | None = None, names: bool = True) -> Summary | None:
+def for_request(
+    request: Any, room: str | None = None, names: bool = True, shared: bool = False
+) -> Summary | None:
     """The block for this request: the cached summary if it holds the request's own visitor,
     else a fresh read, which becomes the entry.
 
@@ -104,13 +106,20 @@ def for_request(request: Any, room: str | None = None, names: bool = True) -> Su
     from another page after it) or the guest they were before logging in, so
     adding them counted one person twice. Every block is thus one Redis read,
     which counts each person once and raises the peak to its total. A viewer
-    shown no names (``names=False``) reads the counts-only entry.
+    shown no names (``names=False``) reads the counts-only entry. ``shared``: the
+    block for a page a cache may serve to anyone, so the view of nobody in
+    particular (no staff view, not the visitor's own name).
     """
-    viewer = visits.viewer(request)
+    viewer = None if shared else visits.viewer(request)
+    if presence.is_staff(viewer):
+        visits.mark_staff_page(request)
     asked = time.time()
     entry = read(room, viewer, names)
-    # An entry read by this very call holds everyone recorded before it.
-    if entry is not None and entry.read_at < asked and not _holds(entry, request, room, viewer):
+    # An entry read by this very call holds everyone recorded before it; a shared block
+    # holds nobody in particular.
+    if shared or entry is None or entry.read_at >= asked:
+        return None if entry is None else entry.summary
+    if not _holds(entry, request, room, viewer):
         entry = read(room, viewer, names, fresh=True) or entry
     return None if entry is None else entry.summary
 

@@ -3,7 +3,7 @@
     TEMPLATES = [..., {"BACKEND": "django.template.backends.jinja2.Jinja2",
                        "OPTIONS": {"extensions": ["whos_online.jinja2.WhosOnlineExtension"]}}]
 
-gives Jinja templates ``whos_online(live=0)``, ``whos_here(*room)``,
+gives Jinja templates ``whos_online(live=0, cached=False)``, ``whos_here(*room)``,
 ``presence_statuses(users)`` and the ``presence`` filter. The blocks are the
 Django templates themselves, filled by the tags' own functions: one source of
 HTML, and a site's override of ``whos_online/whos_online.html`` applies to both.
@@ -40,9 +40,9 @@ def _django(context: JinjaContext) -> Context:
 
 
 @pass_context
-def whos_online(context: JinjaContext, live: int = 0) -> Markup:
+def whos_online(context: JinjaContext, live: int = 0, cached: bool = False) -> Markup:
     """The ``{% whos_online %}`` block."""
-    return Markup(tags.site_html(context.get("request"), live))
+    return Markup(tags.site_html(context.get("request"), live, cached=cached))
 
 
 @pass_context

@@ -10,7 +10,7 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
 from django.core import signing
 from django.http import HttpRequest, HttpResponseBase
-from django.utils.cache import patch_cache_control
+from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.utils.http import http_date
 
 from whos_online import recovery
@@ -21,6 +21,7 @@ from whos_online.url_rooms import due as url_room
 from whos_online.url_rooms import enter as enter_url_room
 from whos_online.visits import (
     SOCKET_PAGE,
+    STAFF_PAGE,
     Visit,
     cancel,
     finish_async,
@@ -99,7 +100,10 @@ class WhosOnlineMiddleware:
 
 def _after(request: HttpRequest, response: HttpResponseBase, recorded: bool) -> HttpResponseBase:
     """The cookie only when recorded, so a failed write is retried; none for a page that
-    opens a member's socket (see visits.mark_socket_page)."""
+    opens a member's socket (see visits.mark_socket_page). A staff page is private."""
+    if STAFF_PAGE in request.__dict__:
+        patch_cache_control(response, private=True)
+        patch_vary_headers(response, ["Cookie"])
     if SOCKET_PAGE in request.__dict__:
         response.delete_cookie(conf.cookie_name)
     elif recorded:

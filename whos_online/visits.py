@@ -148,6 +148,20 @@ def mark_socket_page(request: Any) -> None:
         request.__dict__[SOCKET_PAGE] = True
 
 
+# Set on a page whose block shows the staff view (see mark_staff_page).
+STAFF_PAGE = "_whos_online_staff_page"
+
+
+def mark_staff_page(request: Any) -> None:
+    """This page shows hidden members: the middleware makes its response ``private``.
+
+    A shared cache (a CDN, a proxy, Django's per-site cache outside the
+    middleware) then never serves it to another visitor.
+    """
+    if request is not None:
+        request.__dict__[STAFF_PAGE] = True
+
+
 def note_handed_user(request: HttpRequest) -> None:
     """Keep the user the middleware was handed (by identity: a lazy user stays unread)."""
     request.__dict__[HANDED] = request.__dict__.get("user")

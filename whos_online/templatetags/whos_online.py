@@ -52,15 +52,18 @@ OWN_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 
 @register.simple_tag(takes_context=True)
-def whos_online(context: template.Context, live: int = 0) -> SafeString:
+def whos_online(context: template.Context, live: int = 0, cached: bool = False) -> SafeString:
     """Members (most recent first), counts and the window; "unavailable" if Redis is down.
 
     ``live=N`` makes the block refresh itself: pushed over the WebSocket where
     ``WHOS_ONLINE_WEBSOCKET_URL`` says the site routes ``WhosOnlineConsumer``,
     else (and while the socket is down) every N seconds by polling the endpoint
     of ``whos_online.urls``. Without JavaScript it is the same block, as of page load.
+    ``cached=True``, for a page a cache may keep (``cache_page``, the per-site
+    cache): the page carries the block as anyone may see it, and the script
+    fills in the viewer's own (staff see hidden members) from the endpoint.
     """
-    return site_html(context.get("request"), live, context)
+    return site_html(context.get("request"), live, context, cached)
 
 
 @register.simple_tag(takes_context=True)
@@ -92,9 +95,11 @@ def room_html(
     return SafeString("") if block is None else render_block(ROOM_TEMPLATE, block, context)
 
 
-def site_html(request: Any, live: int, context: template.Context | None = None) -> SafeString:
+def site_html(
+    request: Any, live: int, context: template.Context | None = None, cached: bool = False
+) -> SafeString:
     """The site block; nothing for a viewer ``WHOS_ONLINE_ACCESS`` shows nothing."""
-    block = site_block(request, live)
+    block = site_block(request, live, cached)
     return SafeString("") if block is None else render_block(SITE_TEMPLATE, block, context)
 
 
@@ -111,16 +116,17 @@ def shown_access(request: Any, room: str | None) -> RoomAccess | None:
         return None
 
 
-def site_block(request: Any, live: int = 0) -> dict[str, Any] | None:
+def site_block(request: Any, live: int = 0, cached: bool = False) -> dict[str, Any] | None:
     """The context of ``whos_online/whos_online.html``; ``online`` is None if Redis is down.
 
-    None if ``WHOS_ONLINE_ACCESS`` shows this viewer nothing.
+    None if ``WHOS_ONLINE_ACCESS`` shows this viewer nothing. ``cached``: what an
+    anonymous visitor is shown, for a page a cache may keep for anyone.
     """
     record_before_reading(request)  # the viewer counts on this very page
-    granted = shown_access(request, None)
+    granted = shown_access(None if cached else request, None)
     if granted is None:
         return None
-    online = blockcache.for_request(request, names=granted.names)
+    online = blockcache.for_request(request, names=granted.names, shared=cached)
     block: dict[str, Any] = {
         "online": online,
         "members_html": members_html(online, "whos-online"),
@@ -128,22 +134,25 @@ def site_block(request: Any, live: int = 0) -> dict[str, Any] | None:
         "request": request,
         "counts_only": not granted.names,
     }
-    if live:
+    if live or cached:
         try:
             block["live_url"] = reverse("whos_online:live")
         except NoReverseMatch:
             _no_live_urls()
             return block  # as a block without live=: it shows, it does not refresh
+        block["fill"] = cached
+    if live:
         block["live"] = max(int(live), MIN_REFRESH)
         block["ws_url"] = conf.websocket_url
-        block["shown"] = shown(online)
+        # A cached page's block is nobody's: its first poll only learns what is shown.
+        block["shown"] = "" if cached else shown(online)
         if conf.websocket_url:
             mark_socket_page(request)
     return block
 
 
 NO_LIVE_URLS = (
-    "{% whos_online live=… %} polls an endpoint: add "
+    "{% whos_online live=… %} and cached=True read an endpoint: add "
     'path("whos-online/", include("whos_online.urls")) to your URLconf.'
 )
 _told_of_live_urls = False
@@ -219,7 +228,8 @@ def render_block(
         return _render(engine, name, block, context)
     flags = (context.autoescape, context.use_l10n, context.use_tz) if context else None
     key: tuple[Any, ...] = (name, engine, get_language(), get_current_timezone(), flags)
-    key += tuple(block.get(vary) for vary in ("window_minutes", "live", "live_url", "ws_url"))
+    varies = ("window_minutes", "live", "live_url", "ws_url", "fill")
+    key += tuple(block.get(vary) for vary in varies)
     done = online.rendered.get(key)
     if done is None:
         done = online.rendered[key] = _render(engine, name, block, context)

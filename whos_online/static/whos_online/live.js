@@ -7,6 +7,8 @@
  * its attributes. Polls are not counted as visits (X-Whos-Online header), hidden tabs do not
  * poll, and a failed poll or a lost socket keeps what is shown. A socket closed with 4403 (a
  * room the site did not open to this visitor) or 4429 (too many sockets) is not retried.
+ * A block with data-whos-online-fill (a page a cache may keep) is fetched once at load,
+ * so the viewer sees their own view of it.
  * The section is no live region (a screen reader would read the whole list at every
  * change): each live block gets a visually hidden polite one beside it, which says the
  * change the server put in words ("Bob left."). A poll sends the members its block
@@ -61,6 +63,10 @@
       schedule(block);
       return;
     }
+    poll(block);
+  }
+
+  function poll(block) {
     var headers = { "Accept": "application/json", "X-Whos-Online": "poll" };
     if (block.shown) {
       headers["X-Whos-Online-Shown"] = block.shown;
@@ -157,6 +163,9 @@
       var block = { section: sections[i], pushed: false, polling: false, retries: 0,
         shown: encodeURIComponent(sections[i].getAttribute("data-whos-online-shown") || "") };
       block.announcer = announcer(sections[i]);
+      if (sections[i].hasAttribute("data-whos-online-fill")) {
+        poll(block); // a cached page's block is anyone's: this viewer's own, now
+      }
       if (sections[i].getAttribute("data-whos-online-ws") && window.WebSocket) {
         subscribe(block);
       } else {

@@ -1,0 +1,173 @@
+"""Cached pages: no visitor's view of the block is served to another."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+import time_machine
+from django.contrib.auth.models import User
+from django.core.cache import caches
+from django.http import HttpRequest, HttpResponse
+from django.template import engines
+from django.urls import include, path, re_path
+from django.views.decorators.cache import cache_page
+from django.views.static import serve
+
+import whos_online
+from tests.conftest import NOW, BrowserClient
+from tests.test_docs import snippets
+from tests.test_http_caching import ORDERS
+
+pytestmark = pytest.mark.django_db
+
+STATIC = Path(whos_online.__file__).parent / "static"
+PLAIN = engines["django"].from_string("{% load whos_online %}{% whos_online %}")
+# The how-to's template, as written.
+CACHED = engines["django"].from_string(*snippets("howto/cached-pages.md", "django"))
+
+
+def page(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(CACHED.render({}, request))
+
+
+def plain(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(PLAIN.render({}, request))
+
+
+urlpatterns = [
+    path("cached/", cache_page(60, cache="pages")(page)),
+    path("page/", page),
+    path("cached-plain/", cache_page(60, cache="pages")(plain)),
+    path("plain/", plain),
+    path("whos-online/", include("whos_online.urls")),
+    # live.js, for the browser test.
+    re_path(r"^assets/(?P<path>.*)$", serve, {"document_root": STATIC}),
+]
+
+
+def wants_privacy(user: Any) -> bool:
+    return bool(user.username == "shy")
+
+
+@pytest.fixture
+def site(redis_db: redis.Redis, settings: Any, people: Any) -> BrowserClient:
+    """alice (listed) and shy (hidden) online; returns a logged-in staff member's client."""
+    settings.ROOT_URLCONF = __name__
+    settings.WHOS_ONLINE_IS_HIDDEN = f"{__name__}.wants_privacy"
+    settings.CACHES = {
+        **settings.CACHES,
+        "pages": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    }
+    settings.CACHE_MIDDLEWARE_ALIAS = "pages"
+    settings.CACHE_MIDDLEWARE_SECONDS = 60
+    for user in people("alice", "shy"):
+        member = BrowserClient()
+        member.force_login(user)
+        member.get("/plain/")
+    staff = BrowserClient()
+    staff.force_login(User.objects.create(username="admin", is_staff=True))
+    yield staff
+    caches["pages"].clear()
+
+
+def assert_nothing_hidden(html: str) -> None:
+    assert "alice" in html
+    assert "shy" not in html and "(hidden)" not in html
+
+
+@pytest.mark.parametrize("order", [None, *ORDERS])
+def test_a_cached_page_never_shows_the_staff_view_to_the_next_visitor(
+    site: BrowserClient, settings: Any, order: str | None
+) -> None:
+    """cache_page(60) on the view, or Django's per-site cache in either order."""
+    url = "/cached/"
+    if order is not None:
+        settings.MIDDLEWARE = ORDERS[order]
+        url = "/page/"
+    staff_page = site.get(url).content.decode()
+    assert_nothing_hidden(staff_page)
+    assert "data-whos-online-fill" in staff_page
+    anonymous = BrowserClient().get(url, REMOTE_ADDR="203.0.113.9")
+    assert_nothing_hidden(anonymous.content.decode())
+    if order != "cache-outside":  # there the session's Vary: Cookie keys pages apart
+        assert anonymous.content.decode() == staff_page  # served from the cache
+
+
+def test_the_staff_viewer_fills_in_their_own_view_from_the_endpoint(site: BrowserClient) -> None:
+    site.get("/cached/")
+    response = site.get("/whos-online/", HTTP_X_WHOS_ONLINE="poll")
+    assert "shy</bdi> (hidden)" in json.loads(response.content)["html"]
+    assert "private" in response["Cache-Control"]
+
+
+def test_a_cached_block_leaves_out_its_own_viewer(
+    site: BrowserClient, settings: Any, people: Any
+) -> None:
+    """A member's first page lists them even before the block cache reads again; a page
+    a cache keeps for anyone shows what the cache read, not the first viewer's name."""
+    settings.WHOS_ONLINE_BLOCK_CACHE = 60
+    with time_machine.travel(NOW, tick=False) as clock:
+        BrowserClient().get("/page/", REMOTE_ADDR="203.0.113.9")  # the visitors' view, read
+        clock.shift(1)
+        carol, dave = BrowserClient(), BrowserClient()
+        for client, user in zip((carol, dave), people("carol", "dave")):
+            client.force_login(user)
+        assert "carol" not in carol.get("/page/").content.decode()
+        assert "dave" in dave.get("/plain/").content.decode()
+
+
+def test_a_page_showing_the_staff_view_is_private(site: BrowserClient) -> None:
+    """Shared caches outside Django (a CDN, a proxy) keep no staff page."""
+    site.get("/plain/")
+    response = site.get("/plain/")  # no "online" cookie set (that alone makes it private)
+    assert "online" not in response.cookies
+    assert "shy</bdi> (hidden)" in response.content.decode()
+    assert "private" in response["Cache-Control"]
+    assert "Cookie" in response["Vary"]
+    member = BrowserClient()
+    member.force_login(User.objects.get(username="alice"))
+    member.get("/plain/")
+    again = member.get("/plain/")  # the "online" cookie already holds off the write
+    assert "online" not in again.cookies
+    assert "Cache-Control" not in again
+
+
+def test_without_cached_true_cache_page_serves_the_staff_view_as_the_how_to_warns(
+    site: BrowserClient,
+) -> None:
+    site.get("/cached-plain/")
+    assert "(hidden)" in BrowserClient().get("/cached-plain/").content.decode()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("redis_db", ["fake"], indirect=True)  # one browser run is enough
+def test_in_chromium_the_staff_viewer_sees_the_hidden_member_filled_in_and_a_guest_never(
+    site: BrowserClient, live_server: Any, transactional_db: None, settings: Any
+) -> None:
+    """live.js on the cached page: it fetches the staff view at load and swaps it in;
+    a guest served the same cached page is filled with the visitors' view. Playwright
+    runs inside the test: its event loop would bar the database from fixtures' teardown."""
+    from playwright.sync_api import expect, sync_playwright
+
+    settings.STATIC_URL = "/assets/"  # the live server answers /static/ itself, from nowhere
+    session = site.cookies["sessionid"].value
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=shutil.which("chromium"))
+        staff = chromium.new_context()
+        staff.add_cookies([{"name": "sessionid", "value": session, "url": live_server.url}])
+        page = staff.new_page()
+        served = page.goto(f"{live_server.url}/cached/")
+        assert served is not None and "(hidden)" not in served.text()  # as cached for anyone
+        expect(page.locator(".whos-online-hidden")).to_contain_text("shy (hidden)")
+        guest = chromium.new_context().new_page()
+        served = guest.goto(f"{live_server.url}/cached/")
+        assert served is not None and "(hidden)" not in served.text()
+        guest.wait_for_load_state("networkidle")  # its own fetch answered
+        expect(guest.locator(".whos-online-members")).to_contain_text("alice")
+        expect(guest.locator(".whos-online")).not_to_contain_text("shy")
+        chromium.close()
