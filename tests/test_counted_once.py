@@ -159,6 +159,19 @@ def test_a_guest_who_logs_in_and_reloads_is_one_member(
         traveller.shift(0.2)
 
 
+def test_a_login_posted_without_the_online_cookie_is_one_member(
+    redis_db: redis.Redis, traveller: Any
+) -> None:
+    """A login form on a cached page, or a browser that dropped the cookie: the POST is due
+    a record, which is the member the view just logged in, not the guest who sent it."""
+    User.objects.create_user("carol", password="pw")
+    carol = BrowserClient()
+    carol.post("/login/", {"username": "carol", "password": "pw"}, REMOTE_ADDR=CUSTOMER)
+    traveller.shift(0.2)
+    page = member("dave").get("/block/")  # another member's page, before carol's next
+    assert_counted_once(page, ["carol", "dave"], "2 users online: 2 members, 0 guests")
+
+
 def test_a_member_who_logs_out_and_reloads_is_one_guest(
     redis_db: redis.Redis, traveller: Any
 ) -> None:

@@ -204,9 +204,11 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
     if request.META.get("HTTP_X_WHOS_ONLINE") == "poll":
         return False
     # Without a session cookie nobody is logged in, and reading request.user
-    # would load the session for nothing (and add Vary: Cookie).
-    if conf.session_cookie_name in request.COOKIES and request.user.is_authenticated:
-        return record_member(request.user, request, room)
+    # would load the session for nothing (and add Vary: Cookie); unless the view
+    # logged someone in (a login POST), whom the login signal just recorded.
+    user = viewer(request)
+    if user is not None and user.is_authenticated:
+        return record_member(user, request, room)
     if not conf.track_guests:
         return False
     is_bot = conf.is_bot
