@@ -414,7 +414,7 @@ def test_whos_online_on_the_default_cache_is_warned_about(settings: Any) -> None
         "django.core.cache.cache: a cache.clear() there (a deploy step, a test helper) "
         "flushes the whole Redis database, erasing who is online, the most-ever-online peak "
         "and the history.\n"
-        "\tHINT: Give whos_online its own django-redis alias on its own Redis database "
+        "\tHINT: Give whos_online its own Redis cache alias on its own Redis database "
         '(e.g. "redis://127.0.0.1:6379/1") and name it in WHOS_ONLINE_CACHE_ALIAS.'
     ) in output
     assert "System check identified 1 issue (0 silenced)." in output
