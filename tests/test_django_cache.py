@@ -31,18 +31,17 @@ def django_cache(location: str, **options: Any) -> dict[str, Any]:
 
 
 @pytest.fixture
-def djangos_cache(redis_db: redis.Redis, settings: Any) -> redis.Redis:
+def djangos_cache(redis_db: redis.Redis, settings: Any) -> None:
     """whos_online on an alias of Django's RedisCache, on redis_db's server (fakeredis, then
     REDIS_URL) with its counted connections."""
     suite = settings.CACHES["default"]
     pool = suite["OPTIONS"]["CONNECTION_POOL_KWARGS"]
     settings.CACHES = {**settings.CACHES, "whos_online": django_cache(suite["LOCATION"], **pool)}
     settings.WHOS_ONLINE_CACHE_ALIAS = "whos_online"
-    return get_client()
 
 
 def test_a_page_lists_the_member_in_two_round_trips(
-    djangos_cache: redis.Redis, client: BrowserClient, people: Any
+    djangos_cache: None, client: BrowserClient, people: Any
 ) -> None:
     """Recording alice and reading the block, as on a django-redis cache."""
     (alice,) = people("alice")
@@ -56,7 +55,7 @@ def test_a_page_lists_the_member_in_two_round_trips(
     assert trips.count == 2
 
 
-def test_manage_py_check_accepts_it(djangos_cache: redis.Redis) -> None:
+def test_manage_py_check_accepts_it(djangos_cache: None) -> None:
     """No E004 (W010 is silenced: this alias shares the suite's database, as every test's does)."""
     out = StringIO()
     call_command("check", stdout=out, stderr=out)

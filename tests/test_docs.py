@@ -90,6 +90,15 @@ def test_each_readme_snippet_is_in_the_tested_tutorial_or_contributing_page(bloc
     )
 
 
+def test_the_readme_links_to_pages_in_the_repository() -> None:
+    """Read on GitHub or in a checkout, every link works: no docs host exists before the release."""
+    links = re.findall(r"\]\(([^)]+)\)", (ROOT / "README.md").read_text())
+    local = [link for link in links if not link.startswith("https://")]
+    assert "docs/tutorial.md" in local
+    assert all((ROOT / link.split("#")[0]).exists() for link in local), local
+    assert not [link for link in links if "readthedocs" in link]
+
+
 def test_the_readme_keeps_ci_s_test_command() -> None:
     """.ci/run says it runs the README's command."""
     readme = (ROOT / "README.md").read_text()

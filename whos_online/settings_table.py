@@ -55,7 +55,8 @@ def _callable_setting(
 SETTINGS: tuple[Setting, ...] = (
     Setting(
         "WHOS_ONLINE_CACHE_ALIAS", "default", "`str`",
-        "The django-redis cache whose Redis holds the sets. Give whos_online an alias and "
+        "The Redis cache (django-redis's, or Django's own `RedisCache`) whose Redis holds the "
+        "sets. Give whos_online an alias and "
         "a Redis database of its own (check `W010`).",
         (str,),
     ),
