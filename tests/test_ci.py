@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import nox.project
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,3 +49,17 @@ def test_the_workflow_matrix_is_the_sessions_nox_runs_by_default_each_on_its_pyt
     # Each job is the session's Python: nox finds no other interpreter there.
     assert job["container"] == "python:${{ matrix.python }}-bookworm"
     assert job["steps"][-1]["env"] == {"SESSION": "${{ matrix.session }}"}
+
+
+def test_read_the_docs_installs_what_the_docs_session_installs() -> None:
+    """The extras and dependency groups nox's docs session installs, and only ones pyproject
+    defines: Read the Docs' build would otherwise lack Sphinx's theme or autodoc's imports."""
+    config = yaml.safe_load((ROOT / ".readthedocs.yaml").read_text())
+    assert "python" not in config  # no extra_requirements naming a missing extra
+    commands = config["build"]["jobs"]["post_install"]
+    assert commands[-1] == 'python -m pip install ".[channels]" --group docs'
+    noxfile = (ROOT / "noxfile.py").read_text()
+    assert 'session.install(".[channels]", *group("docs"))' in noxfile
+    pyproject = nox.project.load_toml(ROOT / "pyproject.toml")
+    assert "channels" in pyproject["project"]["optional-dependencies"]
+    assert "docs" in pyproject["dependency-groups"]
