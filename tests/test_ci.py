@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,8 @@ from typing import Any
 
 import nox.project
 import yaml
+
+from tests.conftest import AVAILABLE
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -63,3 +66,34 @@ def test_read_the_docs_installs_what_the_docs_session_installs() -> None:
     pyproject = nox.project.load_toml(ROOT / "pyproject.toml")
     assert "channels" in pyproject["project"]["optional-dependencies"]
     assert "docs" in pyproject["dependency-groups"]
+
+
+def header(**env: str) -> list[str]:
+    """pytest's header for a run of ``tests/test_app.py`` with this environment (no CI, no
+    REDIS_URL unless given)."""
+    base = {k: v for k, v in os.environ.items() if k not in ("CI", "REDIS_URL")}
+    output = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-p", "no:cacheprovider", "tests/test_app.py"],
+        cwd=ROOT, env={**base, **env}, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    return output.split("rootdir:")[0].splitlines()
+
+
+def test_the_header_says_which_halves_run() -> None:
+    """`dev.py test` without REDIS_URL still starts redis-servers of its own: the header says so."""
+    own_servers = "redis-servers of their own on spare ports (the fault, resilience, Sentinel, "
+    state = "runs" if AVAILABLE["redis-server"] else "OFF "
+    without = header()
+    assert "runs: fakeredis: every Redis test, in process" in without
+    assert (
+        "OFF : the real Redis at REDIS_URL (unset): every Redis test again, and the load and "
+        "hostile-HTTP tests' app servers on it" in without
+    )
+    assert any(line.startswith(f"{state}: {own_servers}") for line in without)
+    assert without[-1].startswith("not here, so deselected: REDIS_URL (set REDIS_URL")
+    with_url = header(REDIS_URL="redis://127.0.0.1:6399/15")
+    assert any(
+        line.startswith("runs: the real Redis at REDIS_URL (redis://127.0.0.1:6399/15)")
+        for line in with_url
+    )
+    assert "CI: the tests that need these fail: REDIS_URL" in header(CI="true")[-1]
