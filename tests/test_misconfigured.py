@@ -28,19 +28,19 @@ SITES = {
     "a LocMemCache default, no alias set": (
         {"default": LOCMEM},
         "default",
-        "WHOS_ONLINE_CACHE_ALIAS is 'default', and CACHES gives no django-redis client for it",
+        "WHOS_ONLINE_CACHE_ALIAS is 'default', and CACHES gives no Redis cache for it",
         "whos_online.E004",
     ),
     "an alias CACHES lacks": (
         {"default": FAKE_CACHE},
         "presence",
-        "WHOS_ONLINE_CACHE_ALIAS is 'presence', and CACHES gives no django-redis client for it",
+        "WHOS_ONLINE_CACHE_ALIAS is 'presence', and CACHES gives no Redis cache for it",
         "whos_online.E003",
     ),
     "a LOCATION that is no Redis URL": (
         {"default": django_redis_cache("127.0.0.1:6379")},
         "default",
-        "WHOS_ONLINE_CACHE_ALIAS is 'default', and CACHES gives no django-redis client for it",
+        "WHOS_ONLINE_CACHE_ALIAS is 'default', and CACHES gives no Redis cache for it",
         None,
     ),
     "a Redis nobody listens on": (

@@ -391,16 +391,17 @@ SESSION = "django.contrib.sessions.middleware.SessionMiddleware"
         (
             {"WHOS_ONLINE_CACHE_ALIAS": "presence"},
             "WHOS_ONLINE_CACHE_ALIAS is 'presence', but CACHES has no such alias.",
-            "Add a django-redis cache under that alias, or point the setting at one.",
+            "Add a Redis cache (django-redis or Django's RedisCache) under that alias, or point "
+            "the setting at one.",
         ),
         (
             {
                 "CACHES": {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}},
             },
             "CACHES['default'] uses 'django.core.cache.backends.locmem.LocMemCache'; whos_online "
-            "needs a django-redis cache for its Redis connection.",
-            "Set its BACKEND to 'django_redis.cache.RedisCache', or set WHOS_ONLINE_CACHE_ALIAS "
-            "to an alias that does.",
+            "needs a Redis cache for its Redis connection.",
+            "Set its BACKEND to 'django.core.cache.backends.redis.RedisCache' or "
+            "'django_redis.cache.RedisCache', or set WHOS_ONLINE_CACHE_ALIAS to an alias that does.",
         ),
         (
             {"WHOS_ONLINE_IPV6_PREFIX": 129},

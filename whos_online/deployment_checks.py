@@ -16,12 +16,12 @@ from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.urls import NoReverseMatch, URLResolver, get_resolver, reverse
 
 from whos_online.conf import conf
+from whos_online.connection import DJANGO_BACKEND, DJANGO_REDIS_BACKEND
 from whos_online.settings_table import DOTTED_PATH, imported
 from whos_online.url_rooms import format_fields
 
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
 AUTH_MIDDLEWARE = "django.contrib.auth.middleware.AuthenticationMiddleware"
-DJANGO_REDIS_BACKEND = "django_redis.cache.RedisCache"
 
 
 @register(Tags.compatibility)
@@ -51,24 +51,28 @@ def check_middleware(**kwargs: Any) -> list[CheckMessage]:
 
 @register(Tags.caches)
 def check_cache(**kwargs: Any) -> list[CheckMessage]:
+    """The cache alias whos_online connects through, unless WHOS_ONLINE_REDIS_CLIENT replaces it."""
+    if getattr(settings, "WHOS_ONLINE_REDIS_CLIENT", None) is not None:
+        return []
     alias = conf.cache_alias
     caches = getattr(settings, "CACHES", {})
     if alias not in caches:
         return [
             Error(
                 f"WHOS_ONLINE_CACHE_ALIAS is {alias!r}, but CACHES has no such alias.",
-                hint="Add a django-redis cache under that alias, or point the setting at one.",
+                hint="Add a Redis cache (django-redis or Django's RedisCache) under that alias, "
+                "or point the setting at one.",
                 id="whos_online.E003",
             )
         ]
     backend = caches[alias].get("BACKEND")
-    if backend != DJANGO_REDIS_BACKEND:
+    if backend not in (DJANGO_BACKEND, DJANGO_REDIS_BACKEND):
         return [
             Error(
-                f"CACHES[{alias!r}] uses {backend!r}; whos_online needs a django-redis cache "
+                f"CACHES[{alias!r}] uses {backend!r}; whos_online needs a Redis cache "
                 "for its Redis connection.",
-                hint=f"Set its BACKEND to {DJANGO_REDIS_BACKEND!r}, or set "
-                "WHOS_ONLINE_CACHE_ALIAS to an alias that does.",
+                hint=f"Set its BACKEND to {DJANGO_BACKEND!r} or {DJANGO_REDIS_BACKEND!r}, or "
+                "set WHOS_ONLINE_CACHE_ALIAS to an alias that does.",
                 id="whos_online.E004",
             )
         ]
@@ -79,7 +83,7 @@ def check_cache(**kwargs: Any) -> list[CheckMessage]:
                 f"WHOS_ONLINE_CACHE_ALIAS is {alias!r}, which is also {shared_by}: "
                 "a cache.clear() there (a deploy step, a test helper) flushes the whole Redis "
                 "database, erasing who is online, the most-ever-online peak and the history.",
-                hint="Give whos_online its own django-redis alias on its own Redis database "
+                hint="Give whos_online its own Redis cache alias on its own Redis database "
                 '(e.g. "redis://127.0.0.1:6379/1") and name it in WHOS_ONLINE_CACHE_ALIAS.',
                 id="whos_online.W010",
             )

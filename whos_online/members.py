@@ -162,8 +162,8 @@ def member_from(pk: Any, seen: float, card: dict[str, Any], status: Status, hidd
     """Build a Member from its pk, last sign, parsed card (which it takes over) and
     status (see whos_online.status)."""
     # Not Member(...): a frozen dataclass's __init__ sets each field through
-    # object.__setattr__. callgrind, 100 members (CPython 3.11): 1.96 M instructions
-    # this way, 3.15 M through the constructor, about 0.3 ms of a ~1 ms summary read.
+    # object.__setattr__. callgrind, 100 members (CPython 3.11): 1.60 M instructions
+    # this way, 2.80 M through the constructor (benchmarks/INSTRUCTIONS.md).
     member = object.__new__(Member)
     member.__dict__.update(
         pk=text(pk),

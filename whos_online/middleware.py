@@ -101,10 +101,10 @@ class WhosOnlineMiddleware:
 def _after(request: HttpRequest, response: HttpResponseBase, recorded: bool) -> HttpResponseBase:
     """The cookie only when recorded, so a failed write is retried; none for a page that
     opens a member's socket (see visits.mark_socket_page). A staff page is private."""
-    if STAFF_PAGE in request.__dict__:
+    if hasattr(request, STAFF_PAGE):
         patch_cache_control(response, private=True)
         patch_vary_headers(response, ["Cookie"])
-    if SOCKET_PAGE in request.__dict__:
+    if hasattr(request, SOCKET_PAGE):
         response.delete_cookie(conf.cookie_name)
     elif recorded:
         _set_cookie(request, response)

@@ -19,7 +19,7 @@ from whos_online.client_ip import HEADERS
 from whos_online.conf import conf
 from whos_online.counting import DAY
 from whos_online.members import logs_in_by_email
-from whos_online.settings_table import REMOVED_SETTINGS, SETTINGS, Setting, seconds
+from whos_online.settings_table import SETTINGS, Setting, seconds
 
 SANE_BACKOFF = (1, 600)
 HASH_TAG = re.compile(r"\{[^}]+\}")
@@ -126,20 +126,6 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
             )
         )
     return warnings
-
-
-@register(Tags.compatibility)
-def check_removed_settings(**kwargs: Any) -> list[CheckMessage]:
-    """A setting whos_online no longer reads is named, not silently ignored."""
-    return [
-        Warning(
-            f"{name} is no longer read: {instead}.",
-            hint=f"Remove {name} from your settings.",
-            id="whos_online.W011",
-        )
-        for name, instead in REMOVED_SETTINGS.items()
-        if hasattr(settings, name)
-    ]
 
 
 # The checks of the settings that name a callable, one id each.

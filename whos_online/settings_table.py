@@ -55,7 +55,8 @@ def _callable_setting(
 SETTINGS: tuple[Setting, ...] = (
     Setting(
         "WHOS_ONLINE_CACHE_ALIAS", "default", "`str`",
-        "The django-redis cache whose Redis holds the sets. Give whos_online an alias and "
+        "The Redis cache (django-redis's, or Django's own `RedisCache`) whose Redis holds the "
+        "sets. Give whos_online an alias and "
         "a Redis database of its own (check `W010`).",
         (str,),
     ),
@@ -249,19 +250,6 @@ SETTINGS: tuple[Setting, ...] = (
     ),
 )  # fmt: skip
 DEFAULTS: dict[str, Any] = {setting.name: setting.default for setting in SETTINGS}
-
-# Settings no longer read, and what covers each now (check W011 names any still set).
-REMOVED_SETTINGS: dict[str, str] = {
-    "WHOS_ONLINE_HEARTBEAT_TIMEOUT": "a WebSocket connection is gone after 2.4 × "
-    "WHOS_ONLINE_HEARTBEAT (60 s at the default 25 s), so tune the heartbeat instead",
-    "WHOS_ONLINE_SLOW_CALL": "a Redis call is slow after 0.4 × WHOS_ONLINE_SOCKET_TIMEOUT "
-    "(0.1 s at the default 0.25 s), so tune the socket timeout instead",
-    "WHOS_ONLINE_EXCLUDE_USER_AGENTS": "match your monitors' User-Agents in a "
-    "WHOS_ONLINE_IS_BOT callable that also calls whos_online.bots.is_bot (the docs' "
-    '"Health checks and monitors" has the recipe)',
-    "WHOS_ONLINE_STORE_RAW_IP": "no address is stored any more, only a keyed hash of it "
-    '(the docs\' "Privacy and the GDPR")',
-}
 
 # How ``whos_online.conf`` reads a value of the kinds above.
 Network = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]

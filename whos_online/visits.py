@@ -145,7 +145,7 @@ def mark_socket_page(request: Any) -> None:
     """
     user = viewer(request)
     if user is not None and user.is_authenticated:
-        request.__dict__[SOCKET_PAGE] = True
+        setattr(request, SOCKET_PAGE, True)
 
 
 # Set on a page whose block shows the staff view (see mark_staff_page).
@@ -164,7 +164,7 @@ def mark_staff_page(request: Any) -> None:
 
 def note_handed_user(request: HttpRequest) -> None:
     """Keep the user the middleware was handed (by identity: a lazy user stays unread)."""
-    request.__dict__[HANDED] = request.__dict__.get("user")
+    setattr(request, HANDED, getattr(request, "user", None))
 
 
 def record_before_reading(request: Any, room: str | None = None) -> None:

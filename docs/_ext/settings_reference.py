@@ -4,14 +4,14 @@ A page holding the line ``{settings-reference}`` (a MyST directive-like marker) 
 replaced, when Sphinx reads the page, by a table of the settings and their defaults,
 then one section per setting: its name as a heading (so other pages link to
 ``reference/settings.md#whos_online_max_age``), its type, default and check, and its
-description; last, the settings no longer read and what covers each now.
+description.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from whos_online.settings_table import REMOVED_SETTINGS, SETTINGS, Setting
+from whos_online.settings_table import SETTINGS, Setting
 
 if TYPE_CHECKING:  # tests/test_docs.py imports this module without Sphinx
     from sphinx.application import Sphinx
@@ -31,24 +31,15 @@ def section(setting: Setting) -> str:
     )
 
 
-def removed() -> str:
-    """The settings no longer read (check W011 names any still set), with what covers each."""
-    items = [f"- `{name}`: {instead}." for name, instead in REMOVED_SETTINGS.items()]
-    return "\n".join(
-        ["## Removed settings", "", "Check [`whos_online.W011`](checks.md#w011) names any still "
-         "set.", "", *items, ""]
-    )  # fmt: skip
-
-
 def reference() -> str:
-    """A table of every setting and its default, a section for each, then the removed ones."""
+    """A table of every setting and its default, then a section for each."""
     rows = [
         f"| [`{setting.name}`](#{setting.name.lower()}) | `{setting.default!r}` |"
         for setting in SETTINGS
     ]
     table = "\n".join(["| Setting | Default |", "|---|---|", *rows])
     sections = "\n".join(section(setting) for setting in SETTINGS)
-    return f"{table}\n\n{sections}\n{removed()}"
+    return f"{table}\n\n{sections}"
 
 
 def replace_marker(app: Sphinx, docname: str, source: list[str]) -> None:
