@@ -110,8 +110,11 @@ class PresenceMixin:
     async def _presence_leave(self) -> None:
         connection, self.presence_connection = self.presence_connection, None
         if connection is not None:
-            get_hub().untrack(connection)
-            await asyncio.to_thread(failsafe.write, presence.disconnect, connection)
+            hub = get_hub()
+            hub.untrack(connection)
+            # A close Redis did not take is written by the hub once it answers.
+            if await asyncio.to_thread(failsafe.write, presence.disconnect, connection) is None:
+                hub.leave_later(connection)
 
 
 class WhosOnlineConsumer(PresenceMixin, AsyncWebsocketConsumer):  # type: ignore[misc]
