@@ -90,9 +90,7 @@ class _Feed:
     # its data changes by time alone (Unix time; 0: read it at the next tick).
     read_at: float = -math.inf
     expires_at: float = 0.0
-    # When Redis was last read for it (Unix time), and the subscribers pushed
-    # "unavailable" since (they get the whole state once Redis answers).
-    good_at: float = field(default_factory=time.time)
+    # The subscribers pushed "unavailable" (they get the whole state once Redis answers).
     unavailable: set[Subscriber] = field(default_factory=set)
 
 
@@ -111,6 +109,9 @@ class Hub:
         # Each namespace's change mark as the last check read it.
         self.marks: dict[str | None, Any] = {}
         self.beat_at = self.checked_at = time.time()
+        # When Redis last answered this hub (a beat, a check, a read): what its pages show
+        # is as old as that.
+        self.answered_at = self.beat_at
         self.losses = recovery.losses  # Redis data losses this process has noticed
         self.task: asyncio.Task[None] | None = None
         self.listener: Listener | None = None
@@ -204,13 +205,16 @@ class Hub:
         now = time.time()
         lost = False
         # A clock that went backwards beats (and checks) at once rather than never.
+        # Both are tried again each tick until Redis takes them: the first after an
+        # outage tells whether Redis came back empty.
         if self.connections and not 0 <= now - self.beat_at < conf.heartbeat:
-            self.beat_at = now
             alive = list(self.connections.values())
-            lost = await asyncio.to_thread(failsafe.write, presence.heartbeat, alive) is True
+            beaten = await asyncio.to_thread(failsafe.write, presence.heartbeat, alive)
+            if beaten is not None:
+                self.beat_at = self.answered_at = now
+                lost = beaten
         if (self.feeds or self.connections) and not 0 <= now - self.checked_at < CHECK:
-            self.checked_at = now
-            lost = await self._check() or lost
+            lost = await self._check(now) or lost
         if lost or self.losses != recovery.losses:  # Redis lost its data: connect everyone again
             self.losses = recovery.losses
             self.unrecorded.update(dict.fromkeys(self.connections))
@@ -226,10 +230,10 @@ class Hub:
                 )
                 if online is None:  # Redis is down: try again next tick
                     feed.notified = True
-                    if now - feed.good_at >= STALE_IF_ERROR:
+                    if now - self.answered_at >= STALE_IF_ERROR:
                         await self._send_unavailable(view, feed)
                     continue
-                feed.good_at = now
+                self.answered_at = now
                 if feed.unavailable:  # Redis is back: the whole state, as on subscribing
                     feed.unavailable.clear()
                     feed.fresh = {s: feed.fresh.get(s, "") for s in feed.subscribers}
@@ -249,12 +253,14 @@ class Hub:
                     continue
             self.unrecorded.pop(connection_id, None)
 
-    async def _check(self) -> bool:
+    async def _check(self, now: float) -> bool:
         """Sweep and read the marks; whether Redis had lost its data."""
         rooms = list({view.room for view in self.feeds}) or [None]
         checked = await asyncio.to_thread(failsafe.write, presence.check, rooms)
-        if checked is None:
+        if checked is None:  # read the views: past the stale limit, they say "unavailable"
+            self.changed(everywhere=True)
             return False
+        self.checked_at = self.answered_at = now
         marks, lost = checked
         # A view's first check only takes its mark: until then the listener's own
         # (re)subscription has made every view due.
