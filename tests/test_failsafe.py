@@ -198,6 +198,15 @@ def in_threads(count: int, target: Callable[[], Any]) -> tuple[list[threading.Th
     return threads, results
 
 
+def waiting_call(fake: FakeRedis) -> threading.Thread:
+    """A call, on a thread, that waits on Redis until ``fake.release()``."""
+    fake.hang = True
+    [thread], _ = in_threads(1, lambda: failsafe.call(fake))
+    assert fake.arrived.acquire(timeout=10)
+    fake.hang = False
+    return thread
+
+
 def open_the_reads(fake: FakeRedis, traveller: Any) -> None:
     """A connection error opens the breaker; then travel to when a probe is due."""
     fake.error = redis.ConnectionError("Connection refused.")
@@ -539,10 +548,7 @@ def test_a_call_in_flight_while_the_process_works_is_not_stuck(
     fake: FakeRedis, traveller: Any, settings: Any
 ) -> None:
     settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.025  # a slow-call budget of 0.01 s
-    fake.hang = True
-    [waiting], _ = in_threads(1, lambda: failsafe.call(fake))
-    assert fake.arrived.acquire(timeout=10)
-    fake.hang = False
+    waiting = waiting_call(fake)
     work(0.02)  # the process is busy past the budget while that call waits
     traveller.shift(0.02)
     assert failsafe.call(fake) == "ok"
@@ -563,13 +569,9 @@ def test_only_a_call_in_flight_past_the_budget_makes_the_others_skip(
     fake: FakeRedis, traveller: Any, settings: Any
 ) -> None:
     settings.WHOS_ONLINE_SOCKET_TIMEOUT = 1.25  # a slow-call budget of 0.5 s
-    fake.hang = True
-    [first], _ = in_threads(1, lambda: failsafe.call(fake))
-    assert fake.arrived.acquire(timeout=10)
+    first = waiting_call(fake)
     traveller.shift(0.25)
-    [second], _ = in_threads(1, lambda: failsafe.call(fake))
-    assert fake.arrived.acquire(timeout=10)
-    fake.hang = False
+    second = waiting_call(fake)
     traveller.shift(0.25)  # the first has waited exactly the budget: not stuck yet
     assert failsafe.call(fake) == "ok"
     traveller.shift(1 / 64)  # now it is, though the second is not
