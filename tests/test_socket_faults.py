@@ -165,7 +165,9 @@ def test_a_close_redis_could_not_take_is_written_once_it_answers(
         await clock.travel(presence.SOCKET_GRACE + 1)
         own_redis.pause()
         try:
-            await alice_tab.disconnect()  # its close times out on the frozen Redis
+            # Its close waits on the frozen Redis; the server gives up on the consumer
+            # (cancels its task) meanwhile, as the communicator does after its timeout.
+            await alice_tab.disconnect(timeout=0.01)
             await eventually(lambda: pk in {c.pk for c in hub.get_hub().unleft.values()})
         finally:
             own_redis.resume()

@@ -112,9 +112,11 @@ class PresenceMixin:
         if connection is not None:
             hub = get_hub()
             hub.untrack(connection)
-            # A close Redis did not take is written by the hub once it answers.
-            if await asyncio.to_thread(failsafe.write, presence.disconnect, connection) is None:
-                hub.leave_later(connection)
+            # Kept until Redis takes it (by the hub, once it answers), also if this task
+            # is cancelled while it waits.
+            hub.leave_later(connection)
+            if await asyncio.to_thread(failsafe.write, presence.disconnect, connection) is not None:
+                hub.left(connection)
 
 
 class WhosOnlineConsumer(PresenceMixin, AsyncWebsocketConsumer):  # type: ignore[misc]

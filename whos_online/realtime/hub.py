@@ -137,11 +137,15 @@ class Hub:
             self.unrecorded[connection.id] = None
 
     def leave_later(self, connection: presence.Connection) -> None:
-        """The close was skipped (Redis down, frozen or skipped): write it once Redis answers."""
+        """Write the close of ``connection`` at the next ticks until Redis takes it."""
         self.unleft[connection.id] = connection
         while len(self.unleft) > MAX_PENDING_LEAVES:
             del self.unleft[next(iter(self.unleft))]
         self._start()
+
+    def left(self, connection: presence.Connection) -> None:
+        """Redis took the close of ``connection``."""
+        self.unleft.pop(connection.id, None)
 
     def untrack(self, connection: presence.Connection) -> None:
         if self.connections.pop(connection.id, None) is not None:
@@ -245,7 +249,7 @@ class Hub:
         for closed in list(self.unleft.values())[:RECORD_RETRIES]:
             if await asyncio.to_thread(failsafe.write, presence.disconnect, closed) is None:
                 break  # Redis is still down
-            self.unleft.pop(closed.id, None)
+            self.left(closed)
         for connection_id in list(self.unrecorded)[:RECORD_RETRIES]:
             connection = self.connections.get(connection_id)
             if connection is not None:  # else closed meanwhile
