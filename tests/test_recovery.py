@@ -161,8 +161,8 @@ def test_a_member_reading_a_live_page_is_connected_again(
         await eventually(lambda: names(presence.online_users()) == ["alice"])
         # The connect's heartbeat done: a call in flight across the travel looks stuck.
         await eventually(lambda: not failsafe.breaker.in_flight)
-        traveller.shift(5)  # (not a check's 10 s: its reply, at the guest's frozen instant, would
-        lose_everything(redis_db)  # teach the old generation as late as the guest's the new)
+        traveller.shift(3)  # (before a check is due: its reply, at the guest's frozen instant,
+        lose_everything(redis_db)  # could teach the old generation as late as the guest's the new)
         await sync_to_async(guest.get)("/block/")  # this process learns the loss
         await eventually(lambda: names(presence.online_users()) == ["alice"])
         await eventually(lambda: presence.connected() == [str(alice.pk)])  # its first beat

@@ -97,7 +97,7 @@ def test_after_redis_restarts_empty_open_sockets_count_again_with_nobody_visitin
         own_redis.restart()  # empty
         with own_redis.client() as direct:
             assert direct.dbsize() == 0
-        await clock.travel(hub.CHECK)  # a check is due: the first tells the loss
+        await clock.travel(hub.SOCKET_CHECK)  # a check is due: the first tells the loss
         # (the first call after the restart fails on its dead connection: a back-off)
         await clock.until(lambda: presence.user_count() == 2, within=3)
         assert listed() == {"alice": "online", "bob": "online"}
@@ -127,7 +127,7 @@ def test_a_sites_own_socket_in_a_room_counts_again_though_no_page_listens(
         own_redis.restart()  # empty
         if not knew:
             recovery.forget()
-        await clock.travel(hub.CHECK)  # its check, not a heartbeat (25 s), tells
+        await clock.travel(hub.SOCKET_CHECK)  # its check (5 s), not a heartbeat (25 s), tells
         await clock.until(lambda: presence.user_count() == 1, within=3)
         assert listed("lobby") == listed() == {"alice": "online"}
         assert presence.connected("lobby") == presence.connected() == [str(alice.pk)]

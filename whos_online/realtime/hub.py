@@ -11,7 +11,8 @@ changed to all of its subscribers. A view is also due when its own data says
 it changes by time alone (a member turning idle, someone leaving the window:
 ``Summary.changes_at``). Every ``CHECK`` seconds one call sweeps the views'
 namespaces for connections of dead processes and reads their change marks,
-so a lost notice delays a view by ``CHECK`` at most; a listener that
+so a lost notice delays a view by ``CHECK`` at most (``SOCKET_CHECK`` in a process
+holding member sockets, which so notices a Redis that lost its data); a listener that
 (re)subscribes marks every view due. Every ``WHOS_ONLINE_HEARTBEAT`` seconds
 the ticker beats for all of the process's connections. All Redis work goes
 through :mod:`whos_online.failsafe`, and no socket is closed for Redis.
@@ -52,6 +53,9 @@ logger = logging.getLogger(__name__)
 TICK = 0.5
 # Seconds between sweeps for dead processes' connections and lost notices.
 CHECK = 10.0
+# The same, in a process holding member sockets: it notices a Redis that lost its
+# data within this (one call per process; its heartbeats are 25 s apart).
+SOCKET_CHECK = 5.0
 # Connects (and closes) retried per tick after Redis skipped them (a burst after an outage).
 RECORD_RETRIES = 100
 # Closes kept while Redis cannot take them (the oldest go first): a member whose last
@@ -217,7 +221,8 @@ class Hub:
             if beaten is not None:
                 self.beat_at = self.answered_at = now
                 lost = beaten
-        if (self.feeds or self.connections) and not 0 <= now - self.checked_at < CHECK:
+        every = SOCKET_CHECK if self.connections else CHECK
+        if (self.feeds or self.connections) and not 0 <= now - self.checked_at < every:
             lost = await self._check(now) or lost
         if lost or self.losses != recovery.losses:  # Redis lost its data: connect everyone again
             self.losses = recovery.losses
