@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -130,7 +131,9 @@ class FakeRedis:
     """Stands in for a Redis call: counts calls, raises ``error`` if set, else answers "ok".
 
     ``hang`` makes each call block until ``release()``, as a call waiting on a
-    frozen Redis does; ``takes`` makes each call last that long on the travelled clock.
+    frozen Redis does; ``takes`` makes each call last that long on the travelled clock;
+    ``busy`` makes each call last that long too, the process working all along (as
+    threads queueing for the GIL or a busy event loop do) while Redis answers at once.
     """
 
     def __init__(self, traveller: Any = None) -> None:
@@ -138,6 +141,7 @@ class FakeRedis:
         self.error: BaseException | None = None
         self.hang = False
         self.takes = 0.0
+        self.busy = 0.0
         self.traveller = traveller
         self.entered = threading.Event()
         self.arrived = threading.Semaphore(0)  # released by each call that hangs
@@ -153,12 +157,22 @@ class FakeRedis:
             assert self.released.wait(10), "never released"
         if self.takes:
             self.traveller.shift(self.takes)
+        if self.busy:
+            work(self.busy)
+            self.traveller.shift(self.busy)
         if self.error is not None:
             raise self.error
         return "ok"
 
     def release(self) -> None:
         self.released.set()
+
+
+def work(seconds: float) -> None:
+    """Use ``seconds`` of this process's CPU time (the wall clock is travelled apart)."""
+    until = time.process_time() + seconds
+    while time.process_time() < until:
+        pass
 
 
 @pytest.fixture
@@ -182,6 +196,15 @@ def in_threads(count: int, target: Callable[[], Any]) -> tuple[list[threading.Th
     for thread in threads:
         thread.start()
     return threads, results
+
+
+def waiting_call(fake: FakeRedis) -> threading.Thread:
+    """A call, on a thread, that waits on Redis until ``fake.release()``."""
+    fake.hang = True
+    [thread], _ = in_threads(1, lambda: failsafe.call(fake))
+    assert fake.arrived.acquire(timeout=10)
+    fake.hang = False
+    return thread
 
 
 def open_the_reads(fake: FakeRedis, traveller: Any) -> None:
@@ -508,6 +531,33 @@ def test_five_slow_calls_from_the_start_open_the_breaker_and_the_line_says_so(
     )
 
 
+def test_a_busy_process_is_not_a_slow_redis(
+    fake: FakeRedis, settings: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 38: calls made long by the process's own work (a burst of connects) never
+    open the breaker, though each lasts past the budget."""
+    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.025  # a slow-call budget of 0.01 s
+    fake.busy = 0.02
+    for _ in range(failsafe.SLOW_CALLS_TO_OPEN + 1):
+        assert failsafe.call(fake) == "ok" and failsafe.write(fake) == "ok"
+    assert fake.calls == 2 * (failsafe.SLOW_CALLS_TO_OPEN + 1)
+    assert outage_records(caplog) == []
+
+
+def test_a_call_in_flight_while_the_process_works_is_not_stuck(
+    fake: FakeRedis, traveller: Any, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.025  # a slow-call budget of 0.01 s
+    waiting = waiting_call(fake)
+    work(0.02)  # the process is busy past the budget while that call waits
+    traveller.shift(0.02)
+    assert failsafe.call(fake) == "ok"
+    traveller.shift(0.011)  # it now waits idle past the budget: stuck
+    assert failsafe.call(fake) is None and fake.calls == 2
+    fake.release()
+    waiting.join(10)
+
+
 def test_a_call_that_takes_exactly_the_budget_is_in_time(fake: FakeRedis, settings: Any) -> None:
     settings.WHOS_ONLINE_SOCKET_TIMEOUT = 1.25  # a slow-call budget of 0.5 s
     fake.takes = 0.5
@@ -519,13 +569,9 @@ def test_only_a_call_in_flight_past_the_budget_makes_the_others_skip(
     fake: FakeRedis, traveller: Any, settings: Any
 ) -> None:
     settings.WHOS_ONLINE_SOCKET_TIMEOUT = 1.25  # a slow-call budget of 0.5 s
-    fake.hang = True
-    [first], _ = in_threads(1, lambda: failsafe.call(fake))
-    assert fake.arrived.acquire(timeout=10)
+    first = waiting_call(fake)
     traveller.shift(0.25)
-    [second], _ = in_threads(1, lambda: failsafe.call(fake))
-    assert fake.arrived.acquire(timeout=10)
-    fake.hang = False
+    second = waiting_call(fake)
     traveller.shift(0.25)  # the first has waited exactly the budget: not stuck yet
     assert failsafe.call(fake) == "ok"
     traveller.shift(1 / 64)  # now it is, though the second is not

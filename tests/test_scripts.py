@@ -198,7 +198,7 @@ def test_every_script_touches_only_the_keys_it_declares(
         assert redis_db.exists(*conf.namespace_keys("topic:1")) == 0
         connection = tab(alice, room="lobby")
         presence.connect(connection)
-        assert presence.check([None, "lobby"]).keys() == {None, "lobby"}
+        assert presence.check([None, "lobby"])[0].keys() == {None, "lobby"}
         presence.disconnect(connection)
         assert presence.summary(day=True).peak == Peak(1, at(1))
         traveller.shift(1)

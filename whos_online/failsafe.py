@@ -21,6 +21,12 @@ Redis, so when Redis freezes only the requests already waiting and those
 arriving within the budget wait, not every request that arrives while the
 first timeout is pending.
 
+A call's time is the time this process spent waiting during it: its wall
+time less the CPU time the process used meanwhile (``time.process_time``,
+every thread). A busy process (a burst of connects, threads queueing for the
+GIL, a blocked event loop) makes calls long but not waiting, so it never reads
+as a slow Redis; a frozen or slow Redis leaves the process idle while it waits.
+
 A circuit's first back-off is FIRST_BACKOFF; each failed probe doubles it up to
 ``WHOS_ONLINE_BACKOFF``, each wait shortened by a random JITTER so processes do
 not probe in step. A blip costs seconds; a long outage one probe per maximum
@@ -118,6 +124,11 @@ class _Ticket:
     reads: State
     writes: State | None
     started: float
+    cpu: float  # the process's CPU time when it started
+
+    def waited(self, now: float, cpu: float) -> float:
+        """Seconds the process waited since the call started (wall time less CPU time)."""
+        return now - self.started - max(cpu - self.cpu, 0.0)
 
 
 class Breaker:
@@ -137,14 +148,14 @@ class Breaker:
         with self.lock:
             self.reads = _Circuit()
             self.writes = _Circuit()
-            self.in_flight: dict[object, float] = {}
+            self.in_flight: dict[object, _Ticket] = {}
             self.outage_since: float | None = None
 
     def admit(self, write: bool) -> tuple[object, _Ticket] | None:
-        now = time.time()
+        now, cpu = time.time(), time.process_time()
         with self.lock:
             budget = conf.slow_call
-            if any(now - started > budget for started in self.in_flight.values()):
+            if any(ticket.waited(now, cpu) > budget for ticket in self.in_flight.values()):
                 return None  # a call is already stuck on Redis: do not join it
             reads = self.reads.admit(now)
             if reads is None:
@@ -154,13 +165,13 @@ class Breaker:
                 if reads == HALF_OPEN:
                     self.reads.release(now)
                 return None
-            token = object()
-            self.in_flight[token] = now
-        return token, _Ticket(reads, writes, now)
+            token, ticket = object(), _Ticket(reads, writes, now, cpu)
+            self.in_flight[token] = ticket
+        return token, ticket
 
     def done(self, token: object, ticket: _Ticket, error: BaseException | None) -> None:
         """Record how an admitted call went; ``error`` is the Redis error it raised, if any."""
-        now = time.time()
+        now, cpu = time.time(), time.process_time()
         answered = error is None or isinstance(error, ResponseError)
         with self.lock:
             self.in_flight.pop(token, None)
@@ -169,7 +180,7 @@ class Breaker:
                 if ticket.writes == HALF_OPEN:
                     self.writes.release(now)
             else:
-                if now - ticket.started > conf.slow_call:
+                if ticket.waited(now, cpu) > conf.slow_call:
                     self.reads.slowed(ticket.reads, now)
                 else:
                     self.reads.succeeded(ticket.reads)

@@ -6,7 +6,10 @@ off their records for ``WHOS_ONLINE_COOKIE_AGE``: most of the site would go
 uncounted for minutes. So Redis keeps a generation, when its data began
 (``<prefix>:generation``, in microseconds, set by the first record into an empty Redis, never
 expiring). Each process learns it from replies it gets anyway: a record's, and
-the block's read, which answers "none" once the data is gone. A cookie issued
+the block's read, which answers "none" once the data is gone. A process holding
+WebSockets learns it from its heartbeats and its hub's checks too: they find
+none, start the next generation themselves and beat nobody, so that process
+records its sockets' members again with nobody else visiting. A cookie issued
 before the generation began stands for a record Redis no longer holds, so its
 visitor is due again; the throttled path reads one attribute here, never Redis.
 

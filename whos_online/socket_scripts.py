@@ -28,19 +28,25 @@ def heartbeat(
     cards: str,
     rooms_key: str,
     beats: Sequence[Beat],
+    generation: str,
     now: float,
     connections_ttl: int,
     ttl: int,
     beat_cutoff: float,
     channel: str,
-) -> None:
-    """Mark each of ``beats`` alive at ``now`` (see lua/heartbeat.lua); one round trip."""
+) -> tuple[Any, bool]:
+    """Mark each of ``beats`` alive at ``now`` (see lua/heartbeat.lua); one round trip.
+
+    Returns Redis's generation, and whether it began with this call (Redis had lost
+    its data: nobody was beaten).
+    """
     keys = [cards, rooms_key]
     args: list[Any] = [now, connections_ttl, ttl, beat_cutoff, channel]
     for beat in beats:
         keys += [beat.live, beat.left, beat.connections, beat.member_set, beat.changed]
         args += [beat.pk, beat.connection_id, beat.room]
-    HEARTBEAT(client, keys, args)
+    began, lost = HEARTBEAT(client, [*keys, generation], args)
+    return began, bool(lost)
 
 
 class Closed(NamedTuple):
@@ -86,12 +92,17 @@ def check(
     client: Any,
     *,
     namespaces: Sequence[Checked],
+    generation: str,
     beat_cutoff: float,
     now: float,
     ttl: int,
     channel: str,
-) -> list[Any]:
-    """Sweep ``namespaces`` for dead processes' connections; each one's change mark."""
+) -> tuple[list[Any], Any, bool]:
+    """Sweep ``namespaces`` for dead processes' connections: each one's change mark,
+    Redis's generation, and whether it began with this call (Redis had lost its data)."""
     keys = [key for checked in namespaces for key in checked[:3]]
     rooms = [checked.room for checked in namespaces]
-    return list(CHECK(client, keys, [beat_cutoff, now, ttl, channel, *rooms]))
+    *marks, began, lost = CHECK(
+        client, [*keys, generation], [beat_cutoff, now, ttl, channel, *rooms]
+    )
+    return marks, began, bool(lost)

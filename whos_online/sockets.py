@@ -20,6 +20,7 @@ from whos_online.conf import conf
 from whos_online.connection import get_client, text
 from whos_online.members import card_json
 from whos_online.recording import record_member, room_arg
+from whos_online.stats import learn_generation
 
 
 @dataclass(frozen=True)
@@ -74,14 +75,20 @@ def connect(connection: Connection) -> float:
 HEARTBEAT_BATCH = 200
 
 
-def heartbeat(connections: Iterable[Connection]) -> None:
-    """Mark every connection alive now: one round trip per HEARTBEAT_BATCH connections."""
+def heartbeat(connections: Iterable[Connection]) -> bool:
+    """Mark every connection alive now: one round trip per HEARTBEAT_BATCH connections.
+
+    Returns whether Redis had lost its data (see :mod:`whos_online.recovery`): then
+    the beats stop, since beats keep only members Redis holds; record them again.
+    """
     batch = list(connections)
-    for first in range(0, len(batch), HEARTBEAT_BATCH):
+    return any(
         _beat(batch[first : first + HEARTBEAT_BATCH])
+        for first in range(0, len(batch), HEARTBEAT_BATCH)
+    )
 
 
-def _beat(connections: list[Connection]) -> None:
+def _beat(connections: list[Connection]) -> bool:
     beats = []
     for connection in connections:
         for room in connection.namespaces:
@@ -100,21 +107,28 @@ def _beat(connections: list[Connection]) -> None:
             )
     now = time.time()
     timeout = conf.heartbeat_timeout
-    socket_scripts.heartbeat(
-        get_client(),
+    client = get_client()
+    generation, lost = socket_scripts.heartbeat(
+        client,
         cards=conf.keys().cards,
         rooms_key=conf.rooms_key,
         beats=beats,
+        generation=conf.generation_key,
         now=now,
         connections_ttl=math.ceil(timeout),
         ttl=math.ceil(conf.retention),
         beat_cutoff=now - timeout,
         channel=conf.notices_channel,
     )
+    learn_generation(client, generation, now)
+    return lost
 
 
-def disconnect(connection: Connection) -> None:
-    """``connection`` closed: the member leaves at once unless another connection is alive."""
+def disconnect(connection: Connection) -> float:
+    """``connection`` closed: the member leaves at once unless another connection is alive.
+
+    Returns when the close was written.
+    """
     namespaces = [
         socket_scripts.Closed(
             *conf.socket_keys(room),
@@ -136,26 +150,30 @@ def disconnect(connection: Connection) -> None:
         connection_id=connection.id,
         channel=conf.notices_channel,
     )
+    return now
 
 
-def check(rooms: list[str | None]) -> dict[str | None, Any]:
+def check(rooms: list[str | None]) -> tuple[dict[str | None, Any], bool]:
     """Sweep the namespaces of ``rooms`` (None: the site) for connections of dead
-    processes, and return each one's change mark (what the hub compares, to catch a
-    lost notice): one round trip."""
+    processes: one round trip. Returns each one's change mark (what the hub compares,
+    to catch a lost notice), and whether Redis had lost its data (see ``heartbeat``)."""
     namespaces = [
         socket_scripts.Checked(*conf.socket_keys(room), conf.changes_key(room), room_arg(room))
         for room in rooms
     ]
     now = time.time()
-    marks = socket_scripts.check(
-        get_client(),
+    client = get_client()
+    marks, generation, lost = socket_scripts.check(
+        client,
         namespaces=namespaces,
+        generation=conf.generation_key,
         beat_cutoff=now - conf.heartbeat_timeout,
         now=now,
         ttl=math.ceil(conf.retention),
         channel=conf.notices_channel,
     )
-    return dict(zip(rooms, marks))
+    learn_generation(client, generation, now)
+    return dict(zip(rooms, marks)), lost
 
 
 def connected(room: str | None = None) -> list[str]:

@@ -3,17 +3,20 @@
 -- would move them where no process beats any more; such a namespace is marked
 -- and its room published.
 --
--- KEYS       three per namespace: live, left, the change mark
+-- KEYS       three per namespace: live, left, the change mark; then the
+--            generation (see recovery.py)
 -- ARGV[1]    now minus the heartbeat timeout
 -- ARGV[2]    now
 -- ARGV[3]    the left set's and the mark's TTL
 -- ARGV[4]    the notices channel
 -- ARGV[5..]  each namespace's room ('' for the site)
 -- Returns each namespace's change mark (false if none), so a hub sees a change
--- whose notice it missed.
+-- whose notice it missed; then the generation, and 1 if it began here (Redis
+-- had lost its data: the hub records its members again), else 0.
 --@include lib/sweep.lua
+--@include lib/generation.lua
 local marks = {}
-for i = 0, #KEYS / 3 - 1 do
+for i = 0, (#KEYS - 1) / 3 - 1 do
   local live, left, mark = KEYS[1 + 3 * i], KEYS[2 + 3 * i], KEYS[3 + 3 * i]
   if sweep(live, left, ARGV[1]) then
     redis.call('EXPIRE', left, ARGV[3])
@@ -22,4 +25,7 @@ for i = 0, #KEYS / 3 - 1 do
   end
   marks[i + 1] = redis.call('GET', mark)
 end
+local generation, lost = current_generation(KEYS[#KEYS], ARGV[2])
+marks[#marks + 1] = generation
+marks[#marks + 1] = lost and 1 or 0
 return marks

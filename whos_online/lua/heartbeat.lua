@@ -5,6 +5,7 @@
 -- then five per connection and namespace: the namespace's live and left sets,
 --            the member's connections hash there, the member set they are
 --            listed in (users or hidden) and the namespace's change mark
+-- KEYS[#KEYS] the generation (see recovery.py)
 -- ARGV[1]    now
 -- ARGV[2]    the connections hash's TTL (the heartbeat timeout)
 -- ARGV[3]    the sets' TTL (the retention)
@@ -12,7 +13,8 @@
 -- ARGV[5]    the notices channel
 -- then three per connection and namespace: the pk, the connection id, the room
 --            ('' for the site)
--- Returns 1.
+-- Returns the generation, and 1 if it began here (Redis had lost its data:
+-- nobody is beaten, the caller records its members again), else 0.
 --
 -- A heartbeat keeps a connected member inside the window by its beat in the
 -- live set alone (see lib/kept.lua): it never writes a member's score, so it
@@ -23,9 +25,12 @@
 -- namespace whose picture changed (a member newly live, or gone stale) gets its
 -- mark set and is published.
 --@include lib/sweep.lua
+--@include lib/generation.lua
 local now, seen, rooms, changed = ARGV[1], {}, false, {}
+local generation, lost = current_generation(KEYS[#KEYS], now)
+if lost then return {generation, 1} end
 redis.call('EXPIRE', KEYS[1], ARGV[3])
-for i = 0, (#KEYS - 2) / 5 - 1 do
+for i = 0, (#KEYS - 3) / 5 - 1 do
   local live, left, conns = KEYS[3 + 5 * i], KEYS[4 + 5 * i], KEYS[5 + 5 * i]
   local set, mark = KEYS[6 + 5 * i], KEYS[7 + 5 * i]
   local pk, conn, room = ARGV[6 + 3 * i], ARGV[7 + 3 * i], ARGV[8 + 3 * i]
@@ -56,4 +61,4 @@ for mark, room in pairs(changed) do
   redis.call('SET', mark, now, 'EX', ARGV[3])
   redis.call('PUBLISH', ARGV[5], room)
 end
-return 1
+return {generation, 0}

@@ -52,11 +52,8 @@
 -- unless their score before is at or after ARGV[10]; with approximate guest
 -- counting they are all it goes into: no sorted set, so neither a cap nor a
 -- refusal (nor a guest to take out of the room left: its HyperLogLogs keep them).
-local generation = redis.call('GET', KEYS[9])
-if not generation then
-  generation = string.format('%.6f', tonumber(ARGV[1]))
-  redis.call('SET', KEYS[9], generation)
-end
+--@include lib/generation.lua
+local generation = current_generation(KEYS[9], ARGV[1])
 local now, member = ARGV[1], ARGV[2]
 local room, kind, card = ARGV[5], ARGV[6], ARGV[7]
 local window = tonumber(ARGV[11])

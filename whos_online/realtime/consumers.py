@@ -111,8 +111,13 @@ class PresenceMixin:
     async def _presence_leave(self) -> None:
         connection, self.presence_connection = self.presence_connection, None
         if connection is not None:
-            get_hub().untrack(connection)
-            await asyncio.to_thread(failsafe.write, presence.disconnect, connection)
+            hub = get_hub()
+            hub.untrack(connection)
+            # Kept until Redis takes it (by the hub, once it answers), also if this task
+            # is cancelled while it waits.
+            hub.leave_later(connection)
+            if await asyncio.to_thread(failsafe.write, presence.disconnect, connection) is not None:
+                hub.left(connection)
 
 
 class WhosOnlineConsumer(PresenceMixin, AsyncWebsocketConsumer):  # type: ignore[misc]

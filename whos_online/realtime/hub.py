@@ -12,11 +12,18 @@ languages (:mod:`whos_online.realtime.language`). A view is also due when its ow
 it changes by time alone (a member turning idle, someone leaving the window:
 ``Summary.changes_at``). Every ``CHECK`` seconds one call sweeps the views'
 namespaces for connections of dead processes and reads their change marks,
-so a lost notice delays a view by ``CHECK`` at most; a listener that
+so a lost notice delays a view by ``CHECK`` at most (``SOCKET_CHECK`` in a process
+holding member sockets, which so notices a Redis that lost its data); a listener that
 (re)subscribes marks every view due. Every ``WHOS_ONLINE_HEARTBEAT`` seconds
 the ticker beats for all of the process's connections. All Redis work goes
-through :mod:`whos_online.failsafe`: while Redis is down nothing is sent and
-no socket is closed.
+through :mod:`whos_online.failsafe`, and no socket is closed for Redis.
+
+Through faults: a heartbeat or check whose reply says Redis lost its data
+(:mod:`whos_online.recovery`) has the ticker record every connection's member
+again; a close Redis did not take is kept (MAX_PENDING_LEAVES) and written at
+the next ticks once it answers; and a view Redis could not be read for longer
+than a rendered block shows its last read (``blockcache.STALE_IF_ERROR``) is
+pushed the block's "unavailable", then the whole state once Redis answers.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from django.utils import translation
 
 from whos_online import failsafe, presence, recovery
 from whos_online.announcements import Cards, announce, diff, since_shown
+from whos_online.blockcache import STALE_IF_ERROR
 from whos_online.conf import conf
 from whos_online.connection import get_client
 from whos_online.templatetags.whos_online import members_html
@@ -49,8 +57,14 @@ logger = logging.getLogger(__name__)
 TICK = 0.5
 # Seconds between sweeps for dead processes' connections and lost notices.
 CHECK = 10.0
-# Connects retried per tick after Redis skipped them (a burst after an outage).
+# The same, in a process holding member sockets: it notices a Redis that lost its
+# data within this (one call per process; its heartbeats are 25 s apart).
+SOCKET_CHECK = 5.0
+# Connects (and closes) retried per tick after Redis skipped them (a burst after an outage).
 RECORD_RETRIES = 100
+# Closes kept while Redis cannot take them (the oldest go first): a member whose last
+# socket closed meanwhile is taken off "online" once Redis answers.
+MAX_PENDING_LEAVES = 10_000
 # Open connections one member may have tracked in one process (tabs, windows, devices).
 MAX_CONNECTIONS_PER_MEMBER = 20
 
@@ -85,6 +99,8 @@ class _Feed:
     # its data changes by time alone (Unix time; 0: read it at the next tick).
     read_at: float = -math.inf
     expires_at: float = 0.0
+    # The subscribers pushed "unavailable" (they get the whole state once Redis answers).
+    unavailable: set[Subscriber] = field(default_factory=set)
 
 
 class Hub:
@@ -96,10 +112,15 @@ class Hub:
         # Connections whose member the connect could not record (Redis skipped or failed),
         # recorded again at the next ticks.
         self.unrecorded: dict[str, None] = {}
+        # Closed connections whose close Redis did not take, written at the next ticks.
+        self.unleft: dict[str, presence.Connection] = {}
         self.feeds: dict[View, _Feed] = {}
         # Each namespace's change mark as the last check read it.
         self.marks: dict[str | None, Any] = {}
         self.beat_at = self.checked_at = time.time()
+        # When Redis last answered this hub (a beat, a check, a read): what its pages show
+        # is as old as that.
+        self.answered_at = self.beat_at
         self.losses = recovery.losses  # Redis data losses this process has noticed
         self.task: asyncio.Task[None] | None = None
         self.listener: Listener | None = None
@@ -123,6 +144,17 @@ class Hub:
         """The connect was skipped (Redis down): record it at the next ticks until it works."""
         if connection.id in self.connections:
             self.unrecorded[connection.id] = None
+
+    def leave_later(self, connection: presence.Connection) -> None:
+        """Write the close of ``connection`` at the next ticks until Redis takes it."""
+        self.unleft[connection.id] = connection
+        while len(self.unleft) > MAX_PENDING_LEAVES:
+            del self.unleft[next(iter(self.unleft))]
+        self._start()
+
+    def left(self, connection: presence.Connection) -> None:
+        """Redis took the close of ``connection``."""
+        self.unleft.pop(connection.id, None)
 
     def untrack(self, connection: presence.Connection) -> None:
         if self.connections.pop(connection.id, None) is not None:
@@ -148,6 +180,7 @@ class Hub:
         if feed is not None:
             feed.subscribers.pop(subscriber, None)
             feed.fresh.pop(subscriber, None)
+            feed.unavailable.discard(subscriber)
             if not feed.subscribers:
                 del self.feeds[view]
 
@@ -168,7 +201,7 @@ class Hub:
             self.listener.start()
 
     async def _run(self) -> None:
-        while self.connections or self.feeds:
+        while self.connections or self.feeds or self.unleft:
             try:
                 await self.tick()
             except Exception:  # the ticker serves every socket: it must outlive any one bug
@@ -186,23 +219,23 @@ class Hub:
     async def tick(self) -> None:
         """Beat and check if due, then read each due view once and send what changed."""
         now = time.time()
+        lost = False
         # A clock that went backwards beats (and checks) at once rather than never.
+        # Both are tried again each tick until Redis takes them: the first after an
+        # outage tells whether Redis came back empty.
         if self.connections and not 0 <= now - self.beat_at < conf.heartbeat:
-            self.beat_at = now
             alive = list(self.connections.values())
-            await asyncio.to_thread(failsafe.write, presence.heartbeat, alive)
-        if self.losses != recovery.losses:  # Redis lost its data: connect everyone again
+            beaten = await asyncio.to_thread(failsafe.write, presence.heartbeat, alive)
+            if beaten is not None:
+                self.beat_at = self.answered_at = now
+                lost = beaten
+        every = SOCKET_CHECK if self.connections else CHECK
+        if (self.feeds or self.connections) and not 0 <= now - self.checked_at < every:
+            lost = await self._check(now) or lost
+        if lost or self.losses != recovery.losses:  # Redis lost its data: connect everyone again
             self.losses = recovery.losses
             self.unrecorded.update(dict.fromkeys(self.connections))
-        for connection_id in list(self.unrecorded)[:RECORD_RETRIES]:
-            connection = self.connections.get(connection_id)
-            if connection is not None:  # else closed meanwhile
-                if await asyncio.to_thread(failsafe.write, presence.connect, connection) is None:
-                    continue
-            self.unrecorded.pop(connection_id, None)
-        if self.feeds and not 0 <= now - self.checked_at < CHECK:
-            self.checked_at = now
-            await self._check()
+        await self._retry()
         clock = time.monotonic()
         for view, feed in list(self.feeds.items()):
             notified = feed.notified and clock - feed.read_at >= TICK
@@ -214,15 +247,38 @@ class Hub:
                 )
                 if online is None:  # Redis is down: try again next tick
                     feed.notified = True
+                    if now - self.answered_at >= STALE_IF_ERROR:
+                        await self._send_unavailable(view, feed)
                     continue
+                self.answered_at = now
+                if feed.unavailable:  # Redis is back: the whole state, as on subscribing
+                    feed.unavailable.clear()
+                    feed.fresh = {s: feed.fresh.get(s, "") for s in feed.subscribers}
                 feed.expires_at = online.changes_at or math.inf
                 await self._send(view, feed, online)
 
-    async def _check(self) -> None:
-        rooms = list({view.room for view in self.feeds})
-        marks = await asyncio.to_thread(failsafe.write, presence.check, rooms)
-        if marks is None:
-            return
+    async def _retry(self) -> None:
+        """Write the closes, then the connects, Redis skipped (RECORD_RETRIES of each a tick)."""
+        for closed in list(self.unleft.values())[:RECORD_RETRIES]:
+            if await asyncio.to_thread(failsafe.write, presence.disconnect, closed) is None:
+                break  # Redis is still down
+            self.left(closed)
+        for connection_id in list(self.unrecorded)[:RECORD_RETRIES]:
+            connection = self.connections.get(connection_id)
+            if connection is not None:  # else closed meanwhile
+                if await asyncio.to_thread(failsafe.write, presence.connect, connection) is None:
+                    continue
+            self.unrecorded.pop(connection_id, None)
+
+    async def _check(self, now: float) -> bool:
+        """Sweep and read the marks; whether Redis had lost its data."""
+        rooms = list({view.room for view in self.feeds}) or [None]
+        checked = await asyncio.to_thread(failsafe.write, presence.check, rooms)
+        if checked is None:  # read the views: past the stale limit, they say "unavailable"
+            self.changed(everywhere=True)
+            return False
+        self.checked_at = self.answered_at = now
+        marks, lost = checked
         # A view's first check only takes its mark: until then the listener's own
         # (re)subscription has made every view due.
         moved = {room for room, mark in marks.items() if self.marks.get(room, mark) != mark}
@@ -230,6 +286,19 @@ class Hub:
             if view.room in moved:  # a notice was lost
                 feed.expires_at = 0.0
         self.marks = marks
+        return lost
+
+    async def _send_unavailable(self, view: View, feed: _Feed) -> None:
+        """Push what a page rendered now shows ("unavailable") to the subscribers not told yet."""
+        untold = {
+            s: language for s, language in feed.subscribers.items() if s not in feed.unavailable
+        }
+        if not untold:
+            return
+        feed.unavailable |= untold.keys()
+        feed.members, feed.counts = {}, {}
+        messages = await database_sync_to_async(_unavailable)(view, untold)
+        await _deliver([s.presence_message(text) for s, text in messages])
 
     async def _send(self, view: View, feed: _Feed, online: presence.Summary) -> None:
         if not view.names:
@@ -259,10 +328,14 @@ class Hub:
             feed.fresh.pop(subscriber, None)
         feed.members, feed.counts = members, counts
         sends = [s.presence_message(text) for s, text in messages if s in feed.subscribers]
-        for result in await asyncio.gather(*sends, return_exceptions=True):
-            # A socket closing as we send: its own disconnect follows.
-            if isinstance(result, Exception):
-                logger.debug("whos_online: a push was not delivered", exc_info=result)
+        await _deliver(sends)
+
+
+async def _deliver(sends: list[Any]) -> None:
+    for result in await asyncio.gather(*sends, return_exceptions=True):
+        # A socket closing as we send: its own disconnect follows.
+        if isinstance(result, Exception):
+            logger.debug("whos_online: a push was not delivered", exc_info=result)
 
 
 class Listener(threading.Thread):
@@ -341,11 +414,8 @@ class _Read:
         The block is rendered, and the change said, once per language. Run where Django
         manages the thread (``database_sync_to_async``): a site's template may read the
         database."""
-        by_language: dict[str, list[Subscriber]] = {}
-        for subscriber, language in told.items():
-            by_language.setdefault(language, []).append(subscriber)
         messages: list[tuple[Subscriber, str]] = []
-        for language, subscribers in by_language.items():
+        for language, subscribers in _by_language(told).items():
             with translation.override(language):
                 messages += self._in_language(subscribers, fresh)
         return messages
@@ -372,12 +442,30 @@ class _Read:
         return messages
 
 
-def _render(view: View, online: presence.Summary) -> str:
-    """The view's block, by the site's template (the page swaps it in)."""
+def _by_language(told: dict[Subscriber, str]) -> dict[str, list[Subscriber]]:
+    by_language: dict[str, list[Subscriber]] = {}
+    for subscriber, language in told.items():
+        by_language.setdefault(language, []).append(subscriber)
+    return by_language
+
+
+def _unavailable(view: View, told: dict[Subscriber, str]) -> list[tuple[Subscriber, str]]:
+    """What a page rendered now shows ("unavailable"), for each of ``told`` in its language."""
+    messages: list[tuple[Subscriber, str]] = []
+    for language, subscribers in _by_language(told).items():
+        with translation.override(language):
+            html = _render(view, None)
+        text = json.dumps({"type": "presence_unavailable", "html": html}, separators=(",", ":"))
+        messages += [(subscriber, text) for subscriber in subscribers]
+    return messages
+
+
+def _render(view: View, online: presence.Summary | None) -> str:
+    """The view's block, by the site's template (the page swaps it in); None: unavailable."""
     css = "whos-online" if view.room is None else "whos-here"
     context = {
         "online": online,
-        "members_html": members_html(online, css),
+        "members_html": "" if online is None else members_html(online, css),
         "room": view.room,
         "window_minutes": conf.window_minutes if view.room is None else conf.room_window_minutes,
         "counts_only": not view.names,
