@@ -8,6 +8,7 @@ time only bounds a failure (``eventually``).
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -168,7 +169,7 @@ def test_a_close_redis_could_not_take_is_written_once_it_answers(
             # Its close waits on the frozen Redis; the server gives up on the consumer
             # (cancels its task) meanwhile, as the communicator does after its timeout.
             await alice_tab.disconnect(timeout=0.01)
-            await eventually(lambda: pk in {c.pk for c in hub.get_hub().unleft.values()})
+            await eventually(lambda: pk in {c.pk for c, _ in hub.get_hub().unleft.values()})
         finally:
             own_redis.resume()
         await clock.until(lambda: not hub.get_hub().unleft, within=10)
@@ -186,7 +187,7 @@ def test_pending_closes_are_capped_the_oldest_going_first(monkeypatch: pytest.Mo
     async def scenario() -> None:
         ticker = hub.get_hub()
         for connection in closes:
-            ticker.leave_later(connection)
+            ticker.leave_later(connection, 0.0)
         assert list(ticker.unleft) == ["tab1", "tab2"]
         ticker.unleft.clear()
 
@@ -219,3 +220,25 @@ def test_open_pages_are_told_the_outage_then_given_the_whole_state(
         await watcher.disconnect()
 
     async_to_sync(scenario)()
+
+
+def test_a_close_written_late_says_when_the_page_went(
+    redis_db: Any, people: Any, traveller: Any
+) -> None:
+    """A tab closed in the second its member opened another page (so they are browsing on),
+    written by the hub 30 s later: still online, as if written at once."""
+    (alice,) = people("alice")
+    tab = presence.Connection(str(alice.pk), "tab")
+    presence.connect(tab)
+    traveller.shift(60)
+    presence.record_user(alice)  # the next page, without a live block
+
+    async def scenario() -> None:
+        ticker = hub.get_hub()
+        ticker.leave_later(tab, time.time())  # Redis did not take it then
+        traveller.shift(30)
+        await ticker._retry()
+        assert ticker.unleft == {}
+
+    async_to_sync(scenario)()
+    assert presence.status(alice) == "online"

@@ -124,8 +124,9 @@ def _beat(connections: list[Connection]) -> bool:
     return lost
 
 
-def disconnect(connection: Connection) -> float:
-    """``connection`` closed: the member leaves at once unless another connection is alive.
+def disconnect(connection: Connection, at: float | None = None) -> float:
+    """``connection`` closed (now, or ``at``: a close Redis took late): the member leaves at
+    once unless another connection is alive.
 
     Returns when the close was written.
     """
@@ -138,7 +139,7 @@ def disconnect(connection: Connection) -> float:
         )
         for room in connection.namespaces
     ]
-    now = time.time()
+    now = time.time() if at is None else at
     socket_scripts.disconnect(
         get_client(),
         rooms_key=conf.rooms_key,

@@ -17,6 +17,7 @@ never reach a socket: every call goes through :mod:`whos_online.failsafe`.
 from __future__ import annotations
 
 import asyncio
+import time
 import logging
 from typing import Any
 
@@ -115,8 +116,12 @@ class PresenceMixin:
             hub.untrack(connection)
             # Kept until Redis takes it (by the hub, once it answers), also if this task
             # is cancelled while it waits.
-            hub.leave_later(connection)
-            if await asyncio.to_thread(failsafe.write, presence.disconnect, connection) is not None:
+            closed_at = time.time()
+            hub.leave_later(connection, closed_at)
+            written = await asyncio.to_thread(
+                failsafe.write, presence.disconnect, connection, closed_at
+            )
+            if written is not None:
                 hub.left(connection)
 
 

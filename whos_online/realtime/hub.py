@@ -112,8 +112,9 @@ class Hub:
         # Connections whose member the connect could not record (Redis skipped or failed),
         # recorded again at the next ticks.
         self.unrecorded: dict[str, None] = {}
-        # Closed connections whose close Redis did not take, written at the next ticks.
-        self.unleft: dict[str, presence.Connection] = {}
+        # Closed connections whose close Redis did not take, with when they closed,
+        # written at the next ticks.
+        self.unleft: dict[str, tuple[presence.Connection, float]] = {}
         self.feeds: dict[View, _Feed] = {}
         # Each namespace's change mark as the last check read it.
         self.marks: dict[str | None, Any] = {}
@@ -145,9 +146,10 @@ class Hub:
         if connection.id in self.connections:
             self.unrecorded[connection.id] = None
 
-    def leave_later(self, connection: presence.Connection) -> None:
-        """Write the close of ``connection`` at the next ticks until Redis takes it."""
-        self.unleft[connection.id] = connection
+    def leave_later(self, connection: presence.Connection, at: float) -> None:
+        """Write the close of ``connection``, at ``at``, at the next ticks until Redis takes
+        it: a close written late still says when the page went, not when Redis came back."""
+        self.unleft[connection.id] = (connection, at)
         while len(self.unleft) > MAX_PENDING_LEAVES:
             del self.unleft[next(iter(self.unleft))]
         self._start()
@@ -259,8 +261,8 @@ class Hub:
 
     async def _retry(self) -> None:
         """Write the closes, then the connects, Redis skipped (RECORD_RETRIES of each a tick)."""
-        for closed in list(self.unleft.values())[:RECORD_RETRIES]:
-            if await asyncio.to_thread(failsafe.write, presence.disconnect, closed) is None:
+        for closed, at in list(self.unleft.values())[:RECORD_RETRIES]:
+            if await asyncio.to_thread(failsafe.write, presence.disconnect, closed, at) is None:
                 break  # Redis is still down
             self.left(closed)
         for connection_id in list(self.unrecorded)[:RECORD_RETRIES]:
