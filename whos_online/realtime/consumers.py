@@ -17,8 +17,8 @@ never reach a socket: every call goes through :mod:`whos_online.failsafe`.
 from __future__ import annotations
 
 import asyncio
-import time
 import logging
+import time
 from typing import Any
 
 from channels.db import database_sync_to_async
