@@ -103,9 +103,9 @@ CASES = [
 
 def configure(settings: Any, setup: dict[str, Any]) -> None:
     if "P" in setup:
-        settings.WHOS_ONLINE_PROXY_COUNT = setup["P"]
+        settings.WHOS_ONLINE_PROXIES = setup["P"]
     if "T" in setup:
-        settings.WHOS_ONLINE_TRUSTED_PROXIES = setup["T"]
+        settings.WHOS_ONLINE_PROXIES = setup["T"]
     if "H" in setup:
         settings.WHOS_ONLINE_PROXY_HEADER = setup["H"]
 
@@ -150,7 +150,7 @@ def test_the_async_handler_agrees(
 def test_a_request_after_an_unusable_address_is_recorded(
     redis_db: redis.Redis, settings: Any
 ) -> None:
-    settings.WHOS_ONLINE_PROXY_COUNT = 1
+    settings.WHOS_ONLINE_PROXIES = 1
     client = BrowserClient()
     client.get("/", HTTP_X_FORWARDED_FOR="junk")
     client.get("/", HTTP_X_FORWARDED_FOR="198.51.100.3")
@@ -159,9 +159,9 @@ def test_a_request_after_an_unusable_address_is_recorded(
 
 BEHIND_A_PROXY = {"REMOTE_ADDR": "10.0.0.5", "HTTP_X_FORWARDED_FOR": "203.0.113.7"}
 UNKNOWN_PROXY = (
-    "A guest came from 10.0.0.5 with a forwarding header (X-Forwarded-For), but neither "
-    "WHOS_ONLINE_PROXY_COUNT nor WHOS_ONLINE_TRUSTED_PROXIES is set: behind a reverse proxy "
-    "every guest has the proxy's address, so all guests count as one. Set one of them."
+    "A guest came from 10.0.0.5 with a forwarding header (X-Forwarded-For), but "
+    "WHOS_ONLINE_PROXIES is not set: behind a reverse proxy every guest has the proxy's "
+    "address, so all guests count as one. Set it to your proxies' count or networks."
 )
 
 

@@ -19,7 +19,7 @@ from django.core.management import call_command
 
 from tests.conftest import NOW, BrowserClient
 from whos_online import presence
-from whos_online.conf import conf
+from whos_online.conf import Settings, conf
 
 pytestmark = pytest.mark.django_db
 
@@ -31,10 +31,12 @@ def visit(address: str, path: str = "/") -> Any:
 
 
 def test_a_flood_keeps_the_guests_counted_before_it_and_pins_no_peak(
-    redis_db: redis.Redis, settings: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings.WHOS_ONLINE_PROXY_COUNT = 1
-    settings.WHOS_ONLINE_MAX_GUESTS = 100
+    settings.WHOS_ONLINE_PROXIES = 1
+    monkeypatch.setattr(Settings, "max_guests", 100)
     settings.WHOS_ONLINE_MAX_AGE = 600
     guests_key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:guests"
     with time_machine.travel(NOW, tick=False) as traveller:
@@ -67,9 +69,11 @@ def test_a_flood_keeps_the_guests_counted_before_it_and_pins_no_peak(
 
 
 def test_a_flood_within_the_window_of_a_first_peak_leaves_none(
-    redis_db: redis.Redis, settings: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings.WHOS_ONLINE_MAX_GUESTS = 5
+    monkeypatch.setattr(Settings, "max_guests", 5)
     with time_machine.travel(NOW, tick=False):
         for i in range(10):
             BrowserClient().get("/block/", REMOTE_ADDR=f"10.0.0.{i}")
@@ -79,9 +83,11 @@ def test_a_flood_within_the_window_of_a_first_peak_leaves_none(
 
 
 def test_a_flood_in_a_room_leaves_the_sites_peak_alone_and_marks_nothing(
-    redis_db: redis.Redis, settings: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings.WHOS_ONLINE_MAX_GUESTS = 3
+    monkeypatch.setattr(Settings, "max_guests", 3)
     with time_machine.travel(NOW, tick=False):
         presence.record_guest("203.0.113.1")
         presence.record_guest("203.0.113.2")
@@ -93,8 +99,10 @@ def test_a_flood_in_a_room_leaves_the_sites_peak_alone_and_marks_nothing(
     assert redis_db.exists(conf.keys("thread:1").peak) == 0
 
 
-def test_a_guest_refused_at_the_cap_is_no_error(redis_db: redis.Redis, settings: Any) -> None:
-    settings.WHOS_ONLINE_MAX_GUESTS = 1
+def test_a_guest_refused_at_the_cap_is_no_error(
+    redis_db: redis.Redis, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(Settings, "max_guests", 1)
     visit_one = BrowserClient().get("/block/", REMOTE_ADDR="203.0.113.1")
     visit_two = BrowserClient().get("/block/", REMOTE_ADDR="203.0.113.2")
     assert visit_one.status_code == visit_two.status_code == 200

@@ -13,6 +13,7 @@ import time_machine
 
 from tests.conftest import NOW, names, tab
 from whos_online import presence
+from whos_online.conf import Settings
 
 
 def test_keys_are_prefix_users_by_pk_and_prefix_guests(
@@ -377,11 +378,13 @@ def test_the_peak_is_kept_366_days(redis_db: redis.Redis, settings: Any) -> None
 
 
 def test_a_write_drops_at_most_100_stale_guests_over_the_cap(
-    redis_db: redis.Redis, settings: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:guests"
     settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_MAX_GUESTS = 10
+    monkeypatch.setattr(Settings, "max_guests", 10)
     with time_machine.travel(NOW, tick=False):
         redis_db.zadd(key, {f"old{i}": NOW.timestamp() - 700 for i in range(300)})
         assert presence.record_guest("203.0.113.1").refused

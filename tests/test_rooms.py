@@ -19,7 +19,7 @@ from django.test import RequestFactory
 from tests.conftest import BROWSER, NOW, BrowserAsyncClient, BrowserClient, names, tab
 from tests.test_middleware import async_get
 from whos_online import presence, recording, scripts
-from whos_online.conf import conf
+from whos_online.conf import Settings, conf
 from whos_online.rooms import in_room
 
 pytestmark = pytest.mark.django_db
@@ -79,9 +79,12 @@ def test_a_move_to_another_room_of_its_kind_costs_one_round_trip_more(
 
 
 def test_a_room_over_the_cap_costs_one_round_trip_more_to_drop_the_oldest(
-    redis_db: redis.Redis, settings: Any, round_trips: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    round_trips: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings.WHOS_ONLINE_MAX_ROOMS = 1
+    monkeypatch.setattr(Settings, "max_rooms", 1)
     with time_machine.travel(NOW, tick=False) as traveller:
         BrowserClient().get("/thread/1/")
         traveller.shift(1)
@@ -280,8 +283,10 @@ def test_a_room_view_that_fails_creates_no_room(redis_db: redis.Redis, settings:
     assert redis_db.zcard(f"{settings.WHOS_ONLINE_KEY_PREFIX}:rooms") == 0
 
 
-def test_live_rooms_are_capped_and_the_oldest_dropped(redis_db: redis.Redis, settings: Any) -> None:
-    settings.WHOS_ONLINE_MAX_ROOMS = 3
+def test_live_rooms_are_capped_and_the_oldest_dropped(
+    redis_db: redis.Redis, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(Settings, "max_rooms", 3)
     with time_machine.travel(NOW, tick=False) as traveller:
         for pk in range(1, 6):
             BrowserClient().get(f"/thread/{pk}/")
@@ -345,7 +350,7 @@ def run_queued(pipe: Any, client: redis.Redis) -> None:
 def test_one_address_opening_100000_rooms(
     redis_db: redis.Redis, settings: Any, monkeypatch: pytest.MonkeyPatch, round_trips: Any
 ) -> None:
-    # The rooms cap (WHOS_ONLINE_MAX_ROOMS, 10,000) bounds the keys; prune reads
+    # The rooms cap (10,000) bounds the keys; prune reads
     # only the live rooms, a page at a time. benchmarks/rooms.py times the same.
     settings.WHOS_ONLINE_SOCKET_TIMEOUT = 5  # a shared, busy Redis: counts matter here, not time
     # The decorator's own call (presence.record_guest), pipelined 1,000 at a time
@@ -358,7 +363,7 @@ def test_one_address_opening_100000_rooms(
             if room % 1000 == 999:
                 run_queued(pipe, redis_db)
     keys = room_keys(redis_db, settings)
-    assert len(keys) == 2 * 10_000  # WHOS_ONLINE_MAX_ROOMS, the newest: guests, change mark
+    assert len(keys) == 2 * 10_000  # the rooms cap, the newest: guests, change mark
     assert redis_db.zcard(f"{settings.WHOS_ONLINE_KEY_PREFIX}:rooms") == 10_000
     round_trips.clear()
     call_command("whos_online_prune", stdout=StringIO())

@@ -16,9 +16,9 @@ import pytest
 import redis
 import time_machine
 
-from tests.conftest import DECLARED_KEYS_ONLY, NOW, names, tab
+from tests.conftest import DECLARED_KEYS_ONLY, NOW, hiding, names, tab
 from whos_online import counting, presence, scripts
-from whos_online.conf import conf
+from whos_online.conf import Settings, conf
 from whos_online.guests import guest_id
 from whos_online.presence import Connection, Peak
 
@@ -29,8 +29,11 @@ T = NOW.timestamp()
 
 
 def shy(user: Any) -> bool:
-    """WHOS_ONLINE_IS_HIDDEN for these tests: members named shy… are hidden."""
+    """Who asks to be hidden in these tests: members named shy…"""
     return bool(user.username.startswith("shy"))
+
+
+shy_card = hiding(shy)
 
 
 def at(seconds: float) -> datetime:
@@ -185,9 +188,13 @@ def test_on_a_real_redis_a_script_fails_on_a_key_it_does_not_declare(
 
 @REAL
 def test_every_script_touches_only_the_keys_it_declares(
-    redis_db: redis.Redis, settings: Any, people: Any, round_trips: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    people: Any,
+    round_trips: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings.WHOS_ONLINE_MAX_ROOMS = 2
+    monkeypatch.setattr(Settings, "max_rooms", 2)
     (alice,) = people("alice")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_user(alice, room="topic:1")
@@ -352,20 +359,22 @@ def test_a_member_who_hides_moves_between_the_sets(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
     (member,) = people("shy")
-    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_scripts.shy"
+    settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_scripts.shy_card"
     presence.record_user(member)
     assert redis_db.zcard(key(settings, "hidden")) == 1
-    settings.WHOS_ONLINE_IS_HIDDEN = None
+    settings.WHOS_ONLINE_MEMBER_CARD = "whos_online.members.default_card"
     presence.record_user(member)
     assert redis_db.zcard(key(settings, "hidden")) == 0
     assert presence.user_count() == 1 and names(presence.online_users()) == ["shy"]
 
 
 def test_at_the_cap_a_newcomer_waits_until_a_guest_leaves_the_window(
-    redis_db: redis.Redis, settings: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_MAX_GUESTS = 2
+    monkeypatch.setattr(Settings, "max_guests", 2)
     guests, peak = key(settings, "guests"), key(settings, "peak")
     with time_machine.travel(NOW, tick=False) as traveller:
         for address in ("203.0.113.1", "203.0.113.2"):
@@ -386,10 +395,12 @@ def test_at_the_cap_a_newcomer_waits_until_a_guest_leaves_the_window(
 # TTLs counted down by travelled time: only fakeredis follows time_machine.
 @TRAVELLED_TTLS
 def test_a_count_of_nobody_leaves_a_flood_mark_to_expire(
-    redis_db: redis.Redis, settings: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_MAX_GUESTS = 1
+    monkeypatch.setattr(Settings, "max_guests", 1)
     peak = key(settings, "peak")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_guest("203.0.113.1")
@@ -401,10 +412,13 @@ def test_a_count_of_nobody_leaves_a_flood_mark_to_expire(
 
 
 def test_a_flood_puts_back_the_peak_from_before_its_window(
-    redis_db: redis.Redis, settings: Any, people: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    people: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_MAX_GUESTS = 3
+    monkeypatch.setattr(Settings, "max_guests", 3)
     alice, bob, carol = people("alice", "bob", "carol")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_guest("203.0.113.1")
@@ -438,10 +452,13 @@ def test_a_flood_puts_back_the_peak_from_before_its_window(
 
 
 def test_a_flood_that_goes_on_takes_no_peak_until_its_last_window_ends(
-    redis_db: redis.Redis, settings: Any, people: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    people: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_MAX_GUESTS = 1
+    monkeypatch.setattr(Settings, "max_guests", 1)
     alice, bob = people("alice", "bob")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_guest("203.0.113.1")
@@ -457,10 +474,13 @@ def test_a_flood_that_goes_on_takes_no_peak_until_its_last_window_ends(
 
 
 def test_a_flood_keeps_a_peak_taken_before_its_window(
-    redis_db: redis.Redis, settings: Any, people: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    people: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_MAX_GUESTS = 1
+    monkeypatch.setattr(Settings, "max_guests", 1)
     (alice,) = people("alice")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_user(alice)
@@ -472,10 +492,13 @@ def test_a_flood_keeps_a_peak_taken_before_its_window(
 
 
 def test_a_flood_reverts_a_peak_taken_at_its_window_first_instant(
-    redis_db: redis.Redis, settings: Any, people: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    people: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_MAX_GUESTS = 1
+    monkeypatch.setattr(Settings, "max_guests", 1)
     alice, bob, carol = people("alice", "bob", "carol")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_user(alice)
@@ -495,10 +518,13 @@ def test_a_flood_reverts_a_peak_taken_at_its_window_first_instant(
 
 
 def test_a_flood_drops_a_first_peak_taken_within_its_window(
-    redis_db: redis.Redis, settings: Any, people: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    people: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_MAX_GUESTS = 1
+    monkeypatch.setattr(Settings, "max_guests", 1)
     alice, bob = people("alice", "bob")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_user(alice)
@@ -516,10 +542,13 @@ def test_a_flood_drops_a_first_peak_taken_within_its_window(
 # TTLs counted down by travelled time: only fakeredis follows time_machine.
 @TRAVELLED_TTLS
 def test_a_room_is_registered_capped_and_dropped_with_its_sets(
-    redis_db: redis.Redis, settings: Any, people: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    people: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_MAX_ROOMS = 4
+    monkeypatch.setattr(Settings, "max_rooms", 4)
     (alice,) = people("alice")
     rooms = key(settings, "rooms")
     with time_machine.travel(NOW, tick=False) as traveller:
@@ -534,7 +563,7 @@ def test_a_room_is_registered_capped_and_dropped_with_its_sets(
             (f"thread:{n}".encode(), T + n - 1) for n in range(2, 6)
         ]
         assert redis_db.ttl(rooms) == 599  # 600 from the last registration, a second ago
-        settings.WHOS_ONLINE_MAX_ROOMS = 2  # lowered: the next room drops three at once
+        monkeypatch.setattr(Settings, "max_rooms", 2)  # lowered: the next room drops three at once
         presence.record_guest("203.0.113.1", room="thread:6")
     assert redis_db.zrange(rooms, 0, -1) == [b"thread:5", b"thread:6"]
     left = sorted(redis_db.scan_iter(match=key(settings, "room:*"), count=1000))
@@ -552,7 +581,7 @@ def test_the_block_counts_and_lists_the_window_only(
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
     settings.WHOS_ONLINE_RETENTION = 3600
-    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_scripts.shy"
+    settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_scripts.shy_card"
     old, shy_old, alice, bob, shy_one, carol = people(
         "old", "shy_old", "alice", "bob", "shy_one", "carol"
     )
@@ -614,10 +643,10 @@ def test_the_peak_only_rises_and_lives_a_year_from_the_last_count(
 def test_the_day_line_counts_the_past_24_hours(
     redis_db: redis.Redis, settings: Any, people: Any, mode: str
 ) -> None:
-    settings.WHOS_ONLINE_GUEST_COUNTING = mode
+    settings.WHOS_ONLINE_GUESTS = mode
     settings.WHOS_ONLINE_MAX_AGE = 600
     settings.WHOS_ONLINE_RETENTION = timedelta(days=2)
-    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_scripts.shy"
+    settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_scripts.shy_card"
     old, shy_old, alice, bob, shy_one = people("old", "shy_old", "alice", "bob", "shy_one")
     hour = datetime.fromtimestamp(T // 3600 * 3600 + 3600, tz=timezone.utc)
     with time_machine.travel(hour, tick=False) as traveller:
@@ -641,7 +670,7 @@ def test_approximate_guests_count_from_every_bucket_of_the_window(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
+    settings.WHOS_ONLINE_GUESTS = "approximate"
     (alice,) = people("alice")
     minute = datetime.fromtimestamp(T // 60 * 60 + 60, tz=timezone.utc)
     with time_machine.travel(minute, tick=False) as traveller:
@@ -665,7 +694,7 @@ def test_approximate_guests_count_from_every_bucket_of_the_window(
 
 def test_approximate_guests_in_a_window_of_one_bucket(redis_db: redis.Redis, settings: Any) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 30
-    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
+    settings.WHOS_ONLINE_GUESTS = "approximate"
     minute = datetime.fromtimestamp(T // 60 * 60 + 60 + 40, tz=timezone.utc)
     with time_machine.travel(minute, tick=False):
         presence.record_guest("203.0.113.1")
@@ -765,7 +794,7 @@ def test_closing_tabs_keeps_a_member_live_at_their_newest_other_tab(
 
 
 def test_the_socket_rule_at_its_edges(redis_db: redis.Redis, settings: Any, people: Any) -> None:
-    settings.WHOS_ONLINE_IDLE_AFTER = 60  # the heartbeat timeout: both rules turn together
+    settings.WHOS_ONLINE_MAX_AGE = 120  # idle after 60 s, the heartbeat timeout: both turn together
     alice, bob, carol, dave = people("alice", "bob", "carol", "dave")
     grace = presence.SOCKET_GRACE
     with time_machine.travel(NOW, tick=False) as traveller:
@@ -789,9 +818,8 @@ def test_an_open_socket_shows_when_the_window_is_one_guest_bucket(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
     # Approximate counting, a 30 s window inside one minute's bucket: no bucket union is kept.
-    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
-    settings.WHOS_ONLINE_MAX_AGE = 30
-    settings.WHOS_ONLINE_IDLE_AFTER = 10
+    settings.WHOS_ONLINE_GUESTS = "approximate"
+    settings.WHOS_ONLINE_MAX_AGE = 30  # idle after 15 s
     (alice,) = people("alice")
     minute = NOW.replace(second=0)
     with time_machine.travel(minute + timedelta(seconds=35), tick=False) as traveller:

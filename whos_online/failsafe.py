@@ -22,7 +22,7 @@ arriving within the budget wait, not every request that arrives while the
 first timeout is pending.
 
 A circuit's first back-off is FIRST_BACKOFF; each failed probe doubles it up to
-``WHOS_ONLINE_BACKOFF``, each wait shortened by a random JITTER so processes do
+``conf.backoff`` (5 s), each wait shortened by a random JITTER so processes do
 not probe in step. A blip costs seconds; a long outage one probe per maximum
 back-off. One outage (from a circuit opening until both are closed) logs one
 ERROR line with the error (its traceback at DEBUG) and one WARNING at recovery.
@@ -57,7 +57,7 @@ CLOSED: State = "CLOSED"
 OPEN: State = "OPEN"
 HALF_OPEN: State = "HALF_OPEN"
 
-FIRST_BACKOFF = 1.0  # seconds (never more than WHOS_ONLINE_BACKOFF)
+FIRST_BACKOFF = 1.0  # seconds (never more than conf.backoff)
 SLOW_CALLS_TO_OPEN = 5
 JITTER = (0.75, 1.0)  # each wait is the back-off times a factor drawn from here
 

@@ -18,7 +18,7 @@ def guest_id(ip: str | Address) -> str:
 
     The address is normalised first, so one visitor is one guest however it is
     spelled: IPv4-mapped IPv6 counts as its IPv4 address, zone ids are ignored,
-    and IPv6 is cut to its ``WHOS_ONLINE_IPV6_PREFIX`` network, because one
+    and IPv6 is cut to its /64 network (``conf.ipv6_prefix``), because one
     device rotates privacy addresses inside its /64. The result is a keyed hash
     (Django's ``salted_hmac``, SHA-256 under SECRET_KEY, 16 hex digits: short
     enough for Redis's compact small-set encoding), so no address is ever

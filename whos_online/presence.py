@@ -29,7 +29,7 @@ hidden members out unless asked with ``include_hidden=True`` or for a staff
 ``viewer`` (``viewer=request.user``). Every function here but ``prune``,
 ``connect``, ``heartbeat`` (batched) and ``forget_user`` (two) is one Redis
 round trip (a record two when it moves a member between rooms of a kind or
-drops a room over WHOS_ONLINE_MAX_ROOMS) and raises
+drops a room over the rooms cap) and raises
 ``redis.exceptions.RedisError`` when Redis fails;
 the middleware, template tag and signals call them through
 :mod:`whos_online.failsafe` instead.
