@@ -29,7 +29,7 @@ from tests.conftest import NOW, BrowserClient
 from tests.test_consumers import DEADLINE, eventually, listed, run, tab, until
 from tests.test_realtime_trust import refused
 from whos_online import presence
-from whos_online.settings_table import DEFAULTS, REMOVED_SETTINGS, SETTINGS, Setting
+from whos_online.settings_table import DEFAULTS, GROUPS, REMOVED_SETTINGS, SETTINGS, Setting
 
 ROOT = Path(whos_online.__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -51,10 +51,18 @@ def test_every_setting_is_in_the_generated_reference(setting: Setting) -> None:
     name, default = setting.name, repr(DEFAULTS[setting.name])
     assert f"| [`{name}`](#{name.lower()}) | `{default}` |\n" in table
     [section] = [s for s in sections if s.startswith(f"({name.lower()})=\n")]
-    assert f"## `{name}`\n" in section
+    assert f"### `{name}`\n" in section
     assert f"**Type:** {setting.takes} · **Default:** `{default}` · " in section
     assert f"**Checked by:** [`{setting.check}`](checks.md#{setting.check[-4:].lower()})" in section
     assert setting.doc in section
+
+
+def test_the_reference_groups_every_setting_once_the_ones_every_site_sets_first() -> None:
+    grouped = [name for _, names in GROUPS for name in names]
+    assert sorted(grouped) == sorted(DEFAULTS)
+    headings = re.findall(r"^## (.+)$", settings_reference.reference(), flags=re.M)
+    assert headings[: len(GROUPS)] == [title for title, _ in GROUPS]
+    assert headings[0] == "Every site" and "WHOS_ONLINE_CACHE_ALIAS" in GROUPS[0][1]
 
 
 def test_the_reference_ends_with_each_removed_setting_and_what_covers_it() -> None:

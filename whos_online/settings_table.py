@@ -195,6 +195,24 @@ SETTINGS: tuple[Setting, ...] = (
 )  # fmt: skip
 DEFAULTS: dict[str, Any] = {setting.name: setting.default for setting in SETTINGS}
 
+# The reference's sections, by purpose: what every site sets first, then each feature's.
+GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Every site", (
+        "WHOS_ONLINE_CACHE_ALIAS", "WHOS_ONLINE_MAX_AGE", "WHOS_ONLINE_PROXIES",
+        "WHOS_ONLINE_PROXY_HEADER", "WHOS_ONLINE_EXCLUDE_PATHS",
+    )),
+    ("Who is counted and how they are shown", (
+        "WHOS_ONLINE_MEMBER_CARD", "WHOS_ONLINE_GUESTS", "WHOS_ONLINE_IS_BOT",
+        "WHOS_ONLINE_LIST_LIMIT", "WHOS_ONLINE_RETENTION", "WHOS_ONLINE_TRACK_PAGES",
+    )),
+    ("Rooms", ("WHOS_ONLINE_ROOMS", "WHOS_ONLINE_ROOM_ACCESS", "WHOS_ONLINE_ROOM_MAX_AGE")),
+    ("Live blocks", ("WHOS_ONLINE_WEBSOCKET_URL", "WHOS_ONLINE_HEARTBEAT")),
+    ("Redis", (
+        "WHOS_ONLINE_KEY_PREFIX", "WHOS_ONLINE_SOCKET_TIMEOUT", "WHOS_ONLINE_BLOCK_CACHE",
+        "WHOS_ONLINE_REDIS_CLIENT",
+    )),
+)  # fmt: skip
+
 # Settings no longer read, and what covers each now (check W011 names any still set).
 REMOVED_SETTINGS: dict[str, str] = {
     "WHOS_ONLINE_HEARTBEAT_TIMEOUT": "a WebSocket connection is gone after 2.4 × "

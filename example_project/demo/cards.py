@@ -18,8 +18,14 @@ from typing import Any
 from django.urls import reverse
 
 from demo.people import login_of
+from whos_online import members
 
 HIDDEN = frozenset({"carol", "heidi"})
+
+
+def default_card(user: Any) -> dict[str, Any]:
+    """whos_online's own card, hidden for carol and heidi (the email-login demo's)."""
+    return {**members.default_card(user), "hidden": login_of(user) in HIDDEN}
 
 
 def member_card(user: Any) -> dict[str, Any]:
