@@ -29,7 +29,7 @@ from django.test import AsyncClient, Client
 
 from tests.counted import CountedConnection, CountedFakeConnection, Wire, listening
 from tests.redis_server import REDIS_CLI, REDIS_SERVER
-from whos_online import blockcache, failsafe, presence, scripts
+from whos_online import blockcache, failsafe, scripts, sockets
 from whos_online.connection import get_client
 from whos_online.members import default_card
 
@@ -199,7 +199,7 @@ def people(db: None, django_user_model: Any) -> Callable[..., list[Any]]:
 
 def tab(user: Any, id: str = "tab", room: str | None = None) -> Any:
     """An open WebSocket connection of ``user`` (with their card) named ``id``."""
-    return dataclasses.replace(presence.open_connection(user, room), id=id)
+    return dataclasses.replace(sockets.open_connection(user, room), id=id)
 
 
 def hiding(rule: Callable[[Any], bool]) -> Callable[[Any], dict[str, Any]]:

@@ -28,7 +28,7 @@ from tests.test_hidden import staff_client
 from tests.test_middleware import async_get
 from whos_online import blockcache, presence, scripts
 from whos_online.conf import Settings
-from whos_online.presence import Summary
+from whos_online.reading import Summary
 from whos_online.templatetags.whos_online import members_html
 
 pytestmark = pytest.mark.django_db

@@ -20,7 +20,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 
 from tests.conftest import NOW, BrowserClient
-from whos_online import counting, presence, settings_checks
+from whos_online import counting, presence, settings_checks, stats
 from whos_online.conf import Settings
 
 pytestmark = pytest.mark.django_db
@@ -177,12 +177,12 @@ def test_the_peak_counts_guests_in_both_modes(mode: str) -> None:
         for i in range(4):
             visit(f"203.0.113.{i}")
         member_visit("alice", "/block/")
-        assert presence.peak() == presence.Peak(5, NOW)
+        assert presence.peak() == stats.Peak(5, NOW)
         traveller.shift(3600)
         html = member_visit("bob", "/block/")
     assert summary_line(html) == "1 user online: 1 member, 0 guests"
     assert "Most ever online: 5 users on " in html
-    assert presence.peak() == presence.Peak(5, NOW)
+    assert presence.peak() == stats.Peak(5, NOW)
 
 
 def test_prune_samples_guests_in_both_modes(mode: str) -> None:
@@ -191,7 +191,7 @@ def test_prune_samples_guests_in_both_modes(mode: str) -> None:
             visit(f"203.0.113.{i}")
         call_command("whos_online_prune", stdout=StringIO())
         assert [(s.users, s.guests) for s in presence.history()] == [(0, 3)]
-    assert presence.peak() == presence.Peak(3, NOW)
+    assert presence.peak() == stats.Peak(3, NOW)
 
 
 def test_the_day_line_is_off_by_default(mode: str) -> None:

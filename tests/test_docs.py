@@ -120,7 +120,6 @@ def test_the_api_overview_runs_as_written(redis_db: Any, people: Any, rf: Any) -
     exec(compile(overview, "docs/reference/api.md", "exec"), names)  # noqa: S102
     assert (names["users"], names["guests"]) == (0, 0)  # nobody stale to prune
     assert presence.status(alice) == "offline"  # the overview forgot them
-    assert presence.peak() is None  # and reset the peak
 
 
 def test_the_presence_dots_template_renders_a_dot_per_member(redis_db: Any, people: Any) -> None:

@@ -10,8 +10,9 @@ import redis
 import time_machine
 
 from tests.conftest import NOW, BrowserClient
-from whos_online import counting, presence
+from whos_online import counting, presence, recording, stats
 from whos_online.conf import Settings
+from whos_online.guests import guest_id
 
 pytestmark = pytest.mark.django_db
 
@@ -128,14 +129,14 @@ def test_at_the_cap_newcomers_wait_and_the_guests_counted_stay(
             presence.record_guest(f"203.0.113.{i}")
             traveller.shift(1)
         assert round_trips.count == 5  # the cap costs no extra round trip
-        first = {presence.guest_id(f"203.0.113.{i}").encode() for i in (1, 2, 3)}
+        first = {guest_id(f"203.0.113.{i}").encode() for i in (1, 2, 3)}
         assert set(guests(redis_db, settings)) == first
         presence.record_guest("203.0.113.1")  # a guest already counted is still seen
         traveller.shift(600)  # 203.0.113.2 and .3 leave the window; .1 is still in it
         presence.record_guest("203.0.113.4")
         presence.record_guest("203.0.113.5")
         assert presence.guest_count() == 3
-        newest = {presence.guest_id(f"203.0.113.{i}").encode() for i in (1, 4, 5)}
+        newest = {guest_id(f"203.0.113.{i}").encode() for i in (1, 4, 5)}
         assert set(guests(redis_db, settings)) == newest
 
 
@@ -183,8 +184,8 @@ def test_every_key_written_carries_a_ttl(
     assert 0 < ttls["users"] <= 600 and 0 < ttls["cards"] <= 600 and 0 < ttls["guests"] <= 600
     assert 0 < ttls["changed"] <= 600  # the mark the live blocks' hubs compare
     assert ttls["generation"] == -1  # one small key per site, kept (see whos_online.recovery)
-    assert 0 < ttls["peak"] <= presence.PEAK_TTL  # "most ever online" outlives the window
-    assert 0 < ttls["history"] <= presence.HISTORY_SECONDS  # the admin's 24-hour chart
+    assert 0 < ttls["peak"] <= stats.PEAK_TTL  # "most ever online" outlives the window
+    assert 0 < ttls["history"] <= stats.HISTORY_SECONDS  # the admin's 24-hour chart
 
 
 def test_far_over_the_cap_each_write_trims_a_bounded_number(
@@ -200,11 +201,11 @@ def test_far_over_the_cap_each_write_trims_a_bounded_number(
         redis_db.zadd(key, {f"old{i}": NOW.timestamp() - 700 - i for i in range(500)})
         monkeypatch.setattr(Settings, "max_guests", 10)
         presence.record_guest("203.0.113.1")
-        assert redis_db.zcard(key) == 500 - presence.TRIM_PER_WRITE  # refused, room made
+        assert redis_db.zcard(key) == 500 - recording.TRIM_PER_WRITE  # refused, room made
         for i in range(2, 7):
             presence.record_guest(f"203.0.113.{i}")
         assert redis_db.zcard(key) == 10
-        assert presence.guest_id("203.0.113.6").encode() in redis_db.zrange(key, 0, -1)
+        assert guest_id("203.0.113.6").encode() in redis_db.zrange(key, 0, -1)
 
 
 def test_the_whole_64_is_one_guest_down_to_its_first_host_bit(redis_db: redis.Redis) -> None:

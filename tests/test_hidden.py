@@ -13,7 +13,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.template import engines
 
 from tests.conftest import NOW, BrowserClient, hiding, names, tab
-from whos_online import presence
+from whos_online import presence, recording, sockets
 
 pytestmark = pytest.mark.django_db
 
@@ -112,7 +112,7 @@ ASKED: dict[str, tuple[Callable[[], dict[str, Any]], bool]] = {
 
 def seen_in_every_result(who: Any, **asked: Any) -> dict[str, bool]:
     """Whether ``who`` (a user or a pk) shows in each result that could name them."""
-    pk = str(presence.member_id(who))
+    pk = str(recording.member_id(who))
     return {
         "online_users": pk in [m.pk for m in presence.online_users(**asked)],
         "summary": pk in [m.pk for m in presence.summary(**asked).members],
@@ -195,6 +195,6 @@ def test_a_hidden_members_open_socket_does_not_show_them(
 ) -> None:
     settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_hidden.private_card"
     (shy,) = people("shy", email="hidden")
-    presence.connect(tab(shy))
+    sockets.connect(tab(shy))
     assert presence.status(shy) == "offline"
     assert presence.status(shy, include_hidden=True) == "online"

@@ -16,7 +16,7 @@ import time_machine
 
 from tests.conftest import NOW, RoundTrips, tab
 from tests.test_consumers import DEADLINE, SITE, DrivenHub, Page, run
-from whos_online import presence, scripts
+from whos_online import presence, scripts, sockets
 from whos_online.realtime import hub
 
 pytestmark = pytest.mark.django_db
@@ -152,9 +152,9 @@ def test_a_check_sweeps_a_dead_process_connections_where_no_process_beats(
     with time_machine.travel(NOW, tick=False) as traveller:
         ticker, page = DrivenHub(), Page()  # its first check is due 10 s from now
         elsewhere = tab(alice, room="topic:1")  # another process's, which beats, then dies
-        presence.connect(elsewhere)
+        sockets.connect(elsewhere)
         traveller.shift(10)
-        presence.heartbeat([elsewhere])
+        sockets.heartbeat([elsewhere])
         ticker.subscribe(ROOM, page)
         run(ticker.tick)
         traveller.shift(61)
@@ -178,7 +178,7 @@ def test_a_steady_crowd_on_two_processes_sends_nothing(
         processes = [DrivenHub(), DrivenHub()]
         for n, member in enumerate(members):
             connection = tab(member, f"tab{n}")
-            presence.connect(connection)
+            sockets.connect(connection)
             processes[n % 2].track(connection)
             traveller.shift(1)
         processes[0].subscribe(SITE, page)

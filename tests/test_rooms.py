@@ -18,7 +18,7 @@ from django.test import RequestFactory
 
 from tests.conftest import BROWSER, NOW, BrowserAsyncClient, BrowserClient, names, tab
 from tests.test_middleware import async_get
-from whos_online import presence, recording, scripts
+from whos_online import guests, presence, recording, scripts, sockets
 from whos_online.conf import Settings, conf
 from whos_online.rooms import in_room
 
@@ -127,10 +127,10 @@ def test_a_room_has_its_own_shorter_window(
     with time_machine.travel(NOW, tick=False) as traveller:
         logged_in(alice).get("/thread/1/")
         reading = tab(bob, "b", "thread:1")
-        presence.connect(reading)
+        sockets.connect(reading)
         for _ in range(5):  # 125 s: bob's socket beats, alice only read
             traveller.shift(25)
-            presence.heartbeat([reading])
+            sockets.heartbeat([reading])
         html = logged_in(carol).get("/thread/1/").content.decode()
         assert listed(html) == ["carol", "bob"] and "2 here now: 2 members, 0 guests" in html
         assert "Based on users active in the past 2 minutes." in html
@@ -322,7 +322,7 @@ def test_prune_walks_live_rooms_in_bounded_batches(
     assert all(p.count(b":room:") <= 500 for p in prune_calls)  # 5 keys a room
     assert all(presence.guest_count(room=f"r{room}") == 1 for room in (0, 124, 249))
     key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:room:r7:guests"
-    assert redis_db.zrange(key, 0, -1) == [presence.guest_id("203.0.113.6").encode()]
+    assert redis_db.zrange(key, 0, -1) == [guests.guest_id("203.0.113.6").encode()]
 
 
 class Queued:

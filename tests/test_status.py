@@ -12,7 +12,7 @@ from django.template import engines
 from django.utils import translation
 
 from tests.conftest import NOW, BrowserClient, tab
-from whos_online import presence
+from whos_online import presence, sockets, status
 from whos_online.status import status_of
 
 pytestmark = pytest.mark.django_db
@@ -192,7 +192,7 @@ def test_a_connection_keeps_its_member_online_until_the_heartbeat_timeout(
     settings.WHOS_ONLINE_HEARTBEAT = 37.5  # a timeout of 90 s (2.4 beats)
     (alice,) = people("alice")
     with time_machine.travel(NOW, tick=False) as traveller:
-        presence.connect(tab(alice))
+        sockets.connect(tab(alice))
         assert presence.status(alice) == "online"
         traveller.shift(90)  # past idle, but the last heartbeat is not timed out yet
         assert presence.status(alice) == "online"
@@ -208,13 +208,13 @@ def test_a_tab_closed_after_the_grace_leaves_its_member_idle(
     (alice,) = people("alice")
     with time_machine.travel(NOW, tick=False) as traveller:
         replaced = tab(alice, "one")
-        presence.connect(replaced)
-        presence.disconnect(replaced)  # in the very second: the page that replaced it
+        sockets.connect(replaced)
+        sockets.disconnect(replaced)  # in the very second: the page that replaced it
         assert presence.status(alice) == "online"
         closed = tab(alice, "two")
-        presence.connect(closed)
-        traveller.shift(presence.SOCKET_GRACE)
-        presence.disconnect(closed)  # read for a while, then closed
+        sockets.connect(closed)
+        traveller.shift(status.SOCKET_GRACE)
+        sockets.disconnect(closed)  # read for a while, then closed
         assert presence.status(alice) == "idle"
 
 

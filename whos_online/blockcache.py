@@ -18,9 +18,9 @@ from collections import OrderedDict
 from dataclasses import replace
 from typing import Any, Hashable, NamedTuple
 
-from whos_online import failsafe, presence, visits
+from whos_online import failsafe, presence, reading, recording, visits
 from whos_online.conf import conf, on_settings_change
-from whos_online.presence import Summary
+from whos_online.reading import Summary
 
 MAX_ENTRIES = 256  # distinct blocks kept (rooms make many); the least recently read go first
 STALE_IF_ERROR = 10.0  # seconds
@@ -44,7 +44,7 @@ def read(room: str | None = None, viewer: Any = None) -> Cached | None:
     A staff viewer reads the staff view and any other the visitors' view, so
     one entry serves all visitors alike.
     """
-    staff_view = presence.is_staff(viewer)
+    staff_view = reading.is_staff(viewer)
     ttl = conf.block_cache
     if ttl <= 0:
         return _fetch(room, staff_view)
@@ -109,7 +109,7 @@ def _counted(before: float | None, read_at: float, window: float) -> bool:
     return before is not None and read_at - window <= before <= read_at
 
 
-def _with_visitor(online: Summary, visit: presence.Visit) -> Summary:
+def _with_visitor(online: Summary, visit: recording.Visit) -> Summary:
     member = visit.member
     if member is None:
         return replace(online, guest_count=online.guest_count + 1)

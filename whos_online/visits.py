@@ -18,7 +18,7 @@ from asgiref.sync import sync_to_async
 from django.core.exceptions import SynchronousOnlyOperation
 from django.http import HttpRequest, HttpResponseBase
 
-from whos_online import failsafe, presence
+from whos_online import failsafe, recording
 from whos_online.client_ip import client_address, note_unknown_proxy
 from whos_online.conf import conf
 
@@ -161,26 +161,26 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
     if ip is None:  # no cookie either: a later request (a fixed proxy setting) retries
         return False
     note_unknown_proxy(request, ip)
-    return _remember(request, room, failsafe.write(presence.record_guest, ip, room))
+    return _remember(request, room, failsafe.write(recording.record_guest, ip, room))
 
 
 def record_member(user: Any, request: HttpRequest | None, room: str | None = None) -> bool:
     """Record a logged-in user with a fresh card, no longer as a guest; False if Redis failed."""
     where = request.path if request is not None and conf.track_pages else None
     ip = client_address(request) if request is not None and conf.track_guests else None
-    return _remember(request, room, failsafe.write(presence.record_user, user, room, where, ip))
+    return _remember(request, room, failsafe.write(recording.record_user, user, room, where, ip))
 
 
-def visit_of(request: HttpRequest | None, room: str | None = None) -> presence.Visit | None:
+def visit_of(request: HttpRequest | None, room: str | None = None) -> recording.Visit | None:
     """The visit this request recorded (on the site or in ``room``), if it recorded one."""
     return getattr(request, RECORDED, {}).get(room)
 
 
-# Where a request keeps the visits it recorded: {room or None (the site): presence.Visit}.
+# Where a request keeps the visits it recorded: {room or None (the site): recording.Visit}.
 RECORDED = "_whos_online_recorded"
 
 
-def _remember(request: HttpRequest | None, room: str | None, visit: presence.Visit | None) -> bool:
+def _remember(request: HttpRequest | None, room: str | None, visit: recording.Visit | None) -> bool:
     """Keep the visit on the request (the block merges it into an older cached read).
 
     A guest refused at the cap (a flood) is not counted, so not kept; yet

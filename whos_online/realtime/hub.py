@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 from django.template.loader import render_to_string
 
-from whos_online import failsafe, presence, recovery
+from whos_online import failsafe, presence, recovery, sockets
 from whos_online.announcements import announce, diff, since_shown
 from whos_online.conf import conf
 from whos_online.connection import get_client
@@ -86,7 +86,7 @@ class Hub:
     """This event loop's connections and subscribers, and the ticker that serves them."""
 
     def __init__(self) -> None:
-        self.connections: dict[str, presence.Connection] = {}
+        self.connections: dict[str, sockets.Connection] = {}
         self.per_member: Counter[str] = Counter()
         # Connections whose member the connect could not record (Redis skipped or failed),
         # recorded again at the next ticks.
@@ -105,7 +105,7 @@ class Hub:
         """Whether member ``pk`` has as many connections here as one member may."""
         return self.per_member[pk] >= MAX_CONNECTIONS_PER_MEMBER
 
-    def track(self, connection: presence.Connection) -> bool:
+    def track(self, connection: sockets.Connection) -> bool:
         """Beat for ``connection``; False (not tracked) past the member's connection cap."""
         if self.is_full(connection.pk):
             return False
@@ -114,12 +114,12 @@ class Hub:
         self._start()
         return True
 
-    def record_later(self, connection: presence.Connection) -> None:
+    def record_later(self, connection: sockets.Connection) -> None:
         """The connect was skipped (Redis down): record it at the next ticks until it works."""
         if connection.id in self.connections:
             self.unrecorded[connection.id] = None
 
-    def untrack(self, connection: presence.Connection) -> None:
+    def untrack(self, connection: sockets.Connection) -> None:
         if self.connections.pop(connection.id, None) is not None:
             self.per_member[connection.pk] -= 1
             if not self.per_member[connection.pk]:
@@ -182,14 +182,14 @@ class Hub:
         if self.connections and not 0 <= now - self.beat_at < conf.heartbeat:
             self.beat_at = now
             alive = list(self.connections.values())
-            await asyncio.to_thread(failsafe.write, presence.heartbeat, alive)
+            await asyncio.to_thread(failsafe.write, sockets.heartbeat, alive)
         if self.losses != recovery.losses:  # Redis lost its data: connect everyone again
             self.losses = recovery.losses
             self.unrecorded.update(dict.fromkeys(self.connections))
         for connection_id in list(self.unrecorded)[:RECORD_RETRIES]:
             connection = self.connections.get(connection_id)
             if connection is not None:  # else closed meanwhile
-                if await asyncio.to_thread(failsafe.write, presence.connect, connection) is None:
+                if await asyncio.to_thread(failsafe.write, sockets.connect, connection) is None:
                     continue
             self.unrecorded.pop(connection_id, None)
         if self.feeds and not 0 <= now - self.checked_at < CHECK:
@@ -212,7 +212,7 @@ class Hub:
 
     async def _check(self) -> None:
         rooms = list({view.room for view in self.feeds})
-        marks = await asyncio.to_thread(failsafe.write, presence.check, rooms)
+        marks = await asyncio.to_thread(failsafe.write, sockets.check, rooms)
         if marks is None:
             return
         # A view's first check only takes its mark: until then the listener's own
