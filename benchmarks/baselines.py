@@ -29,7 +29,7 @@ from django.http import HttpRequest, HttpResponseBase
 from django_redis import get_redis_connection
 
 from whos_online.members import Member
-from whos_online.presence import Summary
+from whos_online.reading import Summary
 
 register = template.Library()
 LIST_LIMIT = 100  # as WHOS_ONLINE_LIST_LIMIT's default

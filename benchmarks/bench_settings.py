@@ -66,11 +66,11 @@ TEMPLATES = [
     }
 ]
 WHOS_ONLINE_KEY_PREFIX = PREFIX
-# Two hours, so the populations stay online however long the run takes, and an hour
-# for the "online" cookies the throttled cases send (with the default 300 s they
-# expired mid-run, and those cases recorded); no cost measured here depends on either.
+# Two hours, so the populations stay online however long the run takes, and the
+# "online" cookies the throttled cases send last an hour, half of it (with the default
+# 300 s they expired mid-run, and those cases recorded); no cost measured here depends
+# on either.
 WHOS_ONLINE_MAX_AGE = 7200
-WHOS_ONLINE_COOKIE_AGE = 3600
 # The shared machine's Redis sometimes stalls for a few hundred ms: longer than the
 # default 0.25 s, so whos_online does not fail open (and the run is not refused) then.
 WHOS_ONLINE_SOCKET_TIMEOUT = 5

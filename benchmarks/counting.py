@@ -57,9 +57,8 @@ django.setup()
 from django.test import override_settings  # noqa: E402
 
 from whos_online import counting, presence  # noqa: E402
-from whos_online.conf import conf  # noqa: E402
+from whos_online.conf import Settings, conf  # noqa: E402
 from whos_online.connection import get_client  # noqa: E402
-from whos_online.settings_table import DEFAULTS  # noqa: E402
 
 # The guests are made in Redis, ARGV[2] of them from number ARGV[1]: a guest's
 # id is 16 hex digits of SHA-1(ARGV[3] .. number), as random as guest ids are.
@@ -171,10 +170,10 @@ def measure_size(client: redis.Redis, n: int) -> dict[str, float]:
     before = used_memory(client)
     fill_exact(client, n, now)
     row["exact_bytes"] = used_memory(client) - before
-    with override_settings(WHOS_ONLINE_GUEST_COUNTING="exact"):
+    with override_settings(WHOS_ONLINE_GUESTS="exact"):
         row["exact_count"], row["exact_us"] = count_at(now)
     wipe(client)
-    with override_settings(WHOS_ONLINE_GUEST_COUNTING="approximate"):
+    with override_settings(WHOS_ONLINE_GUESTS="approximate"):
         fill_buckets(client, now, f"{n}:", 0, n)
         row["approx_count"], row["approx_us"] = count_at(now)
         # The window's buckets and the block's union of the older ones.
@@ -187,7 +186,7 @@ def measure_size(client: redis.Redis, n: int) -> dict[str, float]:
 def sweep(client: redis.Redis) -> list[tuple[int, int, float, float]]:
     """(n, trials exact, median |error| %, worst |error| %) over TRIALS populations per size."""
     errors: dict[int, list[float]] = {n: [] for n in SWEEP}
-    with override_settings(WHOS_ONLINE_GUEST_COUNTING="approximate"):
+    with override_settings(WHOS_ONLINE_GUESTS="approximate"):
         for trial in range(TRIALS):
             now = time.time()
             done = 0
@@ -212,7 +211,7 @@ def sweep(client: redis.Redis) -> list[tuple[int, int, float, float]]:
 
 
 def report(rows: list[dict[str, float]], small: list[tuple[int, int, float, float]]) -> str:
-    cap = DEFAULTS["WHOS_ONLINE_MAX_GUESTS"]
+    cap = Settings.max_guests
     version = get_client().info("server")["redis_version"]
     lines = [
         "# Counting guests: exact against approximate",

@@ -10,7 +10,7 @@ notice says it changed (at most once a TICK) and sends what changed to every
 subscriber (timed with TABS subscribers whose send only keeps the text, so
 socket writes are not in it), checks once every hub.CHECK seconds, and beats
 for all its connections every WHOS_ONLINE_HEARTBEAT seconds (timed: the beat
-for TABS connections, in EVALs of presence.HEARTBEAT_BATCH). Writes LIVE_PUSH.md; only keys under this run's prefix are
+for TABS connections, in EVALs of sockets.HEARTBEAT_BATCH). Writes LIVE_PUSH.md; only keys under this run's prefix are
 written, and they are deleted at the end.
 """
 
@@ -34,7 +34,7 @@ from django.contrib.auth.models import AnonymousUser  # noqa: E402
 from django.test import RequestFactory  # noqa: E402
 from runner import table  # noqa: E402
 
-from whos_online import presence, views  # noqa: E402
+from whos_online import presence, sockets, views  # noqa: E402
 from whos_online.conf import conf  # noqa: E402
 from whos_online.connection import get_client  # noqa: E402
 from whos_online.realtime import hub  # noqa: E402
@@ -109,8 +109,8 @@ async def tick_ms() -> tuple[float, float]:
 
 
 def heartbeat_ms() -> float:
-    tabs = [presence.Connection(str(pk), f"tab{pk}") for pk in range(TABS)]
-    return median_ms(lambda: presence.heartbeat(tabs), 5)
+    tabs = [sockets.Connection(str(pk), f"tab{pk}") for pk in range(TABS)]
+    return median_ms(lambda: sockets.heartbeat(tabs), 5)
 
 
 def main() -> None:
@@ -131,7 +131,7 @@ def main() -> None:
     ticks = 2  # a change every half second
     checks = 1 / hub.CHECK
     beats = 1 / conf.heartbeat
-    beat_calls = -(-TABS // presence.HEARTBEAT_BATCH)  # EVALs per beat
+    beat_calls = -(-TABS // sockets.HEARTBEAT_BATCH)  # EVALs per beat
     rows = [
         (
             f"poll every {POLL} s",
@@ -158,7 +158,7 @@ def main() -> None:
         f"{TABS:,} open tabs with a live block, {MEMBERS} members and {GUESTS} guests online, "
         f"one server process holding every socket; heartbeat {conf.heartbeat:g} s "
         f"({beat:.0f} ms for the {beat_calls} EVALs that beat {TABS:,} connections, "
-        f"{presence.HEARTBEAT_BATCH} each). Written by "
+        f"{sockets.HEARTBEAT_BATCH} each). Written by "
         "`benchmarks/live_push.py` (see its docstring for what is timed).",
         "",
         *table(

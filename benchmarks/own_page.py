@@ -32,6 +32,8 @@ import django  # noqa: E402
 
 django.setup()
 
+from unittest import mock  # noqa: E402
+
 from django.conf import settings  # noqa: E402
 from django.contrib.auth.models import User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
@@ -42,6 +44,7 @@ from django.test.utils import override_settings  # noqa: E402
 from django.urls import include, path  # noqa: E402
 
 from whos_online import presence  # noqa: E402
+from whos_online.conf import Settings  # noqa: E402
 from whos_online.connection import get_client  # noqa: E402
 
 BROWSER = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
@@ -69,7 +72,6 @@ SITE = {
     "WHOS_ONLINE_KEY_PREFIX": f"whos_online_bench_page:{os.getpid()}",
     "WHOS_ONLINE_BLOCK_CACHE": 1.0,
     "WHOS_ONLINE_WEBSOCKET_URL": "/ws/whos-online/",
-    "WHOS_ONLINE_MAX_GUESTS": 10_000_000,
 }
 
 
@@ -143,7 +145,7 @@ def timed(page: Callable[[str], Any], url: str) -> float:
 
 def main(rounds: int) -> None:
     call_command("migrate", verbosity=0)
-    with override_settings(**SITE):
+    with override_settings(**SITE), mock.patch.object(Settings, "max_guests", 10_000_000):
         populate()
         visitors = {
             "guest with the cookie": cookie_guest(),

@@ -1,7 +1,7 @@
 """Who is online before the timing starts, and the Redis memory each visitor takes.
 
 A population of N is N members and N guests (whos_online keeps at most
-``WHOS_ONLINE_MAX_GUESTS``), all inside the window. The bulk goes in as
+``conf.max_guests``), all inside the window. The bulk goes in as
 pipelined ZADDs; the newest members (those the block lists, with their cards)
 and ``GUEST_POOL``'s guests (those the recording requests come from) are
 written by whos_online's own record functions, as a site writes them.

@@ -4,7 +4,7 @@
 
 Records the rooms through ``presence.record_guest`` (the decorator's own call,
 pipelined 1,000 at a time so the run takes seconds), once under the default
-``WHOS_ONLINE_MAX_ROOMS`` and once with the cap above the number of rooms
+rooms cap (``conf.max_rooms``) and once with the cap above the number of rooms
 (every room live, as before the cap existed). Then ``whos_online_prune`` runs
 and every Redis call it makes is timed from the client: the longest is an upper
 bound on how long Redis served nobody else (on a loaded machine it includes
@@ -42,10 +42,12 @@ def main() -> None:
         WHOS_ONLINE_SOCKET_TIMEOUT=10,
     )
     django.setup()
+    from unittest import mock
+
     from django.core.management import call_command
-    from django.test.utils import override_settings
 
     from whos_online import presence
+    from whos_online.conf import Settings
     from whos_online.connection import get_client
 
     client = get_client()
@@ -53,9 +55,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     try:
         for label, cap in (("default cap (10,000)", None), ("no cap (all live)", args.rooms * 2)):
-            overrides = {} if cap is None else {"WHOS_ONLINE_MAX_ROOMS": cap}
-            with override_settings(**overrides):
-                client = get_client()  # one client per settings object
+            with mock.patch.object(Settings, "max_rooms", cap or Settings.max_rooms):
                 fill(presence, client, args.rooms)
                 keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
                 pipe = client.pipeline(transaction=False)

@@ -28,14 +28,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from whos_online import scripts  # noqa: E402
-from whos_online.settings_table import DEFAULTS  # noqa: E402
+from whos_online.conf import Settings, conf  # noqa: E402
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/13")
 KEY = f"whos_online_scale:{os.getpid()}"
 POPULATION = 1_000_000
-COOKIE_AGE = DEFAULTS["WHOS_ONLINE_COOKIE_AGE"]
-MAX_GUESTS = DEFAULTS["WHOS_ONLINE_MAX_GUESTS"]
-MAX_ROOMS = DEFAULTS["WHOS_ONLINE_MAX_ROOMS"]
+COOKIE_AGE = conf.cookie_age  # at the default window
+MAX_GUESTS = Settings.max_guests
+MAX_ROOMS = Settings.max_rooms
 
 
 def records_per_second() -> float:
@@ -107,9 +107,9 @@ def main() -> None:
             "| Guests recorded per second by one Redis (EVALSHA of the record script on a set "
             f"of 1M guests, redis-benchmark) | **{records:,.0f}** |",
             "| People online at once one Redis keeps up with, each recorded once per "
-            f"`WHOS_ONLINE_COOKIE_AGE` ({COOKIE_AGE} s) | **{records * COOKIE_AGE:,.0f}** |",
+            f"half window ({COOKIE_AGE} s) | **{records * COOKIE_AGE:,.0f}** |",
             f"| Redis memory per guest (`used_memory` growth over 1M) | {per_guest:,.0f} B |",
-            f"| Memory at `WHOS_ONLINE_MAX_GUESTS` ({MAX_GUESTS:,}) guests | "
+            f"| Memory at the guests cap ({MAX_GUESTS:,}) | "
             f"{MAX_GUESTS * per_guest / 1e6:,.0f} MB |",
             "",
         ]

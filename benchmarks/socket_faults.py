@@ -37,7 +37,7 @@ from live_push import Member  # noqa: E402
 from runner import table  # noqa: E402
 
 from tests.redis_server import RedisServer  # noqa: E402
-from whos_online import presence  # noqa: E402
+from whos_online import presence, status  # noqa: E402
 from whos_online.realtime.routing import websocket_urlpatterns  # noqa: E402
 
 MEMBERS = 20
@@ -106,7 +106,7 @@ async def scenario(server: RedisServer) -> list[list[Any]]:
     )
 
     # Their sockets close past SOCKET_GRACE after their record: not a page's navigation.
-    await asyncio.sleep(presence.SOCKET_GRACE + 1)
+    await asyncio.sleep(status.SOCKET_GRACE + 1)
     server.pause()
     for closed in tabs[: MEMBERS // 2]:
         await closed.disconnect()

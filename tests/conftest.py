@@ -29,8 +29,9 @@ from django.test import AsyncClient, Client
 
 from tests.counted import CountedConnection, CountedFakeConnection, Wire, listening
 from tests.redis_server import REDIS_CLI, REDIS_SERVER
-from whos_online import blockcache, failsafe, presence, scripts
+from whos_online import blockcache, failsafe, scripts, sockets
 from whos_online.connection import get_client
+from whos_online.members import default_card
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 
@@ -221,7 +222,12 @@ def people(db: None, django_user_model: Any) -> Callable[..., list[Any]]:
 
 def tab(user: Any, id: str = "tab", room: str | None = None) -> Any:
     """An open WebSocket connection of ``user`` (with their card) named ``id``."""
-    return dataclasses.replace(presence.open_connection(user, room), id=id)
+    return dataclasses.replace(sockets.open_connection(user, room), id=id)
+
+
+def hiding(rule: Callable[[Any], bool]) -> Callable[[Any], dict[str, Any]]:
+    """A WHOS_ONLINE_MEMBER_CARD: the default card, asking to be hidden where ``rule`` says."""
+    return lambda user: {**default_card(user), "hidden": rule(user)}
 
 
 def names(members: Any) -> list[str]:

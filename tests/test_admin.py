@@ -38,7 +38,7 @@ def staff() -> BrowserClient:
 def test_prune_samples_the_counts_for_the_chart(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
-    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
+    settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_hidden.private_card"
     (alice,) = people("alice")
     (bob,) = people("bob", email="hidden")
     with time_machine.travel(NOW, tick=False) as traveller:
@@ -71,7 +71,7 @@ def text(html: str) -> str:
 def test_staff_see_members_hidden_ones_guests_peak_and_the_chart(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
-    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
+    settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_hidden.private_card"
     (alice,) = people("alice")
     (shy,) = people("Shy", email="hidden")
     with time_machine.travel(NOW, tick=False) as traveller:
@@ -317,7 +317,7 @@ def test_the_page_says_when_members_are_not_kept_a_day(
 def test_the_page_says_when_guests_are_counted_approximately(
     redis_db: redis.Redis, settings: Any, mode: str
 ) -> None:
-    settings.WHOS_ONLINE_GUEST_COUNTING = mode
+    settings.WHOS_ONLINE_GUESTS = mode
     html = staff().get(PAGE).content.decode()
     assert ("Guests are counted approximately" in html) is (mode == "approximate")
 

@@ -27,7 +27,8 @@ from tests.test_faults import members
 from tests.test_hidden import staff_client
 from tests.test_middleware import async_get
 from whos_online import blockcache, presence, scripts
-from whos_online.presence import Summary
+from whos_online.conf import Settings
+from whos_online.reading import Summary
 from whos_online.templatetags.whos_online import members_html
 
 pytestmark = pytest.mark.django_db
@@ -104,7 +105,7 @@ def test_the_live_endpoint_shares_it(
 def test_staff_visitors_rooms_and_limits_are_kept_apart(
     redis_db: redis.Redis, settings: Any, round_trips: RoundTrips, traveller: Any
 ) -> None:
-    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
+    settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_hidden.private_card"
     member("alice")
     member("shy", email="hidden")
     visitor, staff = BrowserClient(), staff_client()
@@ -271,7 +272,7 @@ def test_zero_reads_redis_for_every_block(
 def test_a_new_visitor_sees_themselves_in_an_older_cached_block(
     redis_db: redis.Redis, round_trips: RoundTrips, traveller: Any, settings: Any
 ) -> None:
-    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
+    settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_hidden.private_card"
     alice = member("alice")
     assert members(alice.get("/block/").content.decode()) == ["alice"]  # the cache is filled
     traveller.shift(0.5)
@@ -300,9 +301,13 @@ def test_a_new_visitor_sees_themselves_in_an_older_cached_block(
 
 
 def test_a_guest_refused_at_the_cap_is_not_merged_into_the_cached_block(
-    redis_db: redis.Redis, round_trips: RoundTrips, traveller: Any, settings: Any
+    redis_db: redis.Redis,
+    round_trips: RoundTrips,
+    traveller: Any,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings.WHOS_ONLINE_MAX_GUESTS = 1
+    monkeypatch.setattr(Settings, "max_guests", 1)
     first = BrowserClient().get("/block/", REMOTE_ADDR="203.0.113.7").content.decode()
     assert "1 user online: 0 members, 1 guest" in first  # the cache is filled
     traveller.shift(0.5)

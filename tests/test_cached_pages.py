@@ -19,7 +19,7 @@ from django.views.decorators.cache import cache_page
 from django.views.static import serve
 
 import whos_online
-from tests.conftest import NOW, BrowserClient
+from tests.conftest import NOW, BrowserClient, hiding
 from tests.test_docs import snippets
 from tests.test_http_caching import ORDERS
 
@@ -54,11 +54,14 @@ def wants_privacy(user: Any) -> bool:
     return bool(user.username == "shy")
 
 
+private_card = hiding(wants_privacy)
+
+
 @pytest.fixture
 def site(redis_db: redis.Redis, settings: Any, people: Any) -> BrowserClient:
     """alice (listed) and shy (hidden) online; returns a logged-in staff member's client."""
     settings.ROOT_URLCONF = __name__
-    settings.WHOS_ONLINE_IS_HIDDEN = f"{__name__}.wants_privacy"
+    settings.WHOS_ONLINE_MEMBER_CARD = f"{__name__}.private_card"
     settings.CACHES = {
         **settings.CACHES,
         "pages": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},

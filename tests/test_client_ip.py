@@ -16,7 +16,8 @@ import redis
 
 from tests.conftest import BrowserAsyncClient, BrowserClient
 from tests.test_middleware import async_get
-from whos_online import client_ip, presence
+from whos_online import client_ip
+from whos_online.guests import guest_id
 
 pytestmark = pytest.mark.django_db
 
@@ -103,9 +104,9 @@ CASES = [
 
 def configure(settings: Any, setup: dict[str, Any]) -> None:
     if "P" in setup:
-        settings.WHOS_ONLINE_PROXY_COUNT = setup["P"]
+        settings.WHOS_ONLINE_PROXIES = setup["P"]
     if "T" in setup:
-        settings.WHOS_ONLINE_TRUSTED_PROXIES = setup["T"]
+        settings.WHOS_ONLINE_PROXIES = setup["T"]
     if "H" in setup:
         settings.WHOS_ONLINE_PROXY_HEADER = setup["H"]
 
@@ -125,7 +126,7 @@ def test_the_guest_is_the_address_the_site_trusts(
         assert guest_of(redis_db, settings) == set()
         assert "online" not in response.cookies  # so a later request retries
     else:
-        assert guest_of(redis_db, settings) == {presence.guest_id(expected)}
+        assert guest_of(redis_db, settings) == {guest_id(expected)}
         assert "online" in response.cookies
 
 
@@ -142,7 +143,7 @@ def test_the_async_handler_agrees(
     headers = {name[5:].replace("_", "-").title(): value for name, value in meta.items()}
     response = async_get(BrowserAsyncClient(), "/", headers=headers)
     assert response.status_code == 200
-    guests = set() if expected is None else {presence.guest_id(expected)}
+    guests = set() if expected is None else {guest_id(expected)}
     assert guest_of(redis_db, settings) == guests
     assert ("online" in response.cookies) is (expected is not None)
 
@@ -150,18 +151,18 @@ def test_the_async_handler_agrees(
 def test_a_request_after_an_unusable_address_is_recorded(
     redis_db: redis.Redis, settings: Any
 ) -> None:
-    settings.WHOS_ONLINE_PROXY_COUNT = 1
+    settings.WHOS_ONLINE_PROXIES = 1
     client = BrowserClient()
     client.get("/", HTTP_X_FORWARDED_FOR="junk")
     client.get("/", HTTP_X_FORWARDED_FOR="198.51.100.3")
-    assert guest_of(redis_db, settings) == {presence.guest_id("198.51.100.3")}
+    assert guest_of(redis_db, settings) == {guest_id("198.51.100.3")}
 
 
 BEHIND_A_PROXY = {"REMOTE_ADDR": "10.0.0.5", "HTTP_X_FORWARDED_FOR": "203.0.113.7"}
 UNKNOWN_PROXY = (
-    "A guest came from 10.0.0.5 with a forwarding header (X-Forwarded-For), but neither "
-    "WHOS_ONLINE_PROXY_COUNT nor WHOS_ONLINE_TRUSTED_PROXIES is set: behind a reverse proxy "
-    "every guest has the proxy's address, so all guests count as one. Set one of them."
+    "A guest came from 10.0.0.5 with a forwarding header (X-Forwarded-For), but "
+    "WHOS_ONLINE_PROXIES is not set: behind a reverse proxy every guest has the proxy's "
+    "address, so all guests count as one. Set it to your proxies' count or networks."
 )
 
 
@@ -185,7 +186,7 @@ def test_guests_through_an_unknown_proxy_are_warned_about_once(
         meta = {**BEHIND_A_PROXY, "HTTP_X_FORWARDED_FOR": f"203.0.113.{n}"}
         assert BrowserClient().get("/", **meta).status_code == 200  # type: ignore[arg-type]
     assert proxy_warnings() == [(logging.WARNING, UNKNOWN_PROXY)]
-    assert guest_of(redis_db, settings) == {presence.guest_id("10.0.0.5")}  # the harm
+    assert guest_of(redis_db, settings) == {guest_id("10.0.0.5")}  # the harm
 
 
 @pytest.mark.parametrize(

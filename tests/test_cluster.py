@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from io import StringIO
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 import redis
@@ -66,6 +67,7 @@ from tests.redis_server import (
 from tests.test_docs import install_recipe
 from tests.test_faults import UNAVAILABLE, block, get, log_records, members, the_error
 from whos_online import failsafe
+from whos_online.conf import Settings
 from whos_online.connection import get_client
 
 pytestmark = [pytest.mark.topology, pytest.mark.django_db]
@@ -353,11 +355,13 @@ class Site:
         saved = failsafe.breaker
         failsafe.breaker = self.breaker
         try:
-            with override_settings(
-                WHOS_ONLINE_REDIS_CLIENT="tests.test_cluster.cluster_client",
-                WHOS_ONLINE_KEY_PREFIX=self.prefix,
-                WHOS_ONLINE_BACKOFF=BACKOFF,
-                WHOS_ONLINE_MAX_AGE=600,
+            with (
+                mock.patch.object(Settings, "backoff", BACKOFF),
+                override_settings(
+                    WHOS_ONLINE_REDIS_CLIENT="tests.test_cluster.cluster_client",
+                    WHOS_ONLINE_KEY_PREFIX=self.prefix,
+                    WHOS_ONLINE_MAX_AGE=600,
+                ),
             ):
                 yield
         finally:

@@ -14,7 +14,6 @@ from django.core.signals import setting_changed
 from django.test import override_settings
 
 from tests.test_connection import fakeredis_client
-from tests.test_hidden import wants_privacy
 from whos_online import bots, members
 from whos_online import conf as conf_module
 from whos_online.conf import Settings, cached_setting, conf
@@ -27,12 +26,9 @@ def test_defaults() -> None:
 
 
 def test_override_settings_is_seen_and_undone() -> None:
-    assert conf.cookie_name == "online"
-    with override_settings(WHOS_ONLINE_COOKIE_NAME="here", WHOS_ONLINE_MAX_AGE=timedelta(hours=1)):
-        assert conf.cookie_name == "here"
-        assert conf.max_age == 3600.0
-    assert conf.cookie_name == "online"
-    assert conf.max_age == 600.0
+    with override_settings(WHOS_ONLINE_MAX_AGE=timedelta(hours=1)):
+        assert (conf.max_age, conf.cookie_age, conf.idle_after) == (3600.0, 1800, 1800.0)
+    assert (conf.max_age, conf.cookie_age, conf.idle_after) == (600.0, 300, 300.0)
 
 
 def test_the_settings_fixture_is_seen(settings: Any) -> None:
@@ -98,34 +94,32 @@ def test_the_default_callables(unset: None, people: Any) -> None:
     (alice,) = people("alice")
     assert conf.is_bot is bots.is_bot
     assert conf.member_card is members.default_card
-    assert conf.is_hidden(alice) is False  # nobody is hidden
+    assert members.card_of(alice) == ('{"name":"alice"}', False)  # nobody is hidden
 
 
 @pytest.mark.parametrize(
     "setting, value, name, seen",
     [
         ("WHOS_ONLINE_CACHE_ALIAS", "presence", "cache_alias", "presence"),
-        ("WHOS_ONLINE_COOKIE_AGE", 60, "cookie_age", 60),
-        ("WHOS_ONLINE_TRACK_GUESTS", False, "track_guests", False),
+        ("WHOS_ONLINE_GUESTS", None, "track_guests", False),
+        ("WHOS_ONLINE_MAX_AGE", 120, "idle_after", 60.0),
+        ("WHOS_ONLINE_MAX_AGE", 120, "cookie_age", 60),
         ("WHOS_ONLINE_LIST_LIMIT", 7, "list_limit", 7),
-        ("WHOS_ONLINE_PROXY_COUNT", 2, "proxy_count", 2),
+        ("WHOS_ONLINE_PROXIES", 2, "proxy_count", 2),
+        ("WHOS_ONLINE_PROXIES", 2, "trusted_proxies", ()),
+        ("WHOS_ONLINE_PROXIES", ["10.0.0.0/8"], "proxy_count", 0),
         ("WHOS_ONLINE_PROXY_HEADER", "Forwarded", "proxy_header", "Forwarded"),
-        ("WHOS_ONLINE_BACKOFF", 12, "backoff", 12.0),
         ("WHOS_ONLINE_SOCKET_TIMEOUT", 1, "socket_timeout", 1.0),
         ("WHOS_ONLINE_BLOCK_CACHE", 0, "block_cache", 0.0),
-        ("WHOS_ONLINE_MAX_GUESTS", 5, "max_guests", 5),
-        ("WHOS_ONLINE_MAX_ROOMS", 3, "max_rooms", 3),
-        ("WHOS_ONLINE_IPV6_PREFIX", 48, "ipv6_prefix", 48),
-        ("WHOS_ONLINE_IDLE_AFTER", timedelta(minutes=2), "idle_after", 120.0),
         ("WHOS_ONLINE_TRACK_PAGES", True, "track_pages", True),
-        ("WHOS_ONLINE_GUEST_COUNTING", "approximate", "guest_counting", "approximate"),
-        ("WHOS_ONLINE_SHOW_DAY_TOTAL", True, "show_day_total", True),
+        ("WHOS_ONLINE_GUESTS", "approximate", "guest_counting", "approximate"),
+        ("WHOS_ONLINE_RETENTION", timedelta(days=1), "show_day_total", True),
+        ("WHOS_ONLINE_RETENTION", 86399, "show_day_total", False),
         ("WHOS_ONLINE_HEARTBEAT", timedelta(seconds=10), "heartbeat", 10.0),
         ("WHOS_ONLINE_WEBSOCKET_URL", "/ws/online/", "websocket_url", "/ws/online/"),
         ("WHOS_ONLINE_REDIS_CLIENT", "tests.test_connection.fakeredis_client", "redis_client",
          fakeredis_client),
         ("WHOS_ONLINE_IS_BOT", None, "is_bot", None),
-        ("WHOS_ONLINE_IS_HIDDEN", "tests.test_hidden.wants_privacy", "is_hidden", wants_privacy),
     ],
 )  # fmt: skip
 def test_each_setting_is_read(
@@ -224,13 +218,13 @@ def test_rooms_named_by_parts_and_model_instances() -> None:
 
 
 def test_trusted_proxies(settings: Any) -> None:
-    settings.WHOS_ONLINE_TRUSTED_PROXIES = ["10.1.2.3/8", "2001:db8::1"]
+    settings.WHOS_ONLINE_PROXIES = ["10.1.2.3/8", "2001:db8::1"]
     assert conf.trusted_proxies == (
         ipaddress.ip_network("10.0.0.0/8"),  # host bits allowed
         ipaddress.ip_network("2001:db8::1/128"),
     )
-    for broken in ("10.0.0.0/8", 10, ["proxy.internal"]):
-        settings.WHOS_ONLINE_TRUSTED_PROXIES = broken
+    for broken in ("10.0.0.0/8", -1, True, ["proxy.internal"]):
+        settings.WHOS_ONLINE_PROXIES = broken
         assert conf.trusted_proxies is None
 
 
@@ -251,10 +245,10 @@ def test_a_value_is_read_from_django_once_per_settings_object(
     reads: list[str] = []
     read = conf_module._get
     monkeypatch.setattr(conf_module, "_get", lambda name: reads.append(name) or read(name))
-    with override_settings(WHOS_ONLINE_COOKIE_AGE=5):
-        assert [conf.cookie_age for _ in range(3)] == [5, 5, 5]
-    assert conf.cookie_age == 300
-    assert reads == ["WHOS_ONLINE_COOKIE_AGE"] * 2
+    with override_settings(WHOS_ONLINE_LIST_LIMIT=5):
+        assert [conf.list_limit for _ in range(3)] == [5, 5, 5]
+    assert conf.list_limit == 100
+    assert reads == ["WHOS_ONLINE_LIST_LIMIT"] * 2
 
 
 def test_the_settings_class_documents_its_values() -> None:
@@ -265,12 +259,12 @@ def test_the_settings_class_documents_its_values() -> None:
 
 
 def test_values_are_read_again_when_a_setting_changes(settings: Any) -> None:
-    assert conf.cookie_name == "online"
-    with override_settings(WHOS_ONLINE_COOKIE_NAME="here"):
-        assert conf.cookie_name == "here"
-    assert conf.cookie_name == "online"
-    settings.WHOS_ONLINE_COOKIE_NAME = "there"
-    assert conf.cookie_name == "there"
+    assert conf.key_prefix == "whos_online"
+    with override_settings(WHOS_ONLINE_KEY_PREFIX="here"):
+        assert conf.key_prefix == "here"
+    assert conf.key_prefix == "whos_online"
+    settings.WHOS_ONLINE_KEY_PREFIX = "there"
+    assert conf.key_prefix == "there"
     settings.SESSION_COOKIE_NAME = "sid"  # Django's own settings that whos_online reads
     assert conf.session_cookie_name == "sid"
 

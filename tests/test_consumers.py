@@ -26,7 +26,8 @@ from django.urls import path
 
 from tests.conftest import NOW, BrowserClient, RoundTrips, names
 from tests.test_live import rendered_shown
-from whos_online import presence, scripts, sockets
+from whos_online import presence, scripts, sockets, status
+from whos_online.conf import conf
 from whos_online.realtime import hub
 from whos_online.realtime.consumers import PresenceMixin
 from whos_online.realtime.routing import websocket_urlpatterns
@@ -130,14 +131,14 @@ def test_five_tabs_are_one_member_and_the_last_to_close_takes_them_off_at_once(
     async def scenario() -> None:
         watcher = await tab(bob)
         tabs = [await tab(alice) for _ in range(5)]
-        conns = presence.conf.connections_key(None, str(alice.pk))
+        conns = conf.connections_key(None, str(alice.pk))
         await eventually(lambda: redis_db.hlen(conns) == 5)  # every tab recorded
         await until(watcher, lambda m: str(alice.pk) in m["joins"])
         assert presence.user_count() == 2 and listed()["alice"] == "online"
         for closed in tabs[:4]:
             await closed.disconnect()
         assert status_of(alice.pk) == "online" and str(alice.pk) in presence.connected()
-        reading.shift(presence.SOCKET_GRACE)  # she reads a while, then closes the last tab
+        reading.shift(status.SOCKET_GRACE)  # she reads a while, then closes the last tab
         await tabs[4].disconnect()
         # At once: the next read, with no tick and no timeout in between.
         assert status_of(alice.pk) == "idle" and listed()["alice"] == "idle"
@@ -159,7 +160,7 @@ def test_a_page_view_after_leaving_is_the_http_rule_again(
     async def scenario() -> None:
         alice_tab = await tab(alice)
         await eventually(lambda: str(alice.pk) in presence.connected())
-        traveller.shift(presence.SOCKET_GRACE)
+        traveller.shift(status.SOCKET_GRACE)
         await alice_tab.disconnect()
 
     with time_machine.travel(NOW, tick=False) as traveller:
@@ -176,7 +177,7 @@ def test_heartbeats_keep_a_connection_and_a_dead_process_drops_out_after_the_tim
     settings.WHOS_ONLINE_HEARTBEAT = 18.75  # a timeout of 45 s (2.4 beats)
     alice, bob = people("alice", "bob")
     pk = str(alice.pk)
-    live_key = presence.conf.socket_keys().live
+    live_key = conf.socket_keys().live
 
     async def scenario() -> None:
         with time_machine.travel(NOW, tick=False) as traveller:
@@ -211,7 +212,7 @@ def test_a_member_forgotten_at_logout_is_not_brought_back_by_their_open_socket(
     settings.WHOS_ONLINE_HEARTBEAT = 20
     (alice,) = people("alice")
     pk = str(alice.pk)
-    live_key = presence.conf.socket_keys().live
+    live_key = conf.socket_keys().live
 
     async def scenario() -> None:
         with time_machine.travel(NOW, tick=False) as traveller:
@@ -232,9 +233,9 @@ def test_one_heartbeat_round_trip_per_batch_of_a_process_connections(
 ) -> None:
     monkeypatch.setattr(sockets, "HEARTBEAT_BATCH", 20)
     presence.record_guest("203.0.113.9", "thread:1")  # heartbeats write to registered rooms only
-    connections = [presence.Connection(str(pk), f"c{pk}", "thread:1") for pk in range(50)]
+    connections = [sockets.Connection(str(pk), f"c{pk}", "thread:1") for pk in range(50)]
     round_trips.clear()
-    presence.heartbeat(connections)
+    sockets.heartbeat(connections)
     assert round_trips.commands == [["EVALSHA"]] * 3  # 20 + 20 + 10
     assert len(presence.connected()) == 50 and len(presence.connected("thread:1")) == 50
 
@@ -242,7 +243,7 @@ def test_one_heartbeat_round_trip_per_batch_of_a_process_connections(
 def test_hidden_members_reach_staff_subscribers_alone(
     redis_db: redis.Redis, people: Any, settings: Any
 ) -> None:
-    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
+    settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_hidden.private_card"
     (shy,) = people("Shy", email="hidden")
     (visitor,) = people("visitor")
     (admin,) = people("admin", is_staff=True)
@@ -255,7 +256,7 @@ def test_hidden_members_reach_staff_subscribers_alone(
         assert seen["joins"][pk]["hidden"] is True and seen["hidden"] == 1
         counted = await until(public, lambda m: m["hidden"] == 1)
         assert pk not in counted["joins"] and "Shy" not in str(counted)
-        reading.shift(presence.SOCKET_GRACE)
+        reading.shift(status.SOCKET_GRACE)
         await shy_tab.disconnect()
         await until(staff, lambda m: pk in m["leaves"])
         await public.disconnect()
@@ -284,7 +285,7 @@ def test_a_room_connection_is_in_the_room_and_on_the_site(
         assert diff["room"] == "thread:1" and 'class="whos-here"' in diff["html"]
         assert listed("thread:1") == {"alice": "online", "bob": "online"}
         assert listed() == {"alice": "online", "bob": "online"}
-        reading.shift(presence.SOCKET_GRACE)
+        reading.shift(status.SOCKET_GRACE)
         await alice_tab.disconnect()
         assert listed("thread:1")["alice"] == "idle" and listed()["alice"] == "idle"
         await watcher.disconnect()
@@ -314,15 +315,15 @@ def test_a_connect_redis_skipped_is_recorded_by_the_ticker_once_it_answers(
     redis_db: redis.Redis, people: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (alice,) = people("alice")
-    connect = presence.connect
+    connect = sockets.connect
     failures = [redis.ConnectionError("a blip")]
 
-    def blip(connection: presence.Connection) -> float:
+    def blip(connection: sockets.Connection) -> float:
         if failures:
             raise failures.pop()
         return connect(connection)
 
-    monkeypatch.setattr(presence, "connect", blip)
+    monkeypatch.setattr(sockets, "connect", blip)
 
     async def scenario() -> None:
         alice_tab = await tab(alice)
@@ -355,16 +356,16 @@ def test_the_merge_holds_with_approximate_counting_and_the_day_total(
     redis_db: redis.Redis, people: Any, settings: Any
 ) -> None:
     """The block's script then has more KEYS (buckets, hours): the socket keys are its last two."""
-    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
-    settings.WHOS_ONLINE_SHOW_DAY_TOTAL = True
+    settings.WHOS_ONLINE_GUESTS = "approximate"
+    settings.WHOS_ONLINE_RETENTION = timedelta(days=1)  # adds the day's total
     (alice,) = people("alice")
-    connection = presence.open_connection(alice)
+    connection = sockets.open_connection(alice)
     with time_machine.travel(NOW, tick=False) as traveller:
-        presence.connect(connection)
+        sockets.connect(connection)
         presence.record_guest("203.0.113.7")
         assert listed() == {"alice": "online"}
-        traveller.shift(presence.SOCKET_GRACE)
-        presence.disconnect(connection)
+        traveller.shift(status.SOCKET_GRACE)
+        sockets.disconnect(connection)
         online = presence.summary(None, None, include_hidden=True)
     assert [(m.name, m.status) for m in online.members] == [("alice", "idle")]
     assert (online.user_count, online.guest_count, online.day_total) == (1, 1, 2)
@@ -408,8 +409,8 @@ def test_the_ticker_beats_once_a_heartbeat_and_at_once_when_the_clock_went_back(
     settings.WHOS_ONLINE_HEARTBEAT = 20
     with time_machine.travel(NOW, tick=False) as traveller:
         ticker = DrivenHub()  # as if it had just beaten
-        connection = presence.Connection("1", "tab")
-        presence.connect(connection)
+        connection = sockets.Connection("1", "tab")
+        sockets.connect(connection)
         ticker.track(connection)
         traveller.shift(elapsed)
         round_trips.clear()
@@ -424,9 +425,9 @@ def test_after_an_outage_the_ticker_records_at_most_100_skipped_connects_a_tick(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     recorded: list[str] = []
-    monkeypatch.setattr(presence, "connect", lambda c: recorded.append(c.id) or c)
+    monkeypatch.setattr(sockets, "connect", lambda c: recorded.append(c.id) or c)
     ticker = DrivenHub()
-    connections = [presence.Connection(str(n), f"tab{n}") for n in range(102)]
+    connections = [sockets.Connection(str(n), f"tab{n}") for n in range(102)]
     for connection in connections:
         ticker.track(connection)
         ticker.record_later(connection)
@@ -478,7 +479,7 @@ def test_a_page_gets_the_whole_state_then_what_changed_and_a_quiet_tick_sends_no
 def test_each_change_is_said_in_a_short_sentence_never_the_list(
     redis_db: redis.Redis, settings: Any, people: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings.WHOS_ONLINE_MAX_AGE, settings.WHOS_ONLINE_IDLE_AFTER = 3600, 300
+    settings.WHOS_ONLINE_MAX_AGE = 600  # idle after 300 s
     monkeypatch.setattr(hub, "TICK", 0)  # each notice read at its tick, not a TICK later
     alice, bob, carol, dan = people("alice", "bob", "carol", "dan")
     ticker, page = DrivenHub(), Page()
@@ -508,13 +509,13 @@ def test_each_change_is_said_in_a_short_sentence_never_the_list(
         tick()
         traveller.shift(300)
         tick()  # alice, seen 305 s ago
+        presence.record_user(alice)  # back from idle
+        tick()
         presence.record_user(bob)
         presence.record_user(carol)
         tick()
         traveller.shift(300)
-        tick()
-        presence.record_user(alice)  # back from idle
-        tick()
+        tick()  # all three idle, still inside the window
         presence.record_user(bob)
         presence.record_user(carol)
         tick()
@@ -525,9 +526,9 @@ def test_each_change_is_said_in_a_short_sentence_never_the_list(
         "bob left.",
         "2 people left.",
         "alice is idle.",
-        "2 people joined.",
-        "2 people are idle.",
         "alice is back.",
+        "2 people joined.",
+        "3 people are idle.",
         "2 people are back.",
     ]
     assert "<bdi>alice</bdi>" in page.messages[-1]["html"]
@@ -697,7 +698,7 @@ def test_a_site_consumer_with_the_mixin_keeps_its_member_online_in_the_route_roo
             for step in range(1, 4):  # 3 x 30 s: past the timeout, beaten for each time
                 traveller.shift(30)
                 due = NOW.timestamp() + 30 * step
-                live = presence.conf.socket_keys("lobby").live
+                live = conf.socket_keys("lobby").live
                 await eventually(lambda: (redis_db.zscore(live, str(alice.pk)) or 0) >= due)
             assert listed("lobby") == {"alice": "online"} and listed() == {"alice": "online"}
             await communicator.disconnect()

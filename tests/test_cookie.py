@@ -18,6 +18,7 @@ from django.contrib.auth.models import User
 from tests.conftest import NOW, BrowserAsyncClient, BrowserClient
 from tests.test_middleware import async_get
 from whos_online import presence
+from whos_online.conf import Settings
 
 pytestmark = pytest.mark.django_db
 
@@ -84,9 +85,14 @@ def test_an_ipv6_guest_rotating_inside_its_64_keeps_its_cookie(
 
 @pytest.mark.parametrize(("prefix", "records"), [(48, 0), (128, 1)])
 def test_a_guests_cookie_is_bound_to_the_network_the_site_counts_by(
-    redis_db: redis.Redis, round_trips: Any, settings: Any, prefix: int, records: int
+    redis_db: redis.Redis,
+    round_trips: Any,
+    settings: Any,
+    prefix: int,
+    records: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings.WHOS_ONLINE_IPV6_PREFIX = prefix
+    monkeypatch.setattr(Settings, "ipv6_prefix", prefix)
     client = BrowserClient()
     first_cookie(client, REMOTE_ADDR="2001:db8:1:2::aaaa")
     round_trips.clear()
@@ -100,7 +106,7 @@ def test_an_expired_cookie_records_again_even_if_the_browser_keeps_sending_it(
 ) -> None:
     # The test client never drops a cookie at its max-age: like a client that
     # replays the value it once got.
-    settings.WHOS_ONLINE_COOKIE_AGE = age
+    settings.WHOS_ONLINE_MAX_AGE = 2 * age  # the cookie lasts half the window
     client = BrowserClient()
     with time_machine.travel(NOW, tick=False) as traveller:
         value = first_cookie(client, REMOTE_ADDR=GUEST)
@@ -216,7 +222,7 @@ def test_rotating_the_secret_key_keeps_cookies_signed_with_a_fallback(
 def test_a_guest_behind_a_long_forwarding_header_is_throttled_too(
     redis_db: redis.Redis, round_trips: Any, settings: Any
 ) -> None:
-    settings.WHOS_ONLINE_PROXY_COUNT = 1
+    settings.WHOS_ONLINE_PROXIES = 1
     client = BrowserClient()
     header = "198.51.100.1, " * 300 + GUEST  # 4 KB: checked without the per-value cache
     first_cookie(client, HTTP_X_FORWARDED_FOR=header)
@@ -232,7 +238,7 @@ def test_a_guest_behind_a_forwarded_header_is_throttled_by_it(
     redis_db: redis.Redis, round_trips: Any, settings: Any
 ) -> None:
     settings.WHOS_ONLINE_PROXY_HEADER = "Forwarded"
-    settings.WHOS_ONLINE_PROXY_COUNT = 1
+    settings.WHOS_ONLINE_PROXIES = 1
     client = BrowserClient()
     first_cookie(client, HTTP_FORWARDED=f"for={GUEST}")
     round_trips.clear()

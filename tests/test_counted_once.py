@@ -24,6 +24,7 @@ from tests.test_blockcache import POLL, member, reads, traveller
 from tests.test_consumers import run, tab, until
 from tests.test_faults import members
 from whos_online import blockcache
+from whos_online.conf import Settings
 
 pytestmark = pytest.mark.django_db
 __all__ = ["traveller"]  # the fixture, for this module's tests
@@ -269,9 +270,12 @@ def test_after_redis_came_back_empty_each_page_counts_each_person_once(
 
 
 def test_no_block_shows_a_peak_below_its_total(
-    redis_db: redis.Redis, traveller: Any, settings: Any
+    redis_db: redis.Redis,
+    traveller: Any,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings.WHOS_ONLINE_MAX_GUESTS = 2
+    monkeypatch.setattr(Settings, "max_guests", 2)
     BrowserClient().get("/block/", REMOTE_ADDR=CUSTOMER)  # the peak: 1
     traveller.shift(0.3)
     # The guests now fill their cap: a count the peak does not take.

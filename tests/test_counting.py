@@ -20,7 +20,8 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 
 from tests.conftest import NOW, BrowserClient
-from whos_online import counting, presence, settings_checks
+from whos_online import counting, presence, settings_checks, stats
+from whos_online.conf import Settings
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +31,7 @@ T0 = NOW.timestamp()
 
 @pytest.fixture(params=["exact", "approximate"])
 def mode(request: pytest.FixtureRequest, settings: Any, redis_db: redis.Redis) -> str:
-    settings.WHOS_ONLINE_GUEST_COUNTING = request.param
+    settings.WHOS_ONLINE_GUESTS = request.param
     settings.WHOS_ONLINE_MAX_AGE = 600
     return str(request.param)
 
@@ -55,7 +56,7 @@ def summary_line(html: str) -> str:
 def test_approximate_guests_leave_the_window_with_their_bucket(
     redis_db: redis.Redis, settings: Any
 ) -> None:
-    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
+    settings.WHOS_ONLINE_GUESTS = "approximate"
     settings.WHOS_ONLINE_MAX_AGE = 600
     with time_machine.travel(NOW, tick=False) as traveller:
         for i in range(3):
@@ -79,7 +80,7 @@ def test_approximate_guests_leave_the_window_with_their_bucket(
 def test_approximate_room_guests_leave_with_the_room_s_shorter_window(
     redis_db: redis.Redis, settings: Any
 ) -> None:
-    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
+    settings.WHOS_ONLINE_GUESTS = "approximate"
     settings.WHOS_ONLINE_MAX_AGE, settings.WHOS_ONLINE_ROOM_MAX_AGE = 600, 120
     with time_machine.travel(NOW, tick=False) as traveller:
         visit("203.0.113.1", "/thread/1/")
@@ -92,9 +93,11 @@ def test_approximate_room_guests_leave_with_the_room_s_shorter_window(
         assert presence.guest_count() == 1  # the site's window is ten minutes
 
 
-def test_approximate_guests_are_not_capped(redis_db: redis.Redis, settings: Any) -> None:
-    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
-    settings.WHOS_ONLINE_MAX_GUESTS = 5
+def test_approximate_guests_are_not_capped(
+    redis_db: redis.Redis, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.WHOS_ONLINE_GUESTS = "approximate"
+    monkeypatch.setattr(Settings, "max_guests", 5)
     for i in range(20):
         visit(f"203.0.113.{i}")
     assert presence.guest_count() == 20
@@ -108,7 +111,7 @@ def test_approximate_guests_are_not_capped(redis_db: redis.Redis, settings: Any)
 def test_one_round_trip_per_record_and_per_block(
     mode: str, settings: Any, round_trips: Any
 ) -> None:
-    settings.WHOS_ONLINE_SHOW_DAY_TOTAL = True
+    settings.WHOS_ONLINE_RETENTION = timedelta(days=1)  # adds the day's total
     visit("203.0.113.1")
     assert round_trips.commands == [["EVALSHA"]]
     member = BrowserClient()
@@ -125,7 +128,7 @@ def test_one_round_trip_per_record_and_per_block(
 def test_every_counter_carries_a_ttl_that_ends_when_no_count_reads_it(
     mode: str, settings: Any, redis_db: redis.Redis
 ) -> None:
-    settings.WHOS_ONLINE_SHOW_DAY_TOTAL = True
+    settings.WHOS_ONLINE_RETENTION = timedelta(days=1)  # adds the day's total
     prefix = settings.WHOS_ONLINE_KEY_PREFIX
     # Guests an hour and two minutes ago, so the block's unions of older buckets are not empty.
     with time_machine.travel(NOW - timedelta(hours=1), tick=False) as traveller:
@@ -161,7 +164,7 @@ def test_every_counter_carries_a_ttl_that_ends_when_no_count_reads_it(
 
 
 def test_the_window_needs_at_most_eleven_buckets_however_long_it_is(settings: Any) -> None:
-    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
+    settings.WHOS_ONLINE_GUESTS = "approximate"
     for window in (60, 600, 3600, 86400):
         settings.WHOS_ONLINE_MAX_AGE = window
         buckets = counting.window_buckets("p:guests", T0)
@@ -174,12 +177,12 @@ def test_the_peak_counts_guests_in_both_modes(mode: str) -> None:
         for i in range(4):
             visit(f"203.0.113.{i}")
         member_visit("alice", "/block/")
-        assert presence.peak() == presence.Peak(5, NOW)
+        assert presence.peak() == stats.Peak(5, NOW)
         traveller.shift(3600)
         html = member_visit("bob", "/block/")
     assert summary_line(html) == "1 user online: 1 member, 0 guests"
     assert "Most ever online: 5 users on " in html
-    assert presence.peak() == presence.Peak(5, NOW)
+    assert presence.peak() == stats.Peak(5, NOW)
 
 
 def test_prune_samples_guests_in_both_modes(mode: str) -> None:
@@ -188,7 +191,7 @@ def test_prune_samples_guests_in_both_modes(mode: str) -> None:
             visit(f"203.0.113.{i}")
         call_command("whos_online_prune", stdout=StringIO())
         assert [(s.users, s.guests) for s in presence.history()] == [(0, 3)]
-    assert presence.peak() == presence.Peak(3, NOW)
+    assert presence.peak() == stats.Peak(3, NOW)
 
 
 def test_the_day_line_is_off_by_default(mode: str) -> None:
@@ -199,7 +202,6 @@ def test_the_day_line_is_off_by_default(mode: str) -> None:
 
 
 def test_the_day_line_counts_everyone_of_the_past_24_hours(mode: str, settings: Any) -> None:
-    settings.WHOS_ONLINE_SHOW_DAY_TOTAL = True
     settings.WHOS_ONLINE_RETENTION = timedelta(days=1)
     with time_machine.travel(NOW, tick=False) as traveller:
         member_visit("alice")
@@ -253,7 +255,7 @@ def test_a_login_cannot_take_an_approximate_guest_off_the_count(
     redis_db: redis.Redis, settings: Any
 ) -> None:
     # What approximate mode gives up: a HyperLogLog cannot remove anyone.
-    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
+    settings.WHOS_ONLINE_GUESTS = "approximate"
     client = BrowserClient()
     client.get("/", REMOTE_ADDR="203.0.113.7")
     client.force_login(User.objects.create_user("alice"))
@@ -263,20 +265,17 @@ def test_a_login_cannot_take_an_approximate_guest_off_the_count(
 
 
 def test_rooms_count_approximate_guests_too(redis_db: redis.Redis, settings: Any) -> None:
-    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
+    settings.WHOS_ONLINE_GUESTS = "approximate"
     for i in range(3):
         visit(f"203.0.113.{i}", "/thread/7/")
     assert presence.guest_count("thread:7") == 3
     assert presence.summary(room="thread:7").guest_count == 3
 
 
-def test_checks_reject_an_unknown_mode_and_warn_about_a_short_retention(settings: Any) -> None:
-    settings.WHOS_ONLINE_GUEST_COUNTING = "hyperloglog"
+def test_checks_reject_an_unknown_mode(settings: Any) -> None:
+    settings.WHOS_ONLINE_GUESTS = "hyperloglog"
     assert [m.id for m in settings_checks.check_settings()] == ["whos_online.E005"]
-    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
-    settings.WHOS_ONLINE_SHOW_DAY_TOTAL = True
-    assert [m.id for m in settings_checks.check_settings()] == ["whos_online.W008"]
-    settings.WHOS_ONLINE_RETENTION = timedelta(days=1)
+    settings.WHOS_ONLINE_GUESTS = "approximate"
     assert settings_checks.check_settings() == []
 
 
@@ -348,7 +347,6 @@ def test_the_hour_buckets_and_the_unions_ttls_to_the_millisecond(settings: Any) 
 
 
 def test_the_past_24_hours_are_the_hour_23_hours_ago_onwards(mode: str, settings: Any) -> None:
-    settings.WHOS_ONLINE_SHOW_DAY_TOTAL = True
     settings.WHOS_ONLINE_RETENTION = timedelta(days=2)
     hour = NOW.replace(minute=0, second=0)
     with time_machine.travel(hour + timedelta(minutes=30), tick=False) as traveller:

@@ -32,7 +32,7 @@ from tests.conftest import NOW, BrowserClient
 from tests.test_consumers import DEADLINE, eventually, listed, run, tab, until
 from tests.test_realtime_trust import refused
 from whos_online import presence
-from whos_online.settings_table import DEFAULTS, SETTINGS, Setting
+from whos_online.settings_table import DEFAULTS, GROUPS, SETTINGS, Setting
 
 ROOT = Path(whos_online.__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -54,10 +54,18 @@ def test_every_setting_is_in_the_generated_reference(setting: Setting) -> None:
     name, default = setting.name, repr(DEFAULTS[setting.name])
     assert f"| [`{name}`](#{name.lower()}) | `{default}` |\n" in table
     [section] = [s for s in sections if s.startswith(f"({name.lower()})=\n")]
-    assert f"## `{name}`\n" in section
+    assert f"### `{name}`\n" in section
     assert f"**Type:** {setting.takes} · **Default:** `{default}` · " in section
     assert f"**Checked by:** [`{setting.check}`](checks.md#{setting.check[-4:].lower()})" in section
     assert setting.doc in section
+
+
+def test_the_reference_groups_every_setting_once_the_ones_every_site_sets_first() -> None:
+    grouped = [name for _, names in GROUPS for name in names]
+    assert sorted(grouped) == sorted(DEFAULTS)
+    headings = re.findall(r"^## (.+)$", settings_reference.reference(), flags=re.M)
+    assert headings[: len(GROUPS)] == [title for title, _ in GROUPS]
+    assert headings[0] == "Every site" and "WHOS_ONLINE_CACHE_ALIAS" in GROUPS[0][1]
 
 
 def test_every_check_a_setting_names_has_its_anchor() -> None:
@@ -115,7 +123,6 @@ def test_the_api_overview_runs_as_written(redis_db: Any, people: Any, rf: Any) -
     exec(compile(overview, "docs/reference/api.md", "exec"), names)  # noqa: S102
     assert (names["users"], names["guests"]) == (0, 0)  # nobody stale to prune
     assert presence.status(alice) == "offline"  # the overview forgot them
-    assert presence.peak() is None  # and reset the peak
 
 
 def test_the_presence_dots_template_renders_a_dot_per_member(redis_db: Any, people: Any) -> None:

@@ -26,7 +26,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core import checks
 
-from tests.conftest import BrowserClient
+from tests.conftest import BrowserClient, hiding
 
 EMAIL_USER = "accounts.EmailUser"
 __test__ = settings.AUTH_USER_MODEL == EMAIL_USER
@@ -53,10 +53,13 @@ def wants_privacy(user: Any) -> bool:
     return bool(user.email.startswith("erin@"))
 
 
+private_card = hiding(wants_privacy)
+
+
 @pytest.fixture
 def site(redis_db: redis.Redis, settings: Any) -> Iterator[dict[str, Any]]:
     """Everyone in PEOPLE logged in through the login view, plus a guest: their clients."""
-    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_email_login.wants_privacy"
+    settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_email_login.private_card"
     model = get_user_model()
     users = {
         email: model.objects.create_user(

@@ -25,6 +25,7 @@ from tests.conftest import FAKE_CACHE, NOW, BrowserClient, django_redis_cache
 from tests.counted import Wire
 from tests.test_faults import answers_again, log_records, the_error
 from whos_online import failsafe, presence
+from whos_online.conf import Settings
 
 pytestmark = pytest.mark.django_db
 
@@ -69,7 +70,7 @@ def test_back_off_starts_short_then_recovers_by_itself(
         for _ in range(10):
             BrowserClient().get("/block/")
         assert wire.connects == 1  # N requests do not cost N timeouts
-        traveller.shift(failsafe.FIRST_BACKOFF)  # a second, not WHOS_ONLINE_BACKOFF
+        traveller.shift(failsafe.FIRST_BACKOFF)  # a second, not the longest back-off
         BrowserClient().get("/")
         assert wire.connects == 2  # tried again, still down: no second log record
         assert len(log_records(caplog, logging.ERROR)) == 1
@@ -361,10 +362,15 @@ def test_the_back_off_doubles_with_jitter_up_to_5_s_by_default(
     ["refused", "timeout", "read-only", "out-of-memory", "slow"],
 )
 def test_one_error_line_and_one_warning_per_outage_whatever_the_fault(
-    fake: FakeRedis, traveller: Any, settings: Any, fault: str, caplog: pytest.LogCaptureFixture
+    fake: FakeRedis,
+    traveller: Any,
+    settings: Any,
+    fault: str,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Many calls over several failed probes, then recovery: two records, no traceback."""
-    settings.WHOS_ONLINE_BACKOFF = 4
+    monkeypatch.setattr(Settings, "backoff", 4)
     fake.error = {
         "refused": redis.ConnectionError("Error 111 connecting. Connection refused."),
         "timeout": redis.TimeoutError("Timeout reading from socket"),
@@ -425,9 +431,15 @@ def probes_at(fake: FakeRedis, traveller: Any, wait: float) -> None:
 
 @pytest.mark.parametrize(("end", "factor"), [("earliest", 0.75), ("latest", 1.0)])
 def test_each_wait_is_the_back_off_times_a_factor_between_three_quarters_and_one(
-    fake: FakeRedis, traveller: Any, settings: Any, jitter: Any, end: str, factor: float
+    fake: FakeRedis,
+    traveller: Any,
+    settings: Any,
+    jitter: Any,
+    end: str,
+    factor: float,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings.WHOS_ONLINE_BACKOFF = 5
+    monkeypatch.setattr(Settings, "backoff", 5)
     jitter(end)
     fake.error = REFUSED
     assert failsafe.call(fake) is None
@@ -444,8 +456,9 @@ def test_the_setting_caps_the_first_wait_too_and_zero_retries_every_call(
     jitter: Any,
     backoff: float,
     caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings.WHOS_ONLINE_BACKOFF = backoff
+    monkeypatch.setattr(Settings, "backoff", backoff)
     jitter("latest")
     fake.error = REFUSED
     assert failsafe.call(fake) is None

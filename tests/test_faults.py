@@ -17,6 +17,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,8 @@ from tests.conftest import (
 )
 from tests.counted import Wire
 from tests.redis_server import RedisServer
-from whos_online import failsafe, presence
+from whos_online import failsafe, guests, presence
+from whos_online.conf import Settings
 
 pytestmark = pytest.mark.django_db
 
@@ -69,9 +71,9 @@ def redis_servers(tmp_path: Path) -> Iterator[Callable[..., RedisServer]]:
 
 
 @pytest.fixture
-def prefix(settings: Any) -> str:
+def prefix(settings: Any, monkeypatch: pytest.MonkeyPatch) -> str:
     settings.WHOS_ONLINE_KEY_PREFIX = prefix = f"whos_online_faults:{uuid.uuid4().hex}"
-    settings.WHOS_ONLINE_BACKOFF = BACKOFF
+    monkeypatch.setattr(Settings, "backoff", BACKOFF)
     return prefix
 
 
@@ -377,8 +379,8 @@ def test_a_full_redis_still_counts_approximate_guests_and_the_past_24_hours(
     # a replica, refuses it, and the block counts every bucket instead.
     server = redis_servers("--maxmemory", "2mb", "--maxmemory-policy", "noeviction")
     settings.CACHES = {"default": django_redis_cache(server.url)}
-    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
-    settings.WHOS_ONLINE_SHOW_DAY_TOTAL = True
+    settings.WHOS_ONLINE_GUESTS = "approximate"
+    settings.WHOS_ONLINE_RETENTION = timedelta(days=1)  # adds the day's total
     settings.WHOS_ONLINE_MAX_AGE = 600
     with time_machine.travel(NOW, tick=False) as traveller:
         for i in range(3):
@@ -512,7 +514,7 @@ def test_prune_while_visitors_are_recorded_keeps_every_live_member(
                     presence.record_user(user)
                 for ip in ips:
                     presence.record_guest(ip)
-                    guests_recorded.add(presence.guest_id(ip))
+                    guests_recorded.add(guests.guest_id(ip))
         except BaseException as exc:  # surfaced below rather than lost in the thread
             failures.append(exc)
 
@@ -558,13 +560,13 @@ def test_prune_while_visitors_are_recorded_keeps_every_live_member(
 
     with own_redis.client() as direct:
         users = {m.decode() for m in direct.zrange(users_key, 0, -1)}
-        guests = {m.decode() for m in direct.zrange(guests_key, 0, -1)}
+        kept_guests = {m.decode() for m in direct.zrange(guests_key, 0, -1)}
         cards = {m.decode() for m in direct.hkeys(cards_key)}
     # Every live member kept, including each comeback and the oldest live ones; stale gone.
     assert users == set(live) | set(borderline) | set(came_back)
     # and the cards with them: each kept member's (a comeback's fresh one), no stale one's
     assert cards == users
-    assert guests == guests_recorded
+    assert kept_guests == guests_recorded
     match = re.search(r"(\d+) stale member\(s\) and (\d+) stale guest", out.getvalue())
     assert match, out.getvalue()
     # A comeback counts as pruned only if its stale entry went before it came back.
@@ -573,14 +575,18 @@ def test_prune_while_visitors_are_recorded_keeps_every_live_member(
 
 
 def test_a_restarted_redis_keeps_the_sockets_and_notices_resume(
-    own_redis: RedisServer, people: Any, settings: Any, ticks: list[Any]
+    own_redis: RedisServer,
+    people: Any,
+    settings: Any,
+    ticks: list[Any],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Live blocks through an outage: no socket closed, nothing sent, and once Redis is
     back the hub listens again and a change reaches the page by its notice."""
     from tests.test_consumers import DEADLINE, eventually, run, tab, until
     from whos_online.realtime import hub
 
-    settings.WHOS_ONLINE_BACKOFF = 1
+    monkeypatch.setattr(Settings, "backoff", 1)
     (alice,) = people("alice")
 
     async def scenario() -> None:

@@ -18,8 +18,8 @@ import time_machine
 from django.core.management import call_command
 
 from tests.conftest import NOW, BrowserClient
-from whos_online import presence
-from whos_online.conf import conf
+from whos_online import guests, presence, stats
+from whos_online.conf import Settings, conf
 
 pytestmark = pytest.mark.django_db
 
@@ -31,17 +31,19 @@ def visit(address: str, path: str = "/") -> Any:
 
 
 def test_a_flood_keeps_the_guests_counted_before_it_and_pins_no_peak(
-    redis_db: redis.Redis, settings: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings.WHOS_ONLINE_PROXY_COUNT = 1
-    settings.WHOS_ONLINE_MAX_GUESTS = 100
+    settings.WHOS_ONLINE_PROXIES = 1
+    monkeypatch.setattr(Settings, "max_guests", 100)
     settings.WHOS_ONLINE_MAX_AGE = 600
     guests_key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:guests"
     with time_machine.travel(NOW, tick=False) as traveller:
         for address in REAL_GUESTS:
             visit(address)
         assert "30 guests" in visit(REAL_GUESTS[0], "/block/").content.decode()
-        assert presence.peak() == presence.Peak(30, NOW)
+        assert presence.peak() == stats.Peak(30, NOW)
         traveller.shift(540)
         for address in REAL_GUESTS:  # still browsing: recorded again
             visit(address)
@@ -52,14 +54,14 @@ def test_a_flood_keeps_the_guests_counted_before_it_and_pins_no_peak(
         for address in flood:
             assert visit(address, "/block/").status_code == 200
         counted = {m.decode() for m in redis_db.zrange(guests_key, 0, -1)}
-        assert {presence.guest_id(a) for a in REAL_GUESTS} <= counted
+        assert {guests.guest_id(a) for a in REAL_GUESTS} <= counted
         assert presence.guest_count() == 100
         # The counts on the way up to the cap were the flood too: the peak is the
         # one from before the window the flood came in.
-        assert presence.peak() == presence.Peak(30, NOW)
+        assert presence.peak() == stats.Peak(30, NOW)
         traveller.shift(300)
         call_command("whos_online_prune", stdout=StringIO())
-        assert presence.peak() == presence.Peak(30, NOW)
+        assert presence.peak() == stats.Peak(30, NOW)
         # The flood leaves the window; newcomers are let in again.
         traveller.shift(301)
         visit("203.0.113.50")
@@ -67,9 +69,11 @@ def test_a_flood_keeps_the_guests_counted_before_it_and_pins_no_peak(
 
 
 def test_a_flood_within_the_window_of_a_first_peak_leaves_none(
-    redis_db: redis.Redis, settings: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings.WHOS_ONLINE_MAX_GUESTS = 5
+    monkeypatch.setattr(Settings, "max_guests", 5)
     with time_machine.travel(NOW, tick=False):
         for i in range(10):
             BrowserClient().get("/block/", REMOTE_ADDR=f"10.0.0.{i}")
@@ -79,22 +83,26 @@ def test_a_flood_within_the_window_of_a_first_peak_leaves_none(
 
 
 def test_a_flood_in_a_room_leaves_the_sites_peak_alone_and_marks_nothing(
-    redis_db: redis.Redis, settings: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings.WHOS_ONLINE_MAX_GUESTS = 3
+    monkeypatch.setattr(Settings, "max_guests", 3)
     with time_machine.travel(NOW, tick=False):
         presence.record_guest("203.0.113.1")
         presence.record_guest("203.0.113.2")
         presence.summary(limit=10)  # what the block counts raises the peak
         visits = [presence.record_guest(f"10.0.0.{i}", room="thread:1") for i in range(5)]
         assert [v.refused for v in visits] == [False, False, False, True, True]
-        assert presence.peak() == presence.Peak(2, NOW)
+        assert presence.peak() == stats.Peak(2, NOW)
     # Rooms keep no peak, so no flood mark either.
     assert redis_db.exists(conf.keys("thread:1").peak) == 0
 
 
-def test_a_guest_refused_at_the_cap_is_no_error(redis_db: redis.Redis, settings: Any) -> None:
-    settings.WHOS_ONLINE_MAX_GUESTS = 1
+def test_a_guest_refused_at_the_cap_is_no_error(
+    redis_db: redis.Redis, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(Settings, "max_guests", 1)
     visit_one = BrowserClient().get("/block/", REMOTE_ADDR="203.0.113.1")
     visit_two = BrowserClient().get("/block/", REMOTE_ADDR="203.0.113.2")
     assert visit_one.status_code == visit_two.status_code == 200
@@ -116,7 +124,7 @@ def test_reset_peak_forgets_a_pinned_peak(redis_db: redis.Redis, settings: Any) 
     assert out.getvalue().splitlines()[-1] == (
         f"Reset the peak (it was 50000 on {yesterday:%Y-%m-%d %H:%M} UTC)."
     )
-    assert presence.peak() == presence.Peak(2, NOW)  # started again from those online
+    assert presence.peak() == stats.Peak(2, NOW)  # started again from those online
 
 
 def test_reset_peak_without_a_peak(redis_db: redis.Redis) -> None:

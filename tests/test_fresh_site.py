@@ -259,8 +259,8 @@ def test_an_ordinary_member_logs_in_through_the_login_page_and_is_listed(
 def test_the_cron_line_prints_nothing_even_on_a_site_with_check_warnings(
     site: Site, redis_db: redis.Redis, settings: Any
 ) -> None:
-    use(site, redis_db, settings, WHOS_ONLINE_COOKIE_AGE=600)
-    assert "whos_online.W001" in site.manage("check").stderr  # the site has a warning
+    use(site, redis_db, settings, WHOS_ONLINE_ROOM_MAX_AGE=900)
+    assert "whos_online.W012" in site.manage("check").stderr  # the site has a warning
     cron = site.run(*cron_command())
     assert (cron.returncode, cron.stdout, cron.stderr) == (0, "", "")
 

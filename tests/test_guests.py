@@ -10,7 +10,9 @@ import redis
 import time_machine
 
 from tests.conftest import NOW, BrowserClient
-from whos_online import counting, presence
+from whos_online import counting, presence, recording, stats
+from whos_online.conf import Settings
+from whos_online.guests import guest_id
 
 pytestmark = pytest.mark.django_db
 
@@ -27,12 +29,14 @@ def test_privacy_addresses_in_one_ipv6_64_are_one_guest(redis_db: redis.Redis) -
     assert presence.guest_count() == 2
 
 
-def test_ipv6_grouping_follows_the_setting(redis_db: redis.Redis, settings: Any) -> None:
-    settings.WHOS_ONLINE_IPV6_PREFIX = 128
+def test_ipv6_grouping_follows_the_setting(
+    redis_db: redis.Redis, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(Settings, "ipv6_prefix", 128)
     presence.record_guest("2001:db8:1:2::1")
     presence.record_guest("2001:db8:1:2::2")
     assert presence.guest_count() == 2
-    settings.WHOS_ONLINE_IPV6_PREFIX = 48
+    monkeypatch.setattr(Settings, "ipv6_prefix", 48)
     presence.record_guest("2001:db8:1:ffff::9")
     assert presence.guest_count() == 3  # a new id space: one more guest, not two
 
@@ -106,31 +110,36 @@ def test_real_redis_keeps_a_small_guest_set_compact(redis_db: redis.Redis, setti
 
 
 def test_at_the_cap_newcomers_wait_and_the_guests_counted_stay(
-    redis_db: redis.Redis, settings: Any, round_trips: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    round_trips: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings.WHOS_ONLINE_MAX_GUESTS = 3
+    monkeypatch.setattr(Settings, "max_guests", 3)
     settings.WHOS_ONLINE_MAX_AGE = 600
     with time_machine.travel(NOW, tick=False) as traveller:
         for i in range(1, 6):
             presence.record_guest(f"203.0.113.{i}")
             traveller.shift(1)
         assert round_trips.count == 5  # the cap costs no extra round trip
-        first = {presence.guest_id(f"203.0.113.{i}").encode() for i in (1, 2, 3)}
+        first = {guest_id(f"203.0.113.{i}").encode() for i in (1, 2, 3)}
         assert set(guests(redis_db, settings)) == first
         presence.record_guest("203.0.113.1")  # a guest already counted is still seen
         traveller.shift(600)  # 203.0.113.2 and .3 leave the window; .1 is still in it
         presence.record_guest("203.0.113.4")
         presence.record_guest("203.0.113.5")
         assert presence.guest_count() == 3
-        newest = {presence.guest_id(f"203.0.113.{i}").encode() for i in (1, 4, 5)}
+        newest = {guest_id(f"203.0.113.{i}").encode() for i in (1, 4, 5)}
         assert set(guests(redis_db, settings)) == newest
 
 
 def test_rotating_forwarded_addresses_cannot_grow_the_set(
-    redis_db: redis.Redis, settings: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings.WHOS_ONLINE_PROXY_COUNT = 1
-    settings.WHOS_ONLINE_MAX_GUESTS = 50
+    settings.WHOS_ONLINE_PROXIES = 1
+    monkeypatch.setattr(Settings, "max_guests", 50)
     for i in range(200):
         BrowserClient().get("/", HTTP_X_FORWARDED_FOR=f"10.{i // 256}.{i % 256}.1")
     assert redis_db.zcard(f"{settings.WHOS_ONLINE_KEY_PREFIX}:guests") == 50
@@ -168,26 +177,28 @@ def test_every_key_written_carries_a_ttl(
     assert 0 < ttls["users"] <= 600 and 0 < ttls["cards"] <= 600 and 0 < ttls["guests"] <= 600
     assert 0 < ttls["changed"] <= 600  # the mark the live blocks' hubs compare
     assert ttls["generation"] == -1  # one small key per site, kept (see whos_online.recovery)
-    assert 0 < ttls["peak"] <= presence.PEAK_TTL  # "most ever online" outlives the window
-    assert 0 < ttls["history"] <= presence.HISTORY_SECONDS  # the admin's 24-hour chart
+    assert 0 < ttls["peak"] <= stats.PEAK_TTL  # "most ever online" outlives the window
+    assert 0 < ttls["history"] <= stats.HISTORY_SECONDS  # the admin's 24-hour chart
 
 
 def test_far_over_the_cap_each_write_trims_a_bounded_number(
-    redis_db: redis.Redis, settings: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # e.g. right after WHOS_ONLINE_MAX_GUESTS was lowered: no single write may
+    # e.g. right after the guests cap was lowered: no single write may
     # block Redis by removing everything stale over the cap at once.
     key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:guests"
     settings.WHOS_ONLINE_MAX_AGE = 600
     with time_machine.travel(NOW, tick=False):
         redis_db.zadd(key, {f"old{i}": NOW.timestamp() - 700 - i for i in range(500)})
-        settings.WHOS_ONLINE_MAX_GUESTS = 10
+        monkeypatch.setattr(Settings, "max_guests", 10)
         presence.record_guest("203.0.113.1")
-        assert redis_db.zcard(key) == 500 - presence.TRIM_PER_WRITE  # refused, room made
+        assert redis_db.zcard(key) == 500 - recording.TRIM_PER_WRITE  # refused, room made
         for i in range(2, 7):
             presence.record_guest(f"203.0.113.{i}")
         assert redis_db.zcard(key) == 10
-        assert presence.guest_id("203.0.113.6").encode() in redis_db.zrange(key, 0, -1)
+        assert guest_id("203.0.113.6").encode() in redis_db.zrange(key, 0, -1)
 
 
 def test_the_whole_64_is_one_guest_down_to_its_first_host_bit(redis_db: redis.Redis) -> None:

@@ -12,8 +12,8 @@ import time_machine
 from django.contrib.auth.models import AnonymousUser, User
 from django.template import engines
 
-from tests.conftest import NOW, BrowserClient, names, tab
-from whos_online import presence
+from tests.conftest import NOW, BrowserClient, hiding, names, tab
+from whos_online import presence, recording, sockets
 
 pytestmark = pytest.mark.django_db
 
@@ -23,10 +23,13 @@ def wants_privacy(user: Any) -> bool:
     return bool(user.email == "hidden")
 
 
+private_card = hiding(wants_privacy)
+
+
 @pytest.fixture
 def site(redis_db: redis.Redis, settings: Any, people: Any) -> dict[str, BrowserClient]:
     """alice (listed) and shy (hidden) browsing, and a guest."""
-    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
+    settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_hidden.private_card"
     (alice,) = people("alice")
     (shy,) = people("shy", email="hidden")
     clients = {}
@@ -109,7 +112,7 @@ ASKED: dict[str, tuple[Callable[[], dict[str, Any]], bool]] = {
 
 def seen_in_every_result(who: Any, **asked: Any) -> dict[str, bool]:
     """Whether ``who`` (a user or a pk) shows in each result that could name them."""
-    pk = str(presence.member_id(who))
+    pk = str(recording.member_id(who))
     return {
         "online_users": pk in [m.pk for m in presence.online_users(**asked)],
         "summary": pk in [m.pk for m in presence.summary(**asked).members],
@@ -168,7 +171,7 @@ def test_the_peak_counts_hidden_members(site: dict[str, BrowserClient]) -> None:
 def test_staff_see_everyone_newest_first_within_the_limit(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
-    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
+    settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_hidden.private_card"
     (alice,) = people("alice")
     (shy,) = people("shy", email="hidden")
     (bob,) = people("bob")
@@ -190,8 +193,8 @@ def test_where_a_member_was_is_for_staff_alone(redis_db: redis.Redis, people: An
 def test_a_hidden_members_open_socket_does_not_show_them(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
-    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
+    settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_hidden.private_card"
     (shy,) = people("shy", email="hidden")
-    presence.connect(tab(shy))
+    sockets.connect(tab(shy))
     assert presence.status(shy) == "offline"
     assert presence.status(shy, include_hidden=True) == "online"

@@ -20,8 +20,8 @@ import pytest
 
 from tests.conftest import REAL_CACHE
 from tests.test_load import SITE_SECRET_KEY, serving, site_env  # noqa: F401 (a fixture)
-from whos_online import presence
 from whos_online.connection import get_client
+from whos_online.guests import guest_id
 
 pytestmark = pytest.mark.load
 
@@ -96,7 +96,7 @@ def test_forwarding_headers_as_proxies_write_them(
         fresh = {header: "for=198.51.100.9" if header == "Forwarded" else "198.51.100.9"}
         assert request(url, "/", "OPTIONS", **fresh).status < 500
         assert request(url, "/no-such-page/", **fresh).status == 404
-    expected_guests = {presence.guest_id(address) for _, address in cases if address}
+    expected_guests = {guest_id(address) for _, address in cases if address}
     assert guests(prefix) == expected_guests
 
 
@@ -127,6 +127,6 @@ def test_huge_and_junk_cookie_headers(
             assert response.status < 500, (cookie[:40], response.status)
     # The server may refuse an oversized header (400/431); what it passes on
     # is judged by the cookie, and nothing but the two addresses is a guest.
-    assert guests(prefix) <= {presence.guest_id("198.51.100.7"), presence.guest_id("198.51.100.8")}
-    assert presence.guest_id("198.51.100.7") in guests(prefix)
+    assert guests(prefix) <= {guest_id("198.51.100.7"), guest_id("198.51.100.8")}
+    assert guest_id("198.51.100.7") in guests(prefix)
     print(f"\n{server}: cookie statuses {statuses}")

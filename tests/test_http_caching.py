@@ -100,7 +100,7 @@ def test_streaming_and_file_responses_pass_through_untouched(
 def test_a_site_counting_no_guests_leaves_their_pages_cookie_free_and_shared(
     page_cache: str, settings: Any
 ) -> None:
-    settings.WHOS_ONLINE_TRACK_GUESTS = False
+    settings.WHOS_ONLINE_GUESTS = None
     first = BrowserClient().get("/counter/", REMOTE_ADDR="203.0.113.1")
     assert "online" not in first.cookies and "private" not in first.get("Cache-Control", "")
     second = BrowserClient().get("/counter/", REMOTE_ADDR="203.0.113.2")

@@ -34,7 +34,7 @@ def member(name: str, **fields: Any) -> BrowserClient:
 def lobby(redis_db: redis.Redis, settings: Any) -> None:
     """alice, a hidden member and a member with markup in their name, in the lobby;
     nobody, who never came."""
-    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
+    settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_hidden.private_card"
     for name, email in (("alice", ""), ("shy", "hidden"), ("<b>bold</b>", "")):
         member(name, email=email).get("/lobby/")
     User.objects.create_user("nobody")

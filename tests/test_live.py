@@ -80,7 +80,7 @@ def test_a_guest_poll_loads_no_session(
 
 def test_list_limit_and_hidden_members_are_respected(redis_db: redis.Redis, settings: Any) -> None:
     settings.WHOS_ONLINE_LIST_LIMIT = 1
-    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
+    settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_hidden.private_card"
     member("Shy", email="hidden").get("/")
     member("alice").get("/")
     member("bob").get("/")
@@ -114,7 +114,6 @@ class Poller:
 def test_a_poll_says_what_changed_since_the_members_its_block_showed(
     redis_db: redis.Redis, settings: Any
 ) -> None:
-    settings.WHOS_ONLINE_IDLE_AFTER = 300
     block = Poller()
     with time_machine.travel(datetime(2026, 5, 1, 12, tzinfo=timezone.utc), tick=False) as clock:
         alice, bob = member("alice"), member("bob")

@@ -39,7 +39,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REAL_CACHE, REDIS_URL, names, require
-from whos_online import presence
+from whos_online import guests, presence
 from whos_online.conf import conf
 from whos_online.connection import get_client
 
@@ -239,7 +239,7 @@ def test_thousands_of_visitors_are_counted_exactly(
         assert {member.pk for member in listed} == {pks[name] for name in played["members"]}
         stored = client.zrange(conf.guests_key, 0, -1)
         guest_ids = {m.decode() if isinstance(m, bytes) else m for m in stored}
-        assert guest_ids == {presence.guest_id(address) for address in played["guests"]}
+        assert guest_ids == {guests.guest_id(address) for address in played["guests"]}
     finally:
         # Every key of this run's own prefix (users, guests and whatever else the app keeps).
         own_keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))

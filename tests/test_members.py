@@ -60,7 +60,6 @@ def test_guests_see_the_username_the_site_shows_not_the_real_name(
 def test_a_rename_shows_within_the_cookie_age_and_keeps_presence(
     redis_db: redis.Redis, people: Any, settings: Any
 ) -> None:
-    settings.WHOS_ONLINE_COOKIE_AGE = 300
     (user,) = people("alice")
     with time_machine.travel(NOW, tick=False) as traveller:
         client = logged_in(user)

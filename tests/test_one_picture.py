@@ -16,6 +16,7 @@ from tests.conftest import NOW, BrowserClient
 from tests.test_consumers import SITE, DrivenHub, Page, eventually
 from tests.test_consumers import tab as open_tab
 from whos_online import presence
+from whos_online.conf import conf
 from whos_online.realtime import hub as realtime_hub
 
 pytestmark = pytest.mark.django_db
@@ -45,7 +46,7 @@ def test_every_surface_tells_the_same_status_through_a_day_of_signs(
 ) -> None:
     monkeypatch.setattr(realtime_hub, "TICK", 0)  # each notice is read at the next tick
     settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
-    settings.WHOS_ONLINE_IDLE_AFTER, settings.WHOS_ONLINE_MAX_AGE = 300, 600
+    settings.WHOS_ONLINE_MAX_AGE = 600  # idle after 300 s
     alice, bob = people("alice", "bob")
     browser, watcher = BrowserClient(), BrowserClient()
     hub, page = DrivenHub(), Page()
@@ -64,7 +65,7 @@ def test_every_surface_tells_the_same_status_through_a_day_of_signs(
         await eventually(lambda: str(alice.pk) in presence.connected())
         await sync_to_async(everywhere)("online")  # a live tab
         traveller.shift(100)  # she reads the live page (her cookie would still be valid)
-        live = presence.conf.socket_keys().live
+        live = conf.socket_keys().live
         await eventually(lambda: (redis_db.zscore(live, str(alice.pk)) or 0) >= time.time())
         await sync_to_async(everywhere)("online")
         await socket.disconnect()  # she closes the tab

@@ -15,7 +15,7 @@ from django.template import engines
 from fakeredis import FakeRedisConnection
 
 from tests.conftest import NOW, django_redis_cache
-from whos_online import presence
+from whos_online import presence, stats
 
 pytestmark = pytest.mark.django_db
 
@@ -49,12 +49,12 @@ def test_the_block_raises_the_peak_and_it_never_drops(
         presence.record_guest("203.0.113.2")
         traveller.shift(60)
         render()
-        assert presence.peak() == presence.Peak(3, NOW + timedelta(seconds=60))
+        assert presence.peak() == stats.Peak(3, NOW + timedelta(seconds=60))
         traveller.shift(700)  # everyone left the window
         presence.record_user(bob)
         html = render()
         assert "1 user online" in html
-        assert presence.peak() == presence.Peak(3, NOW + timedelta(seconds=60))
+        assert presence.peak() == stats.Peak(3, NOW + timedelta(seconds=60))
     assert "Most ever online: 3 users on " in html
 
 
@@ -77,7 +77,7 @@ def test_pruning_samples_the_peak_when_no_page_is_rendered(
         for i in range(5):
             presence.record_guest(f"203.0.113.{i}")
         call_command("whos_online_prune", stdout=StringIO())
-    assert presence.peak() == presence.Peak(5, NOW)
+    assert presence.peak() == stats.Peak(5, NOW)
 
 
 def test_a_lower_count_read_later_never_overwrites_a_higher_one(
@@ -89,7 +89,7 @@ def test_a_lower_count_read_later_never_overwrites_a_higher_one(
     redis_db.hset(peak_key, mapping={"count": 4, "at": NOW.timestamp()})
     for user in people("alice", "bob"):
         presence.record_user(user)
-    assert presence.summary(limit=10).peak == presence.Peak(4, NOW)
+    assert presence.summary(limit=10).peak == stats.Peak(4, NOW)
 
 
 def test_a_cache_clear_on_another_database_keeps_the_peak_and_the_history(
@@ -111,5 +111,5 @@ def test_a_cache_clear_on_another_database_keeps_the_peak_and_the_history(
         cache.set("the site's", "own")
         cache.clear()
         assert cache.get("the site's") is None  # the clear did clear
-        assert presence.peak() == presence.Peak(1, NOW)
+        assert presence.peak() == stats.Peak(1, NOW)
         assert [(s.users, s.guests) for s in presence.history()] == [(1, 0)]

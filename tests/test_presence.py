@@ -12,7 +12,8 @@ import redis
 import time_machine
 
 from tests.conftest import NOW, names, tab
-from whos_online import presence
+from whos_online import presence, sockets, stats
+from whos_online.conf import Settings
 
 
 def test_keys_are_prefix_users_by_pk_and_prefix_guests(
@@ -91,7 +92,7 @@ def test_forget_guest_takes_the_guest_off_the_count(redis_db: redis.Redis) -> No
         # A logout reads the member's rooms first: the script is given their keys.
         (lambda: presence.forget_user(1), [["HVALS"], ["EVALSHA"]]),
         (lambda: presence.user_count(), [["EVALSHA"]]),
-        (lambda: presence.reset_peak(), [["HMGET", "DEL"]]),
+        (lambda: stats.reset_peak(), [["HMGET", "DEL"]]),
     ],
     ids=["forget_user", "user_count", "reset_peak"],
 )
@@ -135,7 +136,7 @@ def test_prune_removes_only_stale_members_and_their_cards(
         users = redis_db.zrange(f"{settings.WHOS_ONLINE_KEY_PREFIX}:users", 0, -1)
         assert users == [str(recent.pk).encode()]
         assert redis_db.hkeys(cards) == [str(recent.pk).encode()]
-        assert presence.prune() == presence.PruneResult(users=0, guests=0, batches=4)
+        assert presence.prune() == stats.PruneResult(users=0, guests=0, batches=4)
 
 
 def test_prune_removes_in_batches_oldest_first(redis_db: redis.Redis, settings: Any) -> None:
@@ -160,7 +161,7 @@ def test_prune_removes_a_thousand_per_batch_by_default(
         redis_db.zadd(key, {f"guest{i}": NOW.timestamp() - 3600 for i in range(stale)})
         # users, hidden, the rooms' registry: one empty batch each; exactly
         # 1,000 stale guests fill a batch, so an empty one follows
-        assert presence.prune() == presence.PruneResult(users=0, guests=stale, batches=batches)
+        assert presence.prune() == stats.PruneResult(users=0, guests=stale, batches=batches)
 
 
 def test_prune_rejects_a_batch_size_below_one(redis_db: redis.Redis) -> None:
@@ -233,16 +234,16 @@ def test_record_guest_rejects_what_is_not_an_address(redis_db: redis.Redis) -> N
         presence.record_guest("not-an-ip")
 
 
-@pytest.mark.parametrize("sockets, trips", [(200, 1), (201, 2)])
+@pytest.mark.parametrize("count, trips", [(200, 1), (201, 2)])
 def test_a_heartbeat_carries_200_connections_per_round_trip(
-    redis_db: redis.Redis, round_trips: Any, sockets: int, trips: int
+    redis_db: redis.Redis, round_trips: Any, count: int, trips: int
 ) -> None:
-    connections = [presence.Connection(str(pk), f"c{pk}") for pk in range(sockets)]
+    connections = [sockets.Connection(str(pk), f"c{pk}") for pk in range(sockets)]
     presence.record_guest("203.0.113.9")  # Redis's data began (an empty Redis is beaten nobody)
     round_trips.clear()
-    assert presence.heartbeat(connections) is False
+    assert sockets.heartbeat(connections) is False
     assert round_trips.commands == [["EVALSHA"]] * trips
-    assert len(presence.connected()) == sockets
+    assert len(presence.connected()) == count
 
 
 def test_heartbeats_keep_members_inside_the_window_and_never_reorder_the_list(
@@ -257,14 +258,14 @@ def test_heartbeats_keep_members_inside_the_window_and_never_reorder_the_list(
     on_a, on_b = tab(alice, "a"), tab(bob, "b")  # two processes
     lists, counts = [], []
     with time_machine.travel(NOW, tick=False) as traveller:
-        presence.connect(on_a)
+        sockets.connect(on_a)
         traveller.shift(1)
-        presence.connect(on_b)
+        sockets.connect(on_b)
         traveller.shift(1)
         presence.record_user(carol)  # no socket: her page view alone keeps her inside
         for step in range(1, 50):  # 25 s apart, each process beating every 50 s
             traveller.move_to(NOW + timedelta(seconds=25 * step))
-            presence.heartbeat([on_a if step % 2 else on_b])
+            sockets.heartbeat([on_a if step % 2 else on_b])
             lists.append(names(presence.online_users()))
             counts.append(presence.user_count())
     inside = 600 // 25  # carol's page view leaves the window after 602 s
@@ -278,7 +279,7 @@ def test_connect_records_the_member_and_returns_when(
 ) -> None:
     (alice,) = people("alice")
     with time_machine.travel(NOW, tick=False):
-        at = presence.connect(tab(alice, room=room))
+        at = sockets.connect(tab(alice, room=room))
         assert at == NOW.timestamp()
         assert names(presence.online_users()) == ["alice"]
         assert names(presence.online_users(room=room)) == ["alice"]
@@ -293,12 +294,12 @@ def test_a_member_leaves_when_their_last_connection_closes(
     tabs = [tab(alice, name, "thread:1") for name in ("one", "two")]
     with time_machine.travel(NOW, tick=False) as traveller:
         for opened in tabs:
-            presence.connect(opened)
+            sockets.connect(opened)
         traveller.shift(5)
-        presence.disconnect(tabs[0])
+        sockets.disconnect(tabs[0])
         assert presence.connected() == presence.connected("thread:1") == [pk]
         assert presence.status(alice) == "online"
-        presence.disconnect(tabs[1])
+        sockets.disconnect(tabs[1])
         assert presence.connected() == presence.connected("thread:1") == []
         assert presence.status(alice) == "idle"  # a closed tab is not "online" for the window
 
@@ -378,11 +379,13 @@ def test_the_peak_is_kept_366_days(redis_db: redis.Redis, settings: Any) -> None
 
 
 def test_a_write_drops_at_most_100_stale_guests_over_the_cap(
-    redis_db: redis.Redis, settings: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:guests"
     settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_MAX_GUESTS = 10
+    monkeypatch.setattr(Settings, "max_guests", 10)
     with time_machine.travel(NOW, tick=False):
         redis_db.zadd(key, {f"old{i}": NOW.timestamp() - 700 for i in range(300)})
         assert presence.record_guest("203.0.113.1").refused

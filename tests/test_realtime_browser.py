@@ -33,8 +33,8 @@ from tests.test_browser import (
     running_demo,
     server_log_on_failure,
 )
-from whos_online import presence
-from whos_online.conf import HEARTBEATS_TO_TIMEOUT
+from whos_online import presence, status
+from whos_online.conf import HEARTBEATS_TO_TIMEOUT, conf
 from whos_online.connection import get_client
 
 if TYPE_CHECKING:
@@ -97,11 +97,11 @@ def on_thread(page: Page, site: Demo) -> Any:
 def beaten_past_the_grace() -> bool:
     """Whether every listed member's last heartbeat is the grace after their last record
     (their score; their last seen is their newest sign, the heartbeat itself)."""
-    client, keys = get_client(), presence.conf.keys()
-    live = presence.conf.socket_keys().live
+    client, keys = get_client(), conf.keys()
+    live = conf.socket_keys().live
     return all(
         (client.zscore(live, member.pk) or 0)
-        >= (client.zscore(keys.users, member.pk) or 0) + presence.SOCKET_GRACE
+        >= (client.zscore(keys.users, member.pk) or 0) + status.SOCKET_GRACE
         for member in presence.summary(-1).members
     )
 
@@ -149,7 +149,7 @@ def test_a_closed_tab_leaves_the_other_members_list_within_two_seconds(
 
             # He reads on (a socket closing within the grace of his page view would be the
             # page that replaced it: a real server's clock, so a real wait).
-            bob.wait_for_timeout(presence.SOCKET_GRACE * 1000)
+            bob.wait_for_timeout(status.SOCKET_GRACE * 1000)
             bob.close()  # the tab
             started = time.monotonic()
             expect(bob_in_alice).to_have_class("whos-here-member whos-here-idle", timeout=2000)
@@ -189,7 +189,7 @@ def test_a_killed_server_s_connections_drop_out_within_the_heartbeat_timeout(
             # Beats keep them connected past the timeout while the server lives: until
             # both were beaten for later than they would have timed out at (a real server,
             # so a real clock).
-            timed_out_at, live = time.time() + TIMEOUT, presence.conf.socket_keys(ROOM).live
+            timed_out_at, live = time.time() + TIMEOUT, conf.socket_keys(ROOM).live
             pks = presence.connected(ROOM)
             deadline_wait(
                 lambda: all((get_client().zscore(live, pk) or 0) > timed_out_at for pk in pks),

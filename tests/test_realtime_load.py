@@ -32,7 +32,8 @@ import pytest
 from tests.conftest import django_redis_cache, require
 from tests.load_site import uvicorn
 from tests.redis_server import RedisServer
-from whos_online import presence
+from whos_online import presence, sockets, status
+from whos_online.conf import conf
 
 pytestmark = pytest.mark.load
 
@@ -140,7 +141,7 @@ def test_two_thousand_sockets_on_one_worker(
         )
         report["evals"] = eval_calls(after) - eval_calls(before)
         report["commands_per_s"] = (commands_after - commands_before) / STEADY
-        live = redis_client.zrange(f"{presence.conf.socket_keys().live}", 0, -1, withscores=True)
+        live = redis_client.zrange(f"{conf.socket_keys().live}", 0, -1, withscores=True)
         report["beaten"] = sum(score >= mark for _, score in live)
 
         closing = time.monotonic()
@@ -170,7 +171,7 @@ def test_two_thousand_sockets_on_one_worker(
     # One process: a beat (an EVAL per HEARTBEAT_BATCH sockets) per HEARTBEAT and a read
     # per TICK for its one view (x2 leaves room for a busy machine); beating each socket
     # would be thousands.
-    batches = -(-CONNECTIONS // presence.HEARTBEAT_BATCH)
+    batches = -(-CONNECTIONS // sockets.HEARTBEAT_BATCH)
     assert report["evals"] <= 2 * (STEADY / HEARTBEAT * batches + STEADY / TICK + 2)
 
 
@@ -197,7 +198,7 @@ def test_a_join_and_a_leave_on_one_worker_reach_a_subscriber_on_another(
             async with websockets.connect(f"ws://127.0.0.1:{second}" + room.format(2)) as joiner:
                 joined = await until(watcher, lambda m: "2" in m["joins"])
                 assert joined["joins"]["2"]["status"] == "online" and joined["users"] == 2
-                await asyncio.sleep(presence.SOCKET_GRACE)  # reads a while (a real clock)
+                await asyncio.sleep(status.SOCKET_GRACE)  # reads a while (a real clock)
                 await joiner.close()
             left = await until(watcher, lambda m: "2" in m["leaves"])
             assert left["joins"]["2"]["status"] == "idle"

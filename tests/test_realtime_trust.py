@@ -39,8 +39,9 @@ from tests.test_consumers import (
     ticked_after_a_read,
     until,
 )
-from whos_online import presence
+from whos_online import presence, status
 from whos_online.access import RoomAccess, room_access
+from whos_online.conf import Settings
 from whos_online.realtime import hub
 from whos_online.realtime.consumers import PresenceMixin
 
@@ -280,7 +281,7 @@ def test_a_consumer_that_raises_or_is_cancelled_leaves_no_member_online(
         broken.scope["user"] = alice
         assert (await broken.connect(timeout=DEADLINE))[0]
         await eventually(lambda: listed("topic:1") == {"alice": "online"})
-        reading.shift(presence.SOCKET_GRACE)  # she reads a while
+        reading.shift(status.SOCKET_GRACE)  # she reads a while
         await broken.send_json_to({"hello": 1})  # the site's handler raises
         with pytest.raises(RuntimeError, match="broke on"):
             await broken.wait(timeout=DEADLINE)
@@ -291,7 +292,7 @@ def test_a_consumer_that_raises_or_is_cancelled_leaves_no_member_online(
         stopped.scope["user"] = bob
         assert (await stopped.connect(timeout=DEADLINE))[0]
         await eventually(lambda: presence.connected() == [str(bob.pk)])
-        reading.shift(presence.SOCKET_GRACE)
+        reading.shift(status.SOCKET_GRACE)
         stopped.future.cancel()  # a server shutting down
         with pytest.raises(asyncio.CancelledError):
             await stopped.future
@@ -302,9 +303,13 @@ def test_a_consumer_that_raises_or_is_cancelled_leaves_no_member_online(
 
 
 def test_the_room_cap_holds_with_sockets_open_and_closing_in_any_order(
-    redis_db: redis.Redis, people: Any, settings: Any, declared: None
+    redis_db: redis.Redis,
+    people: Any,
+    settings: Any,
+    declared: None,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings.WHOS_ONLINE_MAX_ROOMS = 5
+    monkeypatch.setattr(Settings, "max_rooms", 5)
     # Keys are counted here, not time: on a busy machine five slow calls in a row
     # would open the circuit and skip a disconnect, leaving its keys behind.
     settings.WHOS_ONLINE_SOCKET_TIMEOUT = 5
@@ -366,7 +371,6 @@ def test_the_sites_callables_run_where_django_manages_database_connections(
     redis_db: redis.Redis, people: Any, settings: Any, declared: None
 ) -> None:
     settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_realtime_trust.card_from_the_database"
-    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
     (alice,) = people("alice")
     opened_on: list[str] = []
 

@@ -18,8 +18,8 @@ from django.test import RequestFactory
 
 from tests.conftest import BROWSER, NOW, BrowserAsyncClient, BrowserClient, names, tab
 from tests.test_middleware import async_get
-from whos_online import guests, presence, recording, scripts
-from whos_online.conf import conf
+from whos_online import guests, presence, recording, scripts, sockets
+from whos_online.conf import Settings, conf
 from whos_online.rooms import in_room
 
 pytestmark = pytest.mark.django_db
@@ -140,9 +140,12 @@ def test_a_guest_s_rooms_cookie_keeps_the_most_recent_kinds_that_fit(
 
 
 def test_a_room_over_the_cap_costs_one_round_trip_more_to_drop_the_oldest(
-    redis_db: redis.Redis, settings: Any, round_trips: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    round_trips: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings.WHOS_ONLINE_MAX_ROOMS = 1
+    monkeypatch.setattr(Settings, "max_rooms", 1)
     with time_machine.travel(NOW, tick=False) as traveller:
         BrowserClient().get("/thread/1/")
         traveller.shift(1)
@@ -185,10 +188,10 @@ def test_a_room_has_its_own_shorter_window(
     with time_machine.travel(NOW, tick=False) as traveller:
         logged_in(alice).get("/thread/1/")
         reading = tab(bob, "b", "thread:1")
-        presence.connect(reading)
+        sockets.connect(reading)
         for _ in range(5):  # 125 s: bob's socket beats, alice only read
             traveller.shift(25)
-            presence.heartbeat([reading])
+            sockets.heartbeat([reading])
         html = logged_in(carol).get("/thread/1/").content.decode()
         assert listed(html) == ["carol", "bob"] and "2 here now: 2 members, 0 guests" in html
         assert "Based on users active in the past 2 minutes." in html
@@ -341,8 +344,10 @@ def test_a_room_view_that_fails_creates_no_room(redis_db: redis.Redis, settings:
     assert redis_db.zcard(f"{settings.WHOS_ONLINE_KEY_PREFIX}:rooms") == 0
 
 
-def test_live_rooms_are_capped_and_the_oldest_dropped(redis_db: redis.Redis, settings: Any) -> None:
-    settings.WHOS_ONLINE_MAX_ROOMS = 3
+def test_live_rooms_are_capped_and_the_oldest_dropped(
+    redis_db: redis.Redis, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(Settings, "max_rooms", 3)
     with time_machine.travel(NOW, tick=False) as traveller:
         for pk in range(1, 6):
             BrowserClient().get(f"/thread/{pk}/")
@@ -378,7 +383,7 @@ def test_prune_walks_live_rooms_in_bounded_batches(
     assert all(p.count(b":room:") <= 500 for p in prune_calls)  # 5 keys a room
     assert all(presence.guest_count(room=f"r{room}") == 1 for room in (0, 124, 249))
     key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:room:r7:guests"
-    assert redis_db.zrange(key, 0, -1) == [presence.guest_id("203.0.113.6").encode()]
+    assert redis_db.zrange(key, 0, -1) == [guests.guest_id("203.0.113.6").encode()]
 
 
 class Queued:
@@ -406,7 +411,7 @@ def run_queued(pipe: Any, client: redis.Redis) -> None:
 def test_one_address_opening_100000_rooms(
     redis_db: redis.Redis, settings: Any, monkeypatch: pytest.MonkeyPatch, round_trips: Any
 ) -> None:
-    # The rooms cap (WHOS_ONLINE_MAX_ROOMS, 10,000) bounds the keys; prune reads
+    # The rooms cap (10,000) bounds the keys; prune reads
     # only the live rooms, a page at a time. benchmarks/rooms.py times the same.
     settings.WHOS_ONLINE_SOCKET_TIMEOUT = 5  # a shared, busy Redis: counts matter here, not time
     # The decorator's own call (presence.record_guest), pipelined 1,000 at a time
@@ -419,7 +424,7 @@ def test_one_address_opening_100000_rooms(
             if room % 1000 == 999:
                 run_queued(pipe, redis_db)
     keys = room_keys(redis_db, settings)
-    assert len(keys) == 2 * 10_000  # WHOS_ONLINE_MAX_ROOMS, the newest: guests, change mark
+    assert len(keys) == 2 * 10_000  # the rooms cap, the newest: guests, change mark
     assert redis_db.zcard(f"{settings.WHOS_ONLINE_KEY_PREFIX}:rooms") == 10_000
     round_trips.clear()
     call_command("whos_online_prune", stdout=StringIO())

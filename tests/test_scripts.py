@@ -16,11 +16,12 @@ import pytest
 import redis
 import time_machine
 
-from tests.conftest import DECLARED_KEYS_ONLY, NOW, names, tab
-from whos_online import counting, presence, scripts
-from whos_online.conf import conf
+from tests.conftest import DECLARED_KEYS_ONLY, NOW, hiding, names, tab
+from whos_online import counting, presence, scripts, sockets, stats, status
+from whos_online.conf import Settings, conf
 from whos_online.guests import guest_id
-from whos_online.presence import Connection, Peak
+from whos_online.sockets import Connection
+from whos_online.stats import Peak
 
 pytestmark = pytest.mark.django_db
 TRAVELLED_TTLS = pytest.mark.parametrize("redis_db", ["fake"], indirect=True)
@@ -29,8 +30,11 @@ T = NOW.timestamp()
 
 
 def shy(user: Any) -> bool:
-    """WHOS_ONLINE_IS_HIDDEN for these tests: members named shy… are hidden."""
+    """Who asks to be hidden in these tests: members named shy…"""
     return bool(user.username.startswith("shy"))
+
+
+shy_card = hiding(shy)
 
 
 def at(seconds: float) -> datetime:
@@ -115,12 +119,12 @@ def test_prune_passes_over_the_members_a_socket_keeps_inside_the_window(
         presence.record_user(stale)
         presence.record_user(stale, room="r")
         for opened in tabs.values():
-            presence.connect(opened)
+            sockets.connect(opened)
         for second in range(25, 675, 25):  # gone's process died at once
             traveller.move_to(NOW + timedelta(seconds=second))
-            presence.heartbeat([tabs[reading]] + [tabs[closed]] * (second <= 500))
+            sockets.heartbeat([tabs[reading]] + [tabs[closed]] * (second <= 500))
             if second == 500:
-                presence.disconnect(tabs[closed])  # inside until 1,100
+                sockets.disconnect(tabs[closed])  # inside until 1,100
         presence.prune(batch_size=batch_size)
         for room in (None, "r"):
             assert names(presence.online_users(room=room)) == ["reading", "closed"]
@@ -185,9 +189,13 @@ def test_on_a_real_redis_a_script_fails_on_a_key_it_does_not_declare(
 
 @REAL
 def test_every_script_touches_only_the_keys_it_declares(
-    redis_db: redis.Redis, settings: Any, people: Any, round_trips: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    people: Any,
+    round_trips: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings.WHOS_ONLINE_MAX_ROOMS = 2
+    monkeypatch.setattr(Settings, "max_rooms", 2)
     (alice,) = people("alice")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_user(alice, room="topic:1")
@@ -197,9 +205,9 @@ def test_every_script_touches_only_the_keys_it_declares(
         assert redis_db.zrange(key(settings, "rooms"), 0, -1) == [b"topic:2", b"lobby"]
         assert redis_db.exists(*conf.namespace_keys("topic:1")) == 0
         connection = tab(alice, room="lobby")
-        presence.connect(connection)
-        assert presence.check([None, "lobby"])[0].keys() == {None, "lobby"}
-        presence.disconnect(connection)
+        sockets.connect(connection)
+        assert sockets.check([None, "lobby"])[0].keys() == {None, "lobby"}
+        sockets.disconnect(connection)
         assert presence.summary(day=True).peak == Peak(1, at(1))
         traveller.shift(1)
         redis_db.delete(*redis_db.scan_iter(match=key(settings, "*")))  # a cache clear
@@ -352,20 +360,22 @@ def test_a_member_who_hides_moves_between_the_sets(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
     (member,) = people("shy")
-    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_scripts.shy"
+    settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_scripts.shy_card"
     presence.record_user(member)
     assert redis_db.zcard(key(settings, "hidden")) == 1
-    settings.WHOS_ONLINE_IS_HIDDEN = None
+    settings.WHOS_ONLINE_MEMBER_CARD = "whos_online.members.default_card"
     presence.record_user(member)
     assert redis_db.zcard(key(settings, "hidden")) == 0
     assert presence.user_count() == 1 and names(presence.online_users()) == ["shy"]
 
 
 def test_at_the_cap_a_newcomer_waits_until_a_guest_leaves_the_window(
-    redis_db: redis.Redis, settings: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_MAX_GUESTS = 2
+    monkeypatch.setattr(Settings, "max_guests", 2)
     guests, peak = key(settings, "guests"), key(settings, "peak")
     with time_machine.travel(NOW, tick=False) as traveller:
         for address in ("203.0.113.1", "203.0.113.2"):
@@ -386,10 +396,12 @@ def test_at_the_cap_a_newcomer_waits_until_a_guest_leaves_the_window(
 # TTLs counted down by travelled time: only fakeredis follows time_machine.
 @TRAVELLED_TTLS
 def test_a_count_of_nobody_leaves_a_flood_mark_to_expire(
-    redis_db: redis.Redis, settings: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_MAX_GUESTS = 1
+    monkeypatch.setattr(Settings, "max_guests", 1)
     peak = key(settings, "peak")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_guest("203.0.113.1")
@@ -401,10 +413,13 @@ def test_a_count_of_nobody_leaves_a_flood_mark_to_expire(
 
 
 def test_a_flood_puts_back_the_peak_from_before_its_window(
-    redis_db: redis.Redis, settings: Any, people: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    people: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_MAX_GUESTS = 3
+    monkeypatch.setattr(Settings, "max_guests", 3)
     alice, bob, carol = people("alice", "bob", "carol")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_guest("203.0.113.1")
@@ -439,10 +454,13 @@ def test_a_flood_puts_back_the_peak_from_before_its_window(
 
 
 def test_a_flood_that_goes_on_takes_no_peak_until_its_last_window_ends(
-    redis_db: redis.Redis, settings: Any, people: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    people: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_MAX_GUESTS = 1
+    monkeypatch.setattr(Settings, "max_guests", 1)
     alice, bob = people("alice", "bob")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_guest("203.0.113.1")
@@ -458,10 +476,13 @@ def test_a_flood_that_goes_on_takes_no_peak_until_its_last_window_ends(
 
 
 def test_a_flood_keeps_a_peak_taken_before_its_window(
-    redis_db: redis.Redis, settings: Any, people: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    people: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_MAX_GUESTS = 1
+    monkeypatch.setattr(Settings, "max_guests", 1)
     (alice,) = people("alice")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_user(alice)
@@ -473,10 +494,13 @@ def test_a_flood_keeps_a_peak_taken_before_its_window(
 
 
 def test_a_flood_reverts_a_peak_taken_at_its_window_first_instant(
-    redis_db: redis.Redis, settings: Any, people: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    people: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_MAX_GUESTS = 1
+    monkeypatch.setattr(Settings, "max_guests", 1)
     alice, bob, carol = people("alice", "bob", "carol")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_user(alice)
@@ -496,10 +520,13 @@ def test_a_flood_reverts_a_peak_taken_at_its_window_first_instant(
 
 
 def test_a_flood_drops_a_first_peak_taken_within_its_window(
-    redis_db: redis.Redis, settings: Any, people: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    people: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_MAX_GUESTS = 1
+    monkeypatch.setattr(Settings, "max_guests", 1)
     alice, bob = people("alice", "bob")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_user(alice)
@@ -517,10 +544,13 @@ def test_a_flood_drops_a_first_peak_taken_within_its_window(
 # TTLs counted down by travelled time: only fakeredis follows time_machine.
 @TRAVELLED_TTLS
 def test_a_room_is_registered_capped_and_dropped_with_its_sets(
-    redis_db: redis.Redis, settings: Any, people: Any
+    redis_db: redis.Redis,
+    settings: Any,
+    people: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_MAX_ROOMS = 4
+    monkeypatch.setattr(Settings, "max_rooms", 4)
     (alice,) = people("alice")
     rooms = key(settings, "rooms")
     with time_machine.travel(NOW, tick=False) as traveller:
@@ -535,7 +565,7 @@ def test_a_room_is_registered_capped_and_dropped_with_its_sets(
             (f"thread:{n}".encode(), T + n - 1) for n in range(2, 6)
         ]
         assert redis_db.ttl(rooms) == 599  # 600 from the last registration, a second ago
-        settings.WHOS_ONLINE_MAX_ROOMS = 2  # lowered: the next room drops three at once
+        monkeypatch.setattr(Settings, "max_rooms", 2)  # lowered: the next room drops three at once
         presence.record_guest("203.0.113.1", room="thread:6")
     assert redis_db.zrange(rooms, 0, -1) == [b"thread:5", b"thread:6"]
     left = sorted(redis_db.scan_iter(match=key(settings, "room:*"), count=1000))
@@ -553,7 +583,7 @@ def test_the_block_counts_and_lists_the_window_only(
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
     settings.WHOS_ONLINE_RETENTION = 3600
-    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_scripts.shy"
+    settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_scripts.shy_card"
     old, shy_old, alice, bob, shy_one, carol = people(
         "old", "shy_old", "alice", "bob", "shy_one", "carol"
     )
@@ -593,10 +623,10 @@ def test_the_peak_only_rises_and_lives_a_year_from_the_last_count(
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_user(alice)
         assert presence.summary().peak == Peak(1, NOW)
-        assert redis_db.ttl(peak) == presence.PEAK_TTL
+        assert redis_db.ttl(peak) == stats.PEAK_TTL
         traveller.shift(86400)
         assert presence.summary().total == 0
-        assert redis_db.ttl(peak) == presence.PEAK_TTL  # counted again: a year from now
+        assert redis_db.ttl(peak) == stats.PEAK_TTL  # counted again: a year from now
         presence.record_user(alice)
         presence.record_user(bob)
         presence.prune()  # prune counts too
@@ -615,10 +645,10 @@ def test_the_peak_only_rises_and_lives_a_year_from_the_last_count(
 def test_the_day_line_counts_the_past_24_hours(
     redis_db: redis.Redis, settings: Any, people: Any, mode: str
 ) -> None:
-    settings.WHOS_ONLINE_GUEST_COUNTING = mode
+    settings.WHOS_ONLINE_GUESTS = mode
     settings.WHOS_ONLINE_MAX_AGE = 600
     settings.WHOS_ONLINE_RETENTION = timedelta(days=2)
-    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_scripts.shy"
+    settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_scripts.shy_card"
     old, shy_old, alice, bob, shy_one = people("old", "shy_old", "alice", "bob", "shy_one")
     hour = datetime.fromtimestamp(T // 3600 * 3600 + 3600, tz=timezone.utc)
     with time_machine.travel(hour, tick=False) as traveller:
@@ -642,7 +672,7 @@ def test_approximate_guests_count_from_every_bucket_of_the_window(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
+    settings.WHOS_ONLINE_GUESTS = "approximate"
     (alice,) = people("alice")
     minute = datetime.fromtimestamp(T // 60 * 60 + 60, tz=timezone.utc)
     with time_machine.travel(minute, tick=False) as traveller:
@@ -666,7 +696,7 @@ def test_approximate_guests_count_from_every_bucket_of_the_window(
 
 def test_approximate_guests_in_a_window_of_one_bucket(redis_db: redis.Redis, settings: Any) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 30
-    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
+    settings.WHOS_ONLINE_GUESTS = "approximate"
     minute = datetime.fromtimestamp(T // 60 * 60 + 60 + 40, tz=timezone.utc)
     with time_machine.travel(minute, tick=False):
         presence.record_guest("203.0.113.1")
@@ -687,11 +717,11 @@ def test_heartbeats_keep_members_in_the_window_and_move_a_dead_process_members_t
     tabs = {user: tab(user, f"tab-{user.username}", "r") for user in (alice, carol, bob)}
     with time_machine.travel(NOW, tick=False) as traveller:
         for opened in tabs.values():
-            presence.connect(opened)
+            sockets.connect(opened)
         traveller.shift(10)
-        presence.heartbeat(tabs.values())
+        sockets.heartbeat(tabs.values())
         traveller.move_to(at(71))
-        presence.heartbeat([tabs[bob]])  # alice's and carol's process died after +10
+        sockets.heartbeat([tabs[bob]])  # alice's and carol's process died after +10
         for room in (None, "r"):
             live, left = conf.socket_keys(room)
             assert presence.connected(room) == [str(bob.pk)]
@@ -709,7 +739,7 @@ def test_heartbeats_keep_members_in_the_window_and_move_a_dead_process_members_t
         # A beat never moves a score, so it never reorders a list: bob stays listed and
         # counted past the window by his beats alone, his score still his connect.
         traveller.move_to(at(650))  # alice's and carol's last signs left the window at 610
-        presence.heartbeat([tabs[bob]])
+        sockets.heartbeat([tabs[bob]])
         for room in (None, "r"):
             assert redis_db.zscore(conf.keys(room).users, str(bob.pk)) == T
             assert names(presence.online_users(room=room)) == ["bob"]
@@ -717,7 +747,7 @@ def test_heartbeats_keep_members_in_the_window_and_move_a_dead_process_members_t
             assert statuses(room) == {"bob": "online"}  # alice and carol are offline
         assert presence.last_seen(bob) == at(650)
         traveller.move_to(at(600))  # a process whose clock lags beats too: nothing goes back
-        presence.heartbeat([tabs[bob]])
+        sockets.heartbeat([tabs[bob]])
         for room in (None, "r"):
             assert redis_db.zscore(conf.socket_keys(room).live, str(bob.pk)) == T + 650
 
@@ -732,20 +762,20 @@ def test_closing_tabs_keeps_a_member_live_at_their_newest_other_tab(
     c = tab(carol, "c", "r")
     pk = str(alice.pk).encode()
     with time_machine.travel(NOW, tick=False) as traveller:
-        presence.connect(c)
+        sockets.connect(c)
         for i in range(3):  # alice's tabs beat at NOW, +10, +20; bob's at NOW, +10
-            presence.connect(a[i])
+            sockets.connect(a[i])
             if i < 2:
-                presence.connect(b[i])
+                sockets.connect(b[i])
             traveller.shift(10)
-        presence.disconnect(a[2])
+        sockets.disconnect(a[2])
         for room in (None, "r"):
             assert redis_db.zscore(conf.socket_keys(room).live, pk) == T + 10
             conns = conf.connections_key(room, str(alice.pk))
             assert sorted(redis_db.hkeys(conns)) == [b"a0", b"a1"]
         traveller.move_to(at(70))
-        presence.disconnect(a[0])  # a1 beat exactly the timeout ago: still alive
-        presence.disconnect(b[1])  # b0 (NOW) is a dead process's: bob leaves
+        sockets.disconnect(a[0])  # a1 beat exactly the timeout ago: still alive
+        sockets.disconnect(b[1])  # b0 (NOW) is a dead process's: bob leaves
         for room in (None, "r"):
             live, left = conf.socket_keys(room)
             assert presence.connected(room) == [str(alice.pk)]
@@ -758,27 +788,27 @@ def test_closing_tabs_keeps_a_member_live_at_their_newest_other_tab(
         # window, and closing its sockets writes none of its keys again.
         presence.prune()
         redis_db.delete(*conf.socket_keys("r"))  # what their TTL does on Redis's own clock
-        presence.disconnect(c)
+        sockets.disconnect(c)
         traveller.move_to(at(700))
-        presence.disconnect(a[1])  # left keeps the window's leavers only
+        sockets.disconnect(a[1])  # left keeps the window's leavers only
         assert redis_db.zrange(conf.socket_keys().left, 0, -1) == [str(carol.pk).encode(), pk]
         assert redis_db.exists(*conf.socket_keys("r")) == 0
 
 
 def test_the_socket_rule_at_its_edges(redis_db: redis.Redis, settings: Any, people: Any) -> None:
-    settings.WHOS_ONLINE_IDLE_AFTER = 60  # the heartbeat timeout: both rules turn together
+    settings.WHOS_ONLINE_MAX_AGE = 120  # idle after 60 s, the heartbeat timeout: both turn together
     alice, bob, carol, dave = people("alice", "bob", "carol", "dave")
-    grace = presence.SOCKET_GRACE
+    grace = status.SOCKET_GRACE
     with time_machine.travel(NOW, tick=False) as traveller:
-        presence.connect(tab(alice, "a"))
+        sockets.connect(tab(alice, "a"))
         closed, replaced = tab(bob, "b"), tab(dave, "d")
-        presence.connect(closed)
-        presence.connect(replaced)
+        sockets.connect(closed)
+        sockets.connect(replaced)
         presence.record_user(carol)  # no socket: the HTTP rule
         traveller.shift(grace - 1)
-        presence.disconnect(replaced)  # as a page that replaced it was just seen: not idle
+        sockets.disconnect(replaced)  # as a page that replaced it was just seen: not idle
         traveller.shift(1)
-        presence.disconnect(closed)  # the grace after the last page: a closed tab, idle
+        sockets.disconnect(closed)  # the grace after the last page: a closed tab, idle
         assert statuses() == {"alice": "online", "bob": "idle", "carol": "online", "dave": "online"}
         traveller.move_to(at(60))  # alice's beat is exactly the timeout old
         assert statuses() == {"alice": "online", "bob": "idle", "carol": "online", "dave": "online"}
@@ -790,13 +820,12 @@ def test_an_open_socket_shows_when_the_window_is_one_guest_bucket(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
     # Approximate counting, a 30 s window inside one minute's bucket: no bucket union is kept.
-    settings.WHOS_ONLINE_GUEST_COUNTING = "approximate"
-    settings.WHOS_ONLINE_MAX_AGE = 30
-    settings.WHOS_ONLINE_IDLE_AFTER = 10
+    settings.WHOS_ONLINE_GUESTS = "approximate"
+    settings.WHOS_ONLINE_MAX_AGE = 30  # idle after 15 s
     (alice,) = people("alice")
     minute = NOW.replace(second=0)
     with time_machine.travel(minute + timedelta(seconds=35), tick=False) as traveller:
-        presence.connect(tab(alice, "a"))
+        sockets.connect(tab(alice, "a"))
         traveller.shift(20)  # idle by her last record, online by her open tab
         assert statuses() == {"alice": "online"}
 
@@ -806,11 +835,11 @@ def test_a_lagging_process_never_moves_a_leave_back(redis_db: redis.Redis, peopl
     left = conf.socket_keys().left
     with time_machine.travel(NOW, tick=False) as traveller:
         opened = tab(alice, "a")
-        presence.connect(opened)
+        sockets.connect(opened)
         traveller.shift(100)
-        presence.disconnect(opened)  # her last connection closed at NOW + 100
+        sockets.disconnect(opened)  # her last connection closed at NOW + 100
         traveller.move_to(at(50))  # a process whose clock lags beats for another tab of hers
-        presence.heartbeat([Connection(str(alice.pk), "z")])
+        sockets.heartbeat([Connection(str(alice.pk), "z")])
         traveller.move_to(at(111))  # that process died: its beat goes to left
-        presence.heartbeat([Connection(str(bob.pk), "b")])
+        sockets.heartbeat([Connection(str(bob.pk), "b")])
         assert redis_db.zscore(left, str(alice.pk)) == T + 100

@@ -37,7 +37,7 @@ from tests.test_faults import (
     members,
     the_error,
 )
-from whos_online.conf import conf
+from whos_online.conf import Settings, conf
 from whos_online.connection import get_client
 
 pytestmark = [pytest.mark.topology, pytest.mark.django_db]
@@ -153,9 +153,9 @@ def sentinel_cache(setup: SentinelSetup, **options: Any) -> dict[str, Any]:
 
 
 @pytest.fixture
-def prefix(settings: Any) -> str:
+def prefix(settings: Any, monkeypatch: pytest.MonkeyPatch) -> str:
     settings.WHOS_ONLINE_KEY_PREFIX = prefix = f"whos_online_sentinel:{uuid.uuid4().hex}"
-    settings.WHOS_ONLINE_BACKOFF = BACKOFF
+    monkeypatch.setattr(Settings, "backoff", BACKOFF)
     settings.DJANGO_REDIS_CONNECTION_FACTORY = "django_redis.pool.SentinelConnectionFactory"
     return prefix
 

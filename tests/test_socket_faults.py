@@ -30,8 +30,9 @@ from tests.test_consumers import (  # noqa: F401 (public_rooms: a fixture)
     tab,
     until,
 )
-from whos_online import failsafe, presence, recovery
+from whos_online import failsafe, presence, recovery, sockets, status
 from whos_online.blockcache import STALE_IF_ERROR
+from whos_online.conf import conf
 from whos_online.realtime import hub
 
 pytestmark = pytest.mark.django_db
@@ -142,14 +143,14 @@ def test_a_heartbeat_into_an_emptied_redis_beats_nobody_and_says_so(
 ) -> None:
     """What keeps ``connected()`` from listing members nobody counts."""
     (alice,) = people("alice")
-    connection = presence.open_connection(alice)
-    presence.connect(connection)
+    connection = sockets.open_connection(alice)
+    sockets.connect(connection)
     with own_redis.client() as direct:
         direct.flushdb()
-        assert presence.heartbeat([connection]) is True
+        assert sockets.heartbeat([connection]) is True
         assert presence.connected() == [] and presence.user_count() == 0
-        assert direct.exists(presence.conf.generation_key)  # the next generation began
-        assert presence.heartbeat([connection]) is False  # (after a record, as the hub does)
+        assert direct.exists(conf.generation_key)  # the next generation began
+        assert sockets.heartbeat([connection]) is False  # (after a record, as the hub does)
 
 
 def test_a_close_redis_could_not_take_is_written_once_it_answers(
@@ -163,7 +164,7 @@ def test_a_close_redis_could_not_take_is_written_once_it_answers(
     async def scenario() -> None:
         watcher, alice_tab = await tab(None), await tab(alice)
         await eventually(lambda: status_of(pk) == "online")
-        await clock.travel(presence.SOCKET_GRACE + 1)
+        await clock.travel(status.SOCKET_GRACE + 1)
         own_redis.pause()
         try:
             # Its close waits on the frozen Redis; the server gives up on the consumer
@@ -182,7 +183,7 @@ def test_a_close_redis_could_not_take_is_written_once_it_answers(
 
 def test_pending_closes_are_capped_the_oldest_going_first(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(hub, "MAX_PENDING_LEAVES", 2)
-    closes = [presence.Connection(str(n), f"tab{n}") for n in range(3)]
+    closes = [sockets.Connection(str(n), f"tab{n}") for n in range(3)]
 
     async def scenario() -> None:
         ticker = hub.get_hub()
@@ -228,8 +229,8 @@ def test_a_close_written_late_says_when_the_page_went(
     """A tab closed in the second its member opened another page (so they are browsing on),
     written by the hub 30 s later: still online, as if written at once."""
     (alice,) = people("alice")
-    tab = presence.Connection(str(alice.pk), "tab")
-    presence.connect(tab)
+    tab = sockets.Connection(str(alice.pk), "tab")
+    sockets.connect(tab)
     traveller.shift(60)
     presence.record_user(alice)  # the next page, without a live block
 

@@ -12,7 +12,7 @@ from django.template import engines
 from django.utils import translation
 
 from tests.conftest import NOW, BrowserClient, tab
-from whos_online import presence
+from whos_online import presence, sockets, status
 from whos_online.status import status_of
 
 pytestmark = pytest.mark.django_db
@@ -45,15 +45,13 @@ def render(source: str, **context: Any) -> str:
 def test_the_one_rule_for_a_status(
     settings: Any, score: float | None, beat: float | None, left: float | None, expected: str
 ) -> None:
-    settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_IDLE_AFTER = 300
+    settings.WHOS_ONLINE_MAX_AGE = 600  # idle after 300 s
     settings.WHOS_ONLINE_HEARTBEAT = 25  # a timeout of 60 s (2.4 beats)
     assert status_of(score, 1000, beat, left) == expected
 
 
 def test_online_then_idle_then_offline(redis_db: redis.Redis, settings: Any, people: Any) -> None:
-    settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_IDLE_AFTER = 300
+    settings.WHOS_ONLINE_MAX_AGE = 600  # idle after 300 s
     (alice,) = people("alice")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_user(alice)
@@ -75,7 +73,7 @@ def test_the_block_says_who_is_idle_in_words_not_by_colour_alone(
     alice, bob = people("alice", "bob")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_user(bob)
-        traveller.shift(400)  # past WHOS_ONLINE_IDLE_AFTER
+        traveller.shift(400)  # past idle (half the window)
         presence.record_user(alice)
         page = BrowserClient().get("/block/").content.decode()
         with translation.override("fr"):
@@ -190,14 +188,13 @@ def test_dots_read_offline_when_redis_is_down(dead_redis: None) -> None:
 def test_a_connection_keeps_its_member_online_until_the_heartbeat_timeout(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
-    settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_IDLE_AFTER = 60
+    settings.WHOS_ONLINE_MAX_AGE = 120  # idle after 60 s
     settings.WHOS_ONLINE_HEARTBEAT = 37.5  # a timeout of 90 s (2.4 beats)
     (alice,) = people("alice")
     with time_machine.travel(NOW, tick=False) as traveller:
-        presence.connect(tab(alice))
+        sockets.connect(tab(alice))
         assert presence.status(alice) == "online"
-        traveller.shift(90)  # past IDLE_AFTER, but the last heartbeat is not timed out yet
+        traveller.shift(90)  # past idle, but the last heartbeat is not timed out yet
         assert presence.status(alice) == "online"
         assert [m.status for m in presence.online_users()] == ["online"]  # the block agrees
         traveller.shift(1)  # its process died: the socket was the last sign of alice
@@ -211,13 +208,13 @@ def test_a_tab_closed_after_the_grace_leaves_its_member_idle(
     (alice,) = people("alice")
     with time_machine.travel(NOW, tick=False) as traveller:
         replaced = tab(alice, "one")
-        presence.connect(replaced)
-        presence.disconnect(replaced)  # in the very second: the page that replaced it
+        sockets.connect(replaced)
+        sockets.disconnect(replaced)  # in the very second: the page that replaced it
         assert presence.status(alice) == "online"
         closed = tab(alice, "two")
-        presence.connect(closed)
-        traveller.shift(presence.SOCKET_GRACE)
-        presence.disconnect(closed)  # read for a while, then closed
+        sockets.connect(closed)
+        traveller.shift(status.SOCKET_GRACE)
+        sockets.disconnect(closed)  # read for a while, then closed
         assert presence.status(alice) == "idle"
 
 

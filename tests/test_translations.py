@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from datetime import timedelta
 from io import StringIO
 from typing import Any
 
@@ -282,9 +283,9 @@ def localized(settings: Any) -> Iterator[None]:
 def test_pages_in_each_language(
     language: str, redis_db: redis.Redis, settings: Any, people: Any, localized: None
 ) -> None:
-    settings.WHOS_ONLINE_IS_HIDDEN = "tests.test_hidden.wants_privacy"
+    settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_hidden.private_card"
     settings.WHOS_ONLINE_LIST_LIMIT = 2
-    settings.WHOS_ONLINE_SHOW_DAY_TOTAL = True
+    settings.WHOS_ONLINE_RETENTION = timedelta(days=1)  # adds the day's total
     (bob,) = people("Bob")
     (shy,) = people("Shy", email="hidden")
     # Known only by an email address: shown as "Member #pk".

@@ -20,10 +20,10 @@ from collections import OrderedDict
 from dataclasses import replace
 from typing import Any, Hashable, NamedTuple
 
-from whos_online import failsafe, presence, visits
+from whos_online import failsafe, presence, reading, visits
 from whos_online.conf import conf, on_settings_change
 from whos_online.middleware import issued_at
-from whos_online.presence import Summary
+from whos_online.reading import Summary
 
 MAX_ENTRIES = 256  # distinct blocks kept (rooms make many); the least recently read go first
 STALE_IF_ERROR = 10.0  # seconds
@@ -51,7 +51,7 @@ def read(
     one entry serves all visitors alike; ``names=False`` reads the counts-only
     view (no member listed), an entry of its own that never holds a name.
     """
-    staff_view = names and presence.is_staff(viewer)
+    staff_view = names and reading.is_staff(viewer)
     ttl = conf.block_cache
     if ttl <= 0:
         return _fetch(room, staff_view, names)
@@ -111,7 +111,7 @@ def for_request(
     particular (no staff view, not the visitor's own name).
     """
     viewer = None if shared else visits.viewer(request)
-    if presence.is_staff(viewer):
+    if reading.is_staff(viewer):
         visits.mark_staff_page(request)
     asked = time.time()
     entry = read(room, viewer, names)

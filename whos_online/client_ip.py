@@ -39,11 +39,11 @@ def client_address(request: HttpRequest) -> Address | None:
 
     - Default: ``REMOTE_ADDR``; forwarding headers are ignored, since a client
       can write anything there.
-    - ``WHOS_ONLINE_TRUSTED_PROXIES`` (CIDRs): hops are taken from the right,
+    - ``WHOS_ONLINE_PROXIES`` a list of CIDRs: hops are taken from the right,
       ``REMOTE_ADDR`` first, then the proxy header's entries; trusted proxies
       are skipped and the first other address is the client (all trusted: the
       left-most).
-    - ``WHOS_ONLINE_PROXY_COUNT = N``: the N-th entry from the right of the
+    - ``WHOS_ONLINE_PROXIES = N``: the N-th entry from the right of the
       header, which our outermost proxy wrote; left of it is the client's claim.
 
     Entries may carry a port (``198.51.100.3:51234``, ``[2001:db8::3]:443``).
@@ -80,9 +80,9 @@ def note_unknown_proxy(request: HttpRequest, address: Address) -> None:
     if _header_key() in request.META:
         _told_of_proxy = True
         logger.warning(
-            "A guest came from %s with a forwarding header (%s), but neither WHOS_ONLINE_PROXY_COUNT nor "
-            "WHOS_ONLINE_TRUSTED_PROXIES is set: behind a reverse proxy every guest has the "
-            "proxy's address, so all guests count as one. Set one of them.",
+            "A guest came from %s with a forwarding header (%s), but WHOS_ONLINE_PROXIES is "
+            "not set: behind a reverse proxy every guest has the proxy's address, so all "
+            "guests count as one. Set it to your proxies' count or networks.",
             address,
             conf.proxy_header,
         )

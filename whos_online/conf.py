@@ -14,7 +14,7 @@ AttributeError: a recording request read about 30 of them.
 from __future__ import annotations
 
 import re
-from datetime import date
+from datetime import date, timedelta
 from typing import Any, Callable, Generic, NamedTuple, TypeVar, cast, overload
 
 from django.conf import settings
@@ -37,6 +37,9 @@ HEARTBEATS_TO_TIMEOUT = 2.4
 # A Redis call is slow after this share of the socket timeout: well inside it, so a Redis
 # that answers just in time still counts as failing.
 SLOW_SHARE_OF_TIMEOUT = 0.4
+# The "online" cookie and a member's "idle" status both start half a window after their
+# last record: an active visitor is recorded again well before leaving the window.
+HALF_WINDOW = 0.5
 
 T = TypeVar("T")
 
@@ -128,7 +131,7 @@ class Settings:
         return SocketKeys(f"{base}:live", f"{base}:left")
 
     def namespace_keys(self, room: object) -> tuple[str, ...]:
-        """Every key of a namespace that a room dropped over WHOS_ONLINE_MAX_ROOMS loses
+        """Every key of a namespace that a room dropped over the rooms cap loses
         (rooms keep no peak; a member's connections there expire with the heartbeat)."""
         keys = self.keys(room)
         return (
@@ -220,8 +223,8 @@ class Settings:
 
     @cached_setting
     def idle_after(self) -> float:
-        """Seconds after which a member inside the window shows as idle."""
-        return seconds(_get("WHOS_ONLINE_IDLE_AFTER"))
+        """Seconds after which a member inside the window shows as idle: half of it."""
+        return HALF_WINDOW * self.max_age
 
     @cached_setting
     def retention(self) -> float:
@@ -239,17 +242,17 @@ class Settings:
         """The rooms' window in whole minutes, at least 1, as room blocks show it."""
         return round(self.room_max_age / 60) or 1
 
-    @cached_setting
-    def cookie_name(self) -> str:
-        return str(_get("WHOS_ONLINE_COOKIE_NAME"))
+    # The throttle cookie: a recorded visitor is not recorded again while they carry it.
+    cookie_name = "online"
 
     @cached_setting
     def cookie_age(self) -> int:
-        return int(_get("WHOS_ONLINE_COOKIE_AGE"))
+        """The throttle cookie's life in seconds: half the window."""
+        return max(1, int(HALF_WINDOW * self.max_age))
 
     @cached_setting
     def track_guests(self) -> bool:
-        return bool(_get("WHOS_ONLINE_TRACK_GUESTS"))
+        return _get("WHOS_ONLINE_GUESTS") is not None
 
     @cached_setting
     def list_limit(self) -> int:
@@ -257,12 +260,17 @@ class Settings:
 
     @cached_setting
     def proxy_count(self) -> int:
-        return int(_get("WHOS_ONLINE_PROXY_COUNT"))
+        """How many proxies write the proxy header, when ``WHOS_ONLINE_PROXIES`` is a number."""
+        value = _get("WHOS_ONLINE_PROXIES")
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
     @cached_setting
     def trusted_proxies(self) -> tuple[Network, ...] | None:
-        """The proxies' networks; None when the setting is not a list of CIDRs (check E010)."""
-        value = _get("WHOS_ONLINE_TRUSTED_PROXIES")
+        """The proxies' networks: () when ``WHOS_ONLINE_PROXIES`` is a number, None when it is
+        neither a number nor a list of CIDRs (check E010)."""
+        value = _get("WHOS_ONLINE_PROXIES")
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return ()
         if isinstance(value, str) or not isinstance(value, (list, tuple)):
             return None
         return networks(tuple(str(entry) for entry in value))
@@ -277,10 +285,9 @@ class Settings:
         """Paths that are no visits: regexes matched from the path's start (a prefix works)."""
         return patterns(_get("WHOS_ONLINE_EXCLUDE_PATHS"))
 
-    @cached_setting
-    def backoff(self) -> float:
-        """The longest back-off after a Redis failure (the first is shorter)."""
-        return float(_get("WHOS_ONLINE_BACKOFF"))
+    # The longest back-off in seconds after a Redis failure (the first is shorter), so a
+    # repaired Redis is used again within this long.
+    backoff = 5.0
 
     @cached_setting
     def socket_timeout(self) -> float:
@@ -296,17 +303,13 @@ class Settings:
         """Seconds a process keeps a block's summary; 0 reads Redis for every block."""
         return float(_get("WHOS_ONLINE_BLOCK_CACHE"))
 
-    @cached_setting
-    def max_guests(self) -> int:
-        return int(_get("WHOS_ONLINE_MAX_GUESTS"))
-
-    @cached_setting
-    def max_rooms(self) -> int:
-        return int(_get("WHOS_ONLINE_MAX_ROOMS"))
-
-    @cached_setting
-    def ipv6_prefix(self) -> int:
-        return int(_get("WHOS_ONLINE_IPV6_PREFIX"))
+    # Caps, so no anonymous visitor can grow Redis without bound: guests counted exactly
+    # (about 10 MB; "approximate" has no cap) and live rooms (registering one more drops
+    # the least recently visited).
+    max_guests = 100_000
+    max_rooms = 10_000
+    # IPv6 guests are grouped by their /64: one device rotating privacy addresses is one guest.
+    ipv6_prefix = 64
 
     @cached_setting
     def is_bot(self) -> Callable[[HttpRequest], bool] | None:
@@ -339,12 +342,13 @@ class Settings:
     @cached_setting
     def guest_counting(self) -> str:
         """ "exact" (a sorted set of guests) or "approximate" (HyperLogLogs: see counting.py)."""
-        return str(_get("WHOS_ONLINE_GUEST_COUNTING"))
+        return str(_get("WHOS_ONLINE_GUESTS") or "exact")
 
     @cached_setting
     def show_day_total(self) -> bool:
-        """Whether the block adds "In total there were N users online in the past 24 hours"."""
-        return bool(_get("WHOS_ONLINE_SHOW_DAY_TOTAL"))
+        """Whether the block adds "In total there were N users online in the past 24 hours":
+        when members are kept a day, so the total can count them all."""
+        return self.retention >= timedelta(days=1).total_seconds()
 
     @cached_setting
     def heartbeat(self) -> float:
@@ -378,20 +382,11 @@ class Settings:
         specs = {name: room_spec(spec) for name, spec in value.items()}
         return {name: spec for name, spec in specs.items() if spec is not None}
 
-    @cached_setting
-    def is_hidden(self) -> Callable[[Any], bool]:
-        """Whether a member asked not to be listed: a callable taking the user."""
-        return cast("Callable[[Any], bool]", _callable("WHOS_ONLINE_IS_HIDDEN") or _nobody)
-
 
 def _callable(name: str) -> Any:
     """The setting's callable, imported once if it is a dotted path."""
     value = _get(name)
     return imported(value) if isinstance(value, str) else value
-
-
-def _nobody(user: Any) -> bool:
-    return False
 
 
 conf = Settings()

@@ -5,7 +5,7 @@ Redis's HyperLogLog counts distinct ids in at most 12 KB per key, within about
 keys are time buckets, each expiring once no count reads it, and a count is
 ``PFCOUNT`` of the union of the buckets it covers:
 
-- the live window, with ``WHOS_ONLINE_GUEST_COUNTING = "approximate"``: guests
+- the live window, with ``WHOS_ONLINE_GUESTS = "approximate"``: guests
   in ``<namespace>:guests:hll:<bucket>``; a bucket is a minute, or a longer
   stretch for windows over ten minutes, so at most 12 exist at once (~150 KB);
 - the last 24 hours: guests in ``<prefix>:guests:hour:<hour>``, 24 hours;

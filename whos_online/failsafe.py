@@ -28,7 +28,7 @@ GIL, a blocked event loop) makes calls long but not waiting, so it never reads
 as a slow Redis; a frozen or slow Redis leaves the process idle while it waits.
 
 A circuit's first back-off is FIRST_BACKOFF; each failed probe doubles it up to
-``WHOS_ONLINE_BACKOFF``, each wait shortened by a random JITTER so processes do
+``conf.backoff`` (5 s), each wait shortened by a random JITTER so processes do
 not probe in step. A blip costs seconds; a long outage one probe per maximum
 back-off. One outage (from a circuit opening until both are closed) logs one
 ERROR line with the error (its traceback at DEBUG) and one WARNING at recovery.
@@ -63,7 +63,7 @@ CLOSED: State = "CLOSED"
 OPEN: State = "OPEN"
 HALF_OPEN: State = "HALF_OPEN"
 
-FIRST_BACKOFF = 1.0  # seconds (never more than WHOS_ONLINE_BACKOFF)
+FIRST_BACKOFF = 1.0  # seconds (never more than conf.backoff)
 SLOW_CALLS_TO_OPEN = 5
 JITTER = (0.75, 1.0)  # each wait is the back-off times a factor drawn from here
 
@@ -110,9 +110,8 @@ class _Circuit:
         # A call admitted while closed that fails after another call opened the
         # circuit changes nothing: the back-off grows only with failed probes.
         if ticket == HALF_OPEN or self.state == CLOSED:
-            limit = conf.backoff
             grown = self.backoff * 2 if ticket == HALF_OPEN else FIRST_BACKOFF
-            self.backoff = min(grown, limit) if limit > 0 else 0.0
+            self.backoff = min(grown, conf.backoff)
             self.state, self.slow, self.opened_at = OPEN, 0, now
             self.retry_at = now + self.backoff * random.uniform(*JITTER)
 

@@ -24,7 +24,7 @@ def guest_id(ip: str | Address) -> str:
 
     The address is normalised first, so one visitor is one guest however it is
     spelled: IPv4-mapped IPv6 counts as its IPv4 address, zone ids are ignored,
-    and IPv6 is cut to its ``WHOS_ONLINE_IPV6_PREFIX`` network, because one
+    and IPv6 is cut to its /64 network (``conf.ipv6_prefix``), because one
     device rotates privacy addresses inside its /64. The result is a keyed hash
     (Django's ``salted_hmac``, SHA-256 under SECRET_KEY, 16 hex digits: short
     enough for Redis's compact small-set encoding), so no address is ever
@@ -64,13 +64,11 @@ def _network(ip: str | Address, ipv6_prefix: int) -> tuple[Address, int]:
     return address, address.max_prefixlen
 
 
+# A guest's rooms, one of each kind, beside the "online" cookie.
+ROOMS_COOKIE = "online_rooms"
 ROOMS_SALT = "whos_online.guest_rooms"
 # Browsers keep 4 KB a cookie: the rooms cookie keeps the most recent kinds that fit in this.
 MAX_ROOMS_VALUE = 3000
-
-
-def rooms_cookie_name() -> str:
-    return f"{conf.cookie_name}_rooms"
 
 
 def guest_rooms(request: HttpRequest) -> dict[str, str]:
@@ -81,7 +79,7 @@ def guest_rooms(request: HttpRequest) -> dict[str, str]:
     they leave on opening another of its kind is named by their cookie, signed
     under SECRET_KEY. {} without one, or for one not signed here.
     """
-    value = request.COOKIES.get(rooms_cookie_name(), "")
+    value = request.COOKIES.get(ROOMS_COOKIE, "")
     if not value or len(value) > MAX_ROOMS_VALUE:
         return {}
     try:
@@ -103,7 +101,7 @@ def keep_guest_rooms(
         value = signer.sign_object(dict(kept))
     patch_cache_control(response, private=True)
     response.set_cookie(
-        rooms_cookie_name(),
+        ROOMS_COOKIE,
         value,
         max_age=math.ceil(conf.max_age),
         httponly=True,

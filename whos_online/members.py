@@ -20,6 +20,7 @@ from django.core.exceptions import FieldDoesNotExist
 from django.db.models import EmailField
 from django.utils.translation import gettext
 
+from whos_online.conf import conf
 from whos_online.connection import text
 from whos_online.status import Status
 
@@ -31,6 +32,9 @@ MAX_URL = 500
 MAX_EXTRA_FIELDS = 5
 MAX_EXTRA = 100
 CARD_FIELDS = ("name", "url", "avatar")
+# Keys a card may carry that are no extra field: the page (for staff) and the wish not to
+# be listed.
+NOT_EXTRAS = ("where", "hidden")
 
 # Bidi embeddings, overrides and isolates, and the marks: they can make a name
 # display as another ("\u202enimda" shows as "admin").
@@ -74,6 +78,13 @@ def logs_in_by_email(model: type) -> bool:
     return "email" in login or isinstance(field, EmailField)
 
 
+def card_of(user: Any, where: str | None = None) -> tuple[str, bool]:
+    """``user``'s card as stored (``WHOS_ONLINE_MEMBER_CARD``), and whether it asks that they
+    be hidden (``"hidden": True``): both come from the one call, which may read the database."""
+    card = conf.member_card(user)
+    return card_json(card, where), bool(card.get("hidden"))
+
+
 def card_json(card: dict[str, Any], where: str | None = None) -> str:
     """The card as stored: known fields capped, unsafe URLs dropped, at most MAX_CARD_BYTES."""
     clean: dict[str, Any] = {"name": str(card.get("name") or "")[:MAX_NAME]}
@@ -84,7 +95,7 @@ def card_json(card: dict[str, Any], where: str | None = None) -> str:
     extras = {
         str(key)[:MAX_EXTRA]: _scalar(value)
         for key, value in card.items()
-        if key not in CARD_FIELDS and key != "where"
+        if key not in CARD_FIELDS and key not in NOT_EXTRAS
     }
     clean.update(list(extras.items())[:MAX_EXTRA_FIELDS])
     if where:

@@ -1,4 +1,4 @@
-"""Records each visitor at most once per ``WHOS_ONLINE_COOKIE_AGE`` seconds."""
+"""Records each visitor at most once per half window (``conf.cookie_age``)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ class WhosOnlineMiddleware:
     session key on login and flushes it on logout, so any change of identity
     makes the cookie stale, while an unchanged identity is recognised from the
     cookies alone: no session load, no user query, no Redis call. A cookie that
-    is expired (replayed after ``WHOS_ONLINE_COOKIE_AGE``), another identity's,
+    is expired (replayed after ``conf.cookie_age``), another identity's,
     tampered with or garbage is simply not valid: the visitor is recorded.
     """
 

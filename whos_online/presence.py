@@ -26,25 +26,23 @@ publishes its room on ``<prefix>:notices``, for the live blocks' hubs (see
 
 Private by default: every function that names or describes members leaves
 hidden members out unless asked with ``include_hidden=True`` or for a staff
-``viewer`` (``viewer=request.user``). Every function here but ``prune``,
-``connect``, ``heartbeat`` (batched) and ``forget_user`` (two) is one Redis
-round trip (a record two when it moves a member between rooms of a kind or
-drops a room over WHOS_ONLINE_MAX_ROOMS) and raises
-``redis.exceptions.RedisError`` when Redis fails;
-the middleware, template tag and signals call them through
-:mod:`whos_online.failsafe` instead.
+``viewer`` (``viewer=request.user``). Every function here but ``prune`` and
+``forget_user`` (two) is one Redis round trip (a record two when it moves a
+member between rooms of a kind or drops a room over the rooms cap) and raises
+``redis.exceptions.RedisError`` when Redis fails; the middleware, template tag
+and signals call them through :mod:`whos_online.failsafe` instead.
+
+``__all__`` is what a site calls. A consumer that cannot inherit
+``whos_online.realtime.consumers.PresenceMixin`` drives its connections with
+:mod:`whos_online.sockets`.
 """
 
 from __future__ import annotations
 
-# Besides __all__, as before the split: the settings, a guest's id and the limits
-# (``X as X``: kept here on purpose).
-from whos_online.conf import conf as conf
-from whos_online.guests import guest_id as guest_id
+from whos_online.members import Member
 from whos_online.reading import (
     Summary,
     guest_count,
-    is_staff,
     last_seen,
     last_seen_many,
     online_users,
@@ -53,83 +51,34 @@ from whos_online.reading import (
     summary,
     user_count,
 )
-from whos_online.recording import (
-    TRIM_PER_WRITE as TRIM_PER_WRITE,
-)
-from whos_online.recording import (
-    Visit,
-    forget_guest,
-    forget_user,
-    member_id,
-    record_guest,
-    record_user,
-)
-from whos_online.sockets import (
-    HEARTBEAT_BATCH as HEARTBEAT_BATCH,
-)
-from whos_online.sockets import (
-    Connection,
-    check,
-    connect,
-    connected,
-    disconnect,
-    heartbeat,
-    open_connection,
-)
-from whos_online.stats import (
-    HISTORY_SECONDS as HISTORY_SECONDS,
-)
-from whos_online.stats import (
-    PEAK_TTL as PEAK_TTL,
-)
-from whos_online.stats import (
-    DayVisitors,
-    Peak,
-    PruneResult,
-    Sample,
-    daily_visitors,
-    history,
-    peak,
-    prune,
-    reset_peak,
-)
-from whos_online.status import SOCKET_GRACE
+from whos_online.recording import forget_guest, forget_user, record_guest, record_user
+from whos_online.rooms import in_room
+from whos_online.sockets import connected
+from whos_online.stats import daily_visitors, history, peak, prune
 
 __all__ = [
-    # reading
-    "Summary",
+    # who is online
     "summary",
     "online_users",
     "user_count",
     "guest_count",
+    "connected",
+    "Summary",
+    "Member",
+    # one member
     "status",
     "statuses",
     "last_seen",
     "last_seen_many",
-    "is_staff",
-    "member_id",
-    "Peak",
+    # over time
     "peak",
-    "reset_peak",
-    "DayVisitors",
     "daily_visitors",
-    "Sample",
     "history",
     # recording
-    "Visit",
     "record_user",
     "record_guest",
+    "in_room",
     "forget_user",
     "forget_guest",
-    "PruneResult",
     "prune",
-    # WebSocket connections, for a consumer that cannot inherit the mixin
-    "Connection",
-    "open_connection",
-    "connect",
-    "heartbeat",
-    "disconnect",
-    "connected",
-    "check",
-    "SOCKET_GRACE",
 ]

@@ -124,7 +124,7 @@ def summary(
     Hidden members are counted, and listed only with ``include_hidden`` or for
     a staff ``viewer``, who alone also see where members were last seen.
     Reading the site's counts also raises its peak if they beat it (rooms keep
-    no peak). With ``day`` (default: ``WHOS_ONLINE_SHOW_DAY_TOTAL``) the same
+    no peak). With ``day`` (default: when ``WHOS_ONLINE_RETENTION`` is a day or more) the same
     call counts the site's past 24 hours too.
     """
     staff_view = include_hidden or is_staff(viewer)

@@ -3,7 +3,7 @@ and forgetting them (a logout). See :mod:`whos_online.presence` for the keys.
 
 A record is one EVALSHA of scripts.RECORD; a member's move to another room of
 the same kind, or a room that pushes the least recently visited one over
-WHOS_ONLINE_MAX_ROOMS, costs one round trip more (the room left or dropped is
+the rooms cap (``conf.max_rooms``), costs one round trip more (the room left or dropped is
 known only from the record's reply, and a script touches only the keys it is
 given). A guest's move costs nothing more: their cookie names the room they
 leave (see ``guests.guest_rooms``).
@@ -19,7 +19,7 @@ from whos_online import counting, scripts
 from whos_online.conf import Keys, conf
 from whos_online.connection import get_client, text
 from whos_online.guests import Address, guest_id
-from whos_online.members import Member, card_json, read_member
+from whos_online.members import Member, card_of, read_member
 from whos_online.room_names import room_kind, room_name
 from whos_online.stats import learn_generation
 
@@ -43,15 +43,15 @@ def record_user(
 ) -> Visit:
     """Mark ``user`` as seen now (on the site, or in ``room``) with a fresh card.
 
-    A member ``WHOS_ONLINE_IS_HIDDEN`` hides is kept in a set of their own:
+    A member whose card says ``"hidden": True`` is kept in a set of their own:
     counted, never listed to ordinary visitors. The same write takes them out
     of the other set (so changing one's mind takes effect at the next record)
     and, given the address they browsed from as a guest (``guest_ip``), out of
     the guests, so a login never counts one person twice. ``where`` is the page
     (kept on the card for staff).
     """
-    card = card_json(conf.member_card(user), where)
-    return record_member(str(user.pk), conf.is_hidden(user), card, room, guest_ip)
+    card, hidden = card_of(user, where)
+    return record_member(str(user.pk), hidden, card, room, guest_ip)
 
 
 def record_member(
@@ -93,9 +93,9 @@ def record_guest(ip: str | Address, room: str | None = None, left: str | None = 
     """Mark the guest at address ``ip`` as seen now, out of the room ``left`` (the one of
     the same kind they were in, which their cookie names: Redis keeps no key per guest).
 
-    A newcomer while the guests fill ``WHOS_ONLINE_MAX_GUESTS`` inside the
+    A newcomer while the guests fill the cap (``conf.max_guests``) inside the
     window is refused (``Visit.refused``), so a flood never pushes out the
-    guests counted before it. In approximate mode (``WHOS_ONLINE_GUEST_COUNTING``) the guest goes into
+    guests counted before it. In approximate mode (``WHOS_ONLINE_GUESTS``) the guest goes into
     the window's HyperLogLog bucket instead of the sorted set, uncapped (and
     the score before is not known). Raises ValueError if ``ip`` is not an IP
     address.
@@ -158,7 +158,7 @@ def forget_guest(ip: str) -> bool:
     return bool(get_client().zrem(conf.guests_key, guest_id(ip)))
 
 
-# Guests over WHOS_ONLINE_MAX_GUESTS dropped by one write: about 0.1 ms of Redis time.
+# Guests over the cap dropped by one write: about 0.1 ms of Redis time.
 TRIM_PER_WRITE = 100
 
 
@@ -185,7 +185,7 @@ def _record(
     ``counters`` are the HyperLogLogs (key, TTL) ``member`` also goes into;
     without ``listed`` they are all it goes into. A member who moved to another
     room of the same kind, or a room that pushed the least recently visited
-    over WHOS_ONLINE_MAX_ROOMS, costs one more round trip: the room left or
+    over the rooms cap, costs one more round trip: the room left or
     dropped is known only from the record's reply. A guest's room ``left`` is
     known before, so leaving it is part of the record.
     """
@@ -243,7 +243,7 @@ def _record(
 
 
 def _drop_rooms(rooms: list[str]) -> int:
-    """Delete the keys of ``rooms``, dropped from the registry over WHOS_ONLINE_MAX_ROOMS,
+    """Delete the keys of ``rooms``, dropped from the registry over the rooms cap,
     unless one is registered again; how many were deleted. One round trip."""
     return scripts.drop_rooms(
         get_client(),

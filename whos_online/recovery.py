@@ -2,7 +2,7 @@
 
 A Redis restarted without persistence, a ``FLUSHDB`` or a ``cache.clear()``
 empties the sets while visitors keep their "online" cookies, which would hold
-off their records for ``WHOS_ONLINE_COOKIE_AGE``: most of the site would go
+off their records for half a window: most of the site would go
 uncounted for minutes. So Redis keeps a generation, when its data began
 (``<prefix>:generation``, in microseconds, set by the first record into an empty Redis, never
 expiring). Each process learns it from replies it gets anyway: a record's, and

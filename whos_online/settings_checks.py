@@ -17,11 +17,9 @@ from django.utils.module_loading import import_string
 
 from whos_online.client_ip import HEADERS
 from whos_online.conf import conf
-from whos_online.counting import DAY
 from whos_online.members import logs_in_by_email
 from whos_online.settings_table import SETTINGS, Setting, seconds
 
-SANE_BACKOFF = (1, 600)
 HASH_TAG = re.compile(r"\{[^}]+\}")
 SANE_SOCKET_TIMEOUT = (0.01, 2)
 
@@ -54,26 +52,6 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
     if errors:
         return errors
     warnings: list[CheckMessage] = []
-    if conf.show_day_total and conf.retention < DAY:
-        warnings.append(
-            Warning(
-                f"WHOS_ONLINE_SHOW_DAY_TOTAL is on but members are kept for "
-                f"{conf.retention:g} s (WHOS_ONLINE_RETENTION): the past 24 hours' total "
-                "misses members whom whos_online_prune removed before the day was over.",
-                hint="Set WHOS_ONLINE_RETENTION to at least timedelta(days=1).",
-                id="whos_online.W008",
-            )
-        )
-    if conf.cookie_age >= conf.max_age:
-        warnings.append(
-            Warning(
-                f"WHOS_ONLINE_COOKIE_AGE ({conf.cookie_age} s) is not shorter than "
-                f"WHOS_ONLINE_MAX_AGE ({conf.max_age:g} s): an active visitor is re-recorded "
-                "only after dropping out of the window, so members flicker out of the list.",
-                hint="Keep the cookie age at most half the window.",
-                id="whos_online.W001",
-            )
-        )
     client_setting = getattr(settings, "WHOS_ONLINE_REDIS_CLIENT", None)
     if client_setting is not None and not HASH_TAG.search(conf.key_prefix):
         warnings.append(
@@ -86,15 +64,6 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
                 id="whos_online.W006",
             )
         )
-    if conf.idle_after >= conf.max_age:
-        warnings.append(
-            Warning(
-                f"WHOS_ONLINE_IDLE_AFTER ({conf.idle_after:g} s) is not shorter than "
-                f"WHOS_ONLINE_MAX_AGE ({conf.max_age:g} s), so no member ever shows as idle.",
-                hint="Make it shorter than the window, e.g. half of it.",
-                id="whos_online.W005",
-            )
-        )
     room_window = getattr(settings, "WHOS_ONLINE_ROOM_MAX_AGE", None)
     if room_window is not None and seconds(room_window) > conf.max_age:
         warnings.append(
@@ -103,16 +72,6 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
                 f"WHOS_ONLINE_MAX_AGE ({conf.max_age:g} s): rooms use the site's window.",
                 hint="A room says where someone is now: make its window at most the site's.",
                 id="whos_online.W012",
-            )
-        )
-    if not SANE_BACKOFF[0] <= conf.backoff <= SANE_BACKOFF[1]:
-        warnings.append(
-            Warning(
-                f"WHOS_ONLINE_BACKOFF is {conf.backoff:g} s: below {SANE_BACKOFF[0]} s a dead "
-                f"Redis is retried (and waited on) almost every request; above {SANE_BACKOFF[1]} s "
-                "tracking stays off long after Redis is back.",
-                hint=f"Use a value between {SANE_BACKOFF[0]} and {SANE_BACKOFF[1]} seconds.",
-                id="whos_online.W002",
             )
         )
     if not SANE_SOCKET_TIMEOUT[0] <= conf.socket_timeout <= SANE_SOCKET_TIMEOUT[1]:
@@ -131,7 +90,6 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
 # The checks of the settings that name a callable, one id each.
 CALLABLE_CHECKS = {
     "whos_online.E006",
-    "whos_online.E007",
     "whos_online.E008",
     "whos_online.E009",
     "whos_online.E014",
@@ -166,12 +124,13 @@ def check_callables(**kwargs: Any) -> list[CheckMessage]:
 @register(Tags.compatibility)
 def check_proxies(**kwargs: Any) -> list[CheckMessage]:
     errors: list[CheckMessage] = []
-    trusted = getattr(settings, "WHOS_ONLINE_TRUSTED_PROXIES", ())
     if conf.trusted_proxies is None:
+        value = getattr(settings, "WHOS_ONLINE_PROXIES", 0)
         errors.append(
             Error(
-                f"WHOS_ONLINE_TRUSTED_PROXIES is {trusted!r}; it must be a list of networks "
-                "(CIDRs) or addresses. Until it is fixed no guest is counted.",
+                f"WHOS_ONLINE_PROXIES is {value!r}; it must be a number of proxies (0 or more) "
+                "or a list of networks (CIDRs) or addresses. Until it is fixed no guest is "
+                "counted.",
                 hint='E.g. ["10.0.0.0/8", "2001:db8:ff::/48"]: the addresses your reverse '
                 "proxies connect from.",
                 id="whos_online.E010",
@@ -183,15 +142,6 @@ def check_proxies(**kwargs: Any) -> list[CheckMessage]:
                 f"WHOS_ONLINE_PROXY_HEADER is {conf.proxy_header!r}.",
                 hint=f"Use one of {', '.join(map(repr, HEADERS))}: the header your proxies write.",
                 id="whos_online.E011",
-            )
-        )
-    if trusted and conf.proxy_count:
-        errors.append(
-            Error(
-                "Both WHOS_ONLINE_TRUSTED_PROXIES and WHOS_ONLINE_PROXY_COUNT are set; "
-                "the list wins and the count is ignored.",
-                hint="Keep one: the list of your proxies' networks is the safer.",
-                id="whos_online.E012",
             )
         )
     return errors

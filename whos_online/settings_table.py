@@ -37,7 +37,7 @@ class Setting(NamedTuple):
     accepts: tuple[type, ...] = ()
     minimum: float | None = None
     maximum: float | None = None
-    choices: tuple[str, ...] = ()
+    choices: tuple[str | None, ...] = ()
     check: str = "whos_online.E005"
 
 
@@ -68,7 +68,9 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "WHOS_ONLINE_MAX_AGE", 600, "`int` (seconds) or `timedelta`",
-        "The window: who was seen in the last this-many seconds is online.",
+        "The window: who was seen in the last this-many seconds is online. A member seen "
+        'more than half of it ago shows as `"idle"`, and a recorded visitor\'s "online" '
+        "cookie lasts half of it (so an active visitor is recorded again before leaving it).",
         SECONDS, 1,
     ),
     Setting(
@@ -79,16 +81,12 @@ SETTINGS: tuple[Setting, ...] = (
         (*SECONDS, type(None)), 1,
     ),
     Setting(
-        "WHOS_ONLINE_COOKIE_NAME", "online", "`str`", "Name of the throttle cookie.", (str,)
-    ),
-    Setting(
-        "WHOS_ONLINE_COOKIE_AGE", 300, "`int` (seconds)",
-        "How long a recorded visitor is not recorded again. Keep it at most half of "
-        "`WHOS_ONLINE_MAX_AGE`, or active members flicker out of the list (check `W001`).",
-        (int,), 1,
-    ),
-    Setting(
-        "WHOS_ONLINE_TRACK_GUESTS", True, "`bool`", "Count anonymous visitors.", (bool,)
+        "WHOS_ONLINE_GUESTS", "exact", '`"exact"`, `"approximate"` or `None`',
+        '`"exact"` keeps a sorted set of guests (a keyed hash of each address), capped at '
+        '100,000 (about 10 MB): at the cap a new guest replaces one already out of the window, '
+        'or is not counted. `"approximate"` counts them with HyperLogLogs: about 175 KB of '
+        "Redis whatever their number, within about 1%. `None` counts no guest.",
+        (str, type(None)), choices=(*GUEST_COUNTING_MODES, None),
     ),
     Setting(
         "WHOS_ONLINE_LIST_LIMIT", 100, "`int`",
@@ -96,17 +94,13 @@ SETTINGS: tuple[Setting, ...] = (
         (int,), 0,
     ),
     Setting(
-        "WHOS_ONLINE_PROXY_COUNT", 0, "`int`",
-        "Reverse proxies in front of Django. `0`: use `REMOTE_ADDR` and ignore the proxy "
-        "header. `N`: use the N-th address from the right of the proxy header. Left at `0` "
-        "behind a proxy, every guest has the proxy's address (one WARNING per process, "
+        "WHOS_ONLINE_PROXIES", 0, "`int` or list of CIDRs or addresses",
+        "Your reverse proxies. `0`: use `REMOTE_ADDR` and ignore the proxy header. A number "
+        "`N`: use the N-th address from the right of the proxy header. A list of your "
+        'proxies\' networks (e.g. `["10.0.0.0/8"]`, the safer): hops are read from '
+        "`REMOTE_ADDR` leftwards and the first address outside them is the guest. Left at "
+        "`0` behind a proxy, every guest has the proxy's address (one WARNING per process, "
         "logger `whos_online.client_ip`).",
-        (int,), 0,
-    ),
-    Setting(
-        "WHOS_ONLINE_TRUSTED_PROXIES", (), "list of CIDRs or addresses",
-        'Your proxies\' networks, e.g. `["10.0.0.0/8"]` (instead of a count): hops are read '
-        "from `REMOTE_ADDR` leftwards and the first address outside them is the guest.",
         check="whos_online.E010",
     ),
     Setting(
@@ -122,13 +116,6 @@ SETTINGS: tuple[Setting, ...] = (
         check="whos_online.E013",
     ),
     Setting(
-        "WHOS_ONLINE_BACKOFF", 5, "`int` or `float` (seconds)",
-        "The longest a process skips Redis after a failure before trying again. The first "
-        "back-off is 1 s; each failed retry doubles it up to this, so a repaired Redis is "
-        "used again within this long (check `W002`).",
-        NUMBER, 0,
-    ),
-    Setting(
         "WHOS_ONLINE_SOCKET_TIMEOUT", 0.25, "`int` or `float` (seconds)",
         "Connect and read timeout of whos_online's own Redis pool, whatever the cache's "
         "OPTIONS say, Sentinel included; a `WHOS_ONLINE_REDIS_CLIENT`'s own timeouts apply "
@@ -142,24 +129,6 @@ SETTINGS: tuple[Setting, ...] = (
         "visitors' view, list limit). `0` reads Redis for every block.",
         NUMBER, 0,
     ),
-    Setting(
-        "WHOS_ONLINE_MAX_GUESTS", 100_000, "`int`",
-        "Cap on the guest set (exact counting only; 100,000 guests take about 10 MB). At the "
-        "cap a new guest replaces one already out of the window, or is not counted.",
-        (int,), 1,
-    ),
-    Setting(
-        "WHOS_ONLINE_MAX_ROOMS", 10_000, "`int`",
-        "Cap on live rooms: registering one more drops the least recently visited with its "
-        "keys.",
-        (int,), 1,
-    ),
-    Setting(
-        "WHOS_ONLINE_IPV6_PREFIX", 64, "`int` (1–128)",
-        "IPv6 guests are grouped by this network prefix: one device rotating privacy "
-        "addresses inside its /64 is one guest. `128` counts every address.",
-        (int,), 1, 128,
-    ),
     _callable_setting(
         "WHOS_ONLINE_IS_BOT", "whos_online.bots.is_bot",
         'Called with the request of a would-be guest; `True` means "not a visitor": not '
@@ -167,22 +136,12 @@ SETTINGS: tuple[Setting, ...] = (
         "whos_online.E006",
     ),
     Setting(
-        "WHOS_ONLINE_IDLE_AFTER", 300, "`int` (seconds) or `timedelta`",
-        'A member seen longer ago than this, but inside the window, is `"idle"` rather than '
-        '`"online"` (check `W005`).',
-        SECONDS, 1,
-    ),
-    Setting(
         "WHOS_ONLINE_RETENTION", None, "`int` (seconds), `timedelta` or `None` (the window)",
         'How long members\' last-seen times are kept, for "last seen 3 days ago". The list '
         "and counts still use the window; `whos_online_prune` removes members only after "
-        "this.",
+        'this. At a day or more the block adds "In total there were N users online in the '
+        'past 24 hours.", counted in its own round trip.',
         (*SECONDS, type(None)), 1,
-    ),
-    _callable_setting(
-        "WHOS_ONLINE_IS_HIDDEN", None,
-        "Called with a member's user when they are recorded; `True` means \"don't list me\".",
-        "whos_online.E007",
     ),
     _callable_setting(
         "WHOS_ONLINE_REDIS_CLIENT", None,
@@ -194,8 +153,9 @@ SETTINGS: tuple[Setting, ...] = (
     _callable_setting(
         "WHOS_ONLINE_MEMBER_CARD", "whos_online.members.default_card",
         "Called with a member's user when they are recorded; returns the card the block "
-        "shows: `name`, `url`, `avatar` and up to five small extra fields. The default never "
-        "shows an email address.",
+        "shows: `name`, `url`, `avatar` and up to five small extra fields, or "
+        '`"hidden": True` to keep the member out of every list but the staff\'s. The '
+        "default never shows an email address and hides nobody.",
         "whos_online.E009",
         "dotted path or callable",
     ),
@@ -203,19 +163,6 @@ SETTINGS: tuple[Setting, ...] = (
         "WHOS_ONLINE_TRACK_PAGES", False, "`bool`",
         "Keep the path each member was last recorded on in their card, shown to staff only "
         'on the admin\'s "Online now" page.',
-        (bool,),
-    ),
-    Setting(
-        "WHOS_ONLINE_GUEST_COUNTING", "exact", '`"exact"` or `"approximate"`',
-        '`"approximate"` counts guests with HyperLogLogs: about 175 KB of Redis whatever the '
-        "number of guests, no `WHOS_ONLINE_MAX_GUESTS` cap, within about 1%.",
-        (str,), choices=GUEST_COUNTING_MODES,
-    ),
-    Setting(
-        "WHOS_ONLINE_SHOW_DAY_TOTAL", False, "`bool`",
-        'Add "In total there were N users online in the past 24 hours." to the block, '
-        "counted in the block's own round trip. Set `WHOS_ONLINE_RETENTION` to at least a "
-        "day with it (check `W008`).",
         (bool,),
     ),
     Setting(
@@ -250,6 +197,24 @@ SETTINGS: tuple[Setting, ...] = (
     ),
 )  # fmt: skip
 DEFAULTS: dict[str, Any] = {setting.name: setting.default for setting in SETTINGS}
+
+# The reference's sections, by purpose: what every site sets first, then each feature's.
+GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Every site", (
+        "WHOS_ONLINE_CACHE_ALIAS", "WHOS_ONLINE_MAX_AGE", "WHOS_ONLINE_PROXIES",
+        "WHOS_ONLINE_PROXY_HEADER", "WHOS_ONLINE_EXCLUDE_PATHS",
+    )),
+    ("Who is counted and how they are shown", (
+        "WHOS_ONLINE_MEMBER_CARD", "WHOS_ONLINE_GUESTS", "WHOS_ONLINE_IS_BOT",
+        "WHOS_ONLINE_LIST_LIMIT", "WHOS_ONLINE_RETENTION", "WHOS_ONLINE_TRACK_PAGES",
+    )),
+    ("Rooms", ("WHOS_ONLINE_ROOMS", "WHOS_ONLINE_ACCESS", "WHOS_ONLINE_ROOM_MAX_AGE")),
+    ("Live blocks", ("WHOS_ONLINE_WEBSOCKET_URL", "WHOS_ONLINE_HEARTBEAT")),
+    ("Redis", (
+        "WHOS_ONLINE_KEY_PREFIX", "WHOS_ONLINE_SOCKET_TIMEOUT", "WHOS_ONLINE_BLOCK_CACHE",
+        "WHOS_ONLINE_REDIS_CLIENT",
+    )),
+)  # fmt: skip
 
 # How ``whos_online.conf`` reads a value of the kinds above.
 Network = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]

@@ -18,7 +18,7 @@ from typing import Any, Iterable
 from whos_online import socket_scripts
 from whos_online.conf import conf
 from whos_online.connection import get_client, text
-from whos_online.members import card_json
+from whos_online.members import card_of
 from whos_online.recording import record_member, room_arg
 from whos_online.stats import learn_generation
 
@@ -34,7 +34,7 @@ class Connection:
     pk: str
     id: str
     room: str | None = None
-    # Which member set its heartbeats keep alive (WHOS_ONLINE_IS_HIDDEN at connect).
+    # Which member set its heartbeats keep alive (their card's "hidden" at connect).
     hidden: bool = False
     # The member's card as connect records it ("": none, shown as "Member #pk").
     card: str = ""
@@ -47,12 +47,11 @@ class Connection:
 def open_connection(user: Any, room: str | None = None) -> Connection:
     """A new connection of the member ``user``, in ``room`` if given.
 
-    This runs the site's ``WHOS_ONLINE_IS_HIDDEN`` and ``WHOS_ONLINE_MEMBER_CARD``,
-    which may read the database: call it where Django manages connections
+    This runs the site's ``WHOS_ONLINE_MEMBER_CARD``, which may read the database: call it where Django manages connections
     (a sync view, or ``database_sync_to_async``), then ``connect`` anywhere.
     """
-    card = card_json(conf.member_card(user), None)
-    return Connection(str(user.pk), uuid.uuid4().hex, room, conf.is_hidden(user), card)
+    card, hidden = card_of(user)
+    return Connection(str(user.pk), uuid.uuid4().hex, room, hidden, card)
 
 
 def connect(connection: Connection) -> float:

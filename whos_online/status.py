@@ -6,7 +6,7 @@ their newest heartbeat (a socket's, in the live set) and when their last socket 
 (the left set). Heartbeats never move the score, so they never reorder a list.
 
 - **online**: a socket of theirs beats (within the heartbeat timeout), or their last
-  page view is within ``WHOS_ONLINE_IDLE_AFTER`` and no socket of theirs closed
+  page view is within half the window and no socket of theirs closed
   ``SOCKET_GRACE`` seconds or more after it (their tab is gone);
 - **idle**: not online, but a sign of them is inside the window (``WHOS_ONLINE_MAX_AGE``);
 - **offline**: no sign inside the window, never seen, logged out, or pruned.

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET
 
 from whos_online.announcements import SHOWN_HEADER, since_shown
 from whos_online.conf import conf
-from whos_online.presence import Summary
+from whos_online.reading import Summary
 from whos_online.templatetags.whos_online import SITE_TEMPLATE, render_block, site_block
 
 

@@ -19,7 +19,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import SynchronousOnlyOperation
 from django.http import HttpRequest, HttpResponseBase
 
-from whos_online import access, failsafe, presence
+from whos_online import access, failsafe, recording
 from whos_online.client_ip import client_address, note_unknown_proxy
 from whos_online.conf import conf
 from whos_online.guests import guest_rooms, keep_guest_rooms
@@ -219,11 +219,11 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
         return False
     note_unknown_proxy(request, ip)
     if room is None:
-        return _remember(request, room, failsafe.write(presence.record_guest, ip))
+        return _remember(request, room, failsafe.write(recording.record_guest, ip))
     # In one room of a kind at a time, as a member: out of the one their cookie names.
     rooms, kind = request.__dict__.get(GUEST_ROOMS) or guest_rooms(request), room_kind(room)
     left = rooms.get(kind)
-    visit = failsafe.write(presence.record_guest, ip, room, None if left == room else left)
+    visit = failsafe.write(recording.record_guest, ip, room, None if left == room else left)
     if visit is not None and not visit.refused:
         moved = {other: name for other, name in rooms.items() if other != kind}
         request.__dict__[GUEST_ROOMS] = {**moved, kind: room}
@@ -234,21 +234,21 @@ def record_member(user: Any, request: HttpRequest | None, room: str | None = Non
     """Record a logged-in user with a fresh card, no longer as a guest; False if Redis failed."""
     where = request.path if request is not None and conf.track_pages else None
     ip = client_address(request) if request is not None and conf.track_guests else None
-    return _remember(request, room, failsafe.write(presence.record_user, user, room, where, ip))
+    return _remember(request, room, failsafe.write(recording.record_user, user, room, where, ip))
 
 
-def visit_of(request: HttpRequest | None, room: str | None = None) -> presence.Visit | None:
+def visit_of(request: HttpRequest | None, room: str | None = None) -> recording.Visit | None:
     """The visit this request recorded (on the site or in ``room``), if it recorded one."""
     return getattr(request, RECORDED, {}).get(room)
 
 
-# Where a request keeps the visits it recorded: {room or None (the site): presence.Visit}.
+# Where a request keeps the visits it recorded: {room or None (the site): recording.Visit}.
 RECORDED = "_whos_online_recorded"
 # Where a request keeps a guest's rooms after a room's record, for their cookie.
 GUEST_ROOMS = "_whos_online_guest_rooms"
 
 
-def _remember(request: HttpRequest | None, room: str | None, visit: presence.Visit | None) -> bool:
+def _remember(request: HttpRequest | None, room: str | None, visit: recording.Visit | None) -> bool:
     """Keep the visit on the request (the block merges it into an older cached read).
 
     A guest refused at the cap (a flood) is not counted, so not kept; yet

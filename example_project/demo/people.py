@@ -32,7 +32,7 @@ class Person:
         return f"{self.first_name} {self.last_name}".strip()
 
 
-# Who you can log in as (password "demo"). carol is hidden (demo.hidden).
+# Who you can log in as (password "demo"). carol is hidden (demo.cards).
 ACCOUNTS = (
     Person("alice", "Alice", "Archer"),
     Person("bob", "Bob", "Baker"),

@@ -83,7 +83,7 @@ def simulate(members: int, guests: int, rng: random.Random | None = None) -> Vis
         ip = guest_ip(rng)
         if ip not in guest_ips:
             guest_ips.append(ip)
-    # record_user applies WHOS_ONLINE_IS_HIDDEN (demo.hidden) and makes the card.
+    # record_user makes the card, which says who is hidden (demo.cards).
     for user in users:
         presence.record_user(user, where=rng.choice(PAGES) if conf.track_pages else None)
     for ip in guest_ips:

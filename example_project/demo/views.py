@@ -43,7 +43,7 @@ def about(request: HttpRequest) -> HttpResponse:
         "about.html",
         {
             "max_age": settings.WHOS_ONLINE_MAX_AGE,
-            "cookie_age": settings.WHOS_ONLINE_COOKIE_AGE,
+            "cookie_age": conf.cookie_age,
             "key_prefix": conf.key_prefix,
         },
     )

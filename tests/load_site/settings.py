@@ -55,7 +55,7 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 WHOS_ONLINE_KEY_PREFIX = os.environ["LOAD_SITE_KEY_PREFIX"]
 # One trusted proxy in front: each simulated visitor's address arrives as the
 # last X-Forwarded-For entry, as a reverse proxy would append it.
-WHOS_ONLINE_PROXY_COUNT = 1
+WHOS_ONLINE_PROXIES = 1
 # tests/test_hostile_http.py also serves it with the RFC 7239 header.
 WHOS_ONLINE_PROXY_HEADER = os.environ.get("LOAD_SITE_PROXY_HEADER", "X-Forwarded-For")
 # Under load on a shared 2-core machine a Redis reply can take longer than the

@@ -25,7 +25,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib.auth.models import AnonymousUser
 
-from whos_online import failsafe, presence
+from whos_online import failsafe, reading, sockets
 from whos_online.access import REFUSED, TOO_MANY_CONNECTIONS, RoomAccess, room_access
 from whos_online.announcements import shown_in_query
 from whos_online.realtime.hub import View, get_hub
@@ -48,7 +48,7 @@ class PresenceMixin:
     """
 
     scope: dict[str, Any]
-    presence_connection: presence.Connection | None = None
+    presence_connection: sockets.Connection | None = None
     _accepted = _closed = False
     _access: tuple[RoomAccess | None] | None = None  # asked once per connection
 
@@ -99,14 +99,14 @@ class PresenceMixin:
             access = await self.presence_access()
             room = room if access is not None and access.join else None
         # The site's callables (hidden? the card) may read the database: Django's thread.
-        connection = await database_sync_to_async(presence.open_connection)(user, room)
+        connection = await database_sync_to_async(sockets.open_connection)(user, room)
         hub = get_hub()
         if not hub.track(connection):
             logger.debug("whos_online: member %s has too many connections", connection.pk)
             return
         self.presence_connection = connection
         # Redis only, on a worker thread; a skipped record is retried by the hub.
-        if await asyncio.to_thread(failsafe.write, presence.connect, connection) is None:
+        if await asyncio.to_thread(failsafe.write, sockets.connect, connection) is None:
             hub.record_later(connection)
 
     async def _presence_leave(self) -> None:
@@ -119,7 +119,7 @@ class PresenceMixin:
             closed_at = time.time()
             hub.leave_later(connection, closed_at)
             written = await asyncio.to_thread(
-                failsafe.write, presence.disconnect, connection, closed_at
+                failsafe.write, sockets.disconnect, connection, closed_at
             )
             if written is not None:
                 hub.left(connection)
@@ -159,7 +159,7 @@ class WhosOnlineConsumer(PresenceMixin, AsyncWebsocketConsumer):  # type: ignore
         if user.is_authenticated and get_hub().is_full(str(user.pk)):
             await self.close(code=TOO_MANY_CONNECTIONS)
             return
-        self.view = View(self.presence_room(), presence.is_staff(user), access.names)
+        self.view = View(self.presence_room(), reading.is_staff(user), access.names)
         # The members the page showed (?shown=, from its data-whos-online-shown): the first
         # state says what changed since the page was rendered; in the page's language.
         query = self.scope.get("query_string", b"")

@@ -44,7 +44,7 @@ from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import translation
 
-from whos_online import failsafe, presence, recovery
+from whos_online import failsafe, presence, recovery, sockets
 from whos_online.announcements import Cards, announce, diff, since_shown
 from whos_online.blockcache import STALE_IF_ERROR
 from whos_online.conf import conf
@@ -107,14 +107,14 @@ class Hub:
     """This event loop's connections and subscribers, and the ticker that serves them."""
 
     def __init__(self) -> None:
-        self.connections: dict[str, presence.Connection] = {}
+        self.connections: dict[str, sockets.Connection] = {}
         self.per_member: Counter[str] = Counter()
         # Connections whose member the connect could not record (Redis skipped or failed),
         # recorded again at the next ticks.
         self.unrecorded: dict[str, None] = {}
         # Closed connections whose close Redis did not take, with when they closed,
         # written at the next ticks.
-        self.unleft: dict[str, tuple[presence.Connection, float]] = {}
+        self.unleft: dict[str, tuple[sockets.Connection, float]] = {}
         self.feeds: dict[View, _Feed] = {}
         # Each namespace's change mark as the last check read it.
         self.marks: dict[str | None, Any] = {}
@@ -132,7 +132,7 @@ class Hub:
         """Whether member ``pk`` has as many connections here as one member may."""
         return self.per_member[pk] >= MAX_CONNECTIONS_PER_MEMBER
 
-    def track(self, connection: presence.Connection) -> bool:
+    def track(self, connection: sockets.Connection) -> bool:
         """Beat for ``connection``; False (not tracked) past the member's connection cap."""
         if self.is_full(connection.pk):
             return False
@@ -141,12 +141,12 @@ class Hub:
         self._start()
         return True
 
-    def record_later(self, connection: presence.Connection) -> None:
+    def record_later(self, connection: sockets.Connection) -> None:
         """The connect was skipped (Redis down): record it at the next ticks until it works."""
         if connection.id in self.connections:
             self.unrecorded[connection.id] = None
 
-    def leave_later(self, connection: presence.Connection, at: float) -> None:
+    def leave_later(self, connection: sockets.Connection, at: float) -> None:
         """Write the close of ``connection``, at ``at``, at the next ticks until Redis takes
         it: a close written late still says when the page went, not when Redis came back."""
         self.unleft[connection.id] = (connection, at)
@@ -154,11 +154,11 @@ class Hub:
             del self.unleft[next(iter(self.unleft))]
         self._start()
 
-    def left(self, connection: presence.Connection) -> None:
+    def left(self, connection: sockets.Connection) -> None:
         """Redis took the close of ``connection``."""
         self.unleft.pop(connection.id, None)
 
-    def untrack(self, connection: presence.Connection) -> None:
+    def untrack(self, connection: sockets.Connection) -> None:
         if self.connections.pop(connection.id, None) is not None:
             self.per_member[connection.pk] -= 1
             if not self.per_member[connection.pk]:
@@ -227,7 +227,7 @@ class Hub:
         # outage tells whether Redis came back empty.
         if self.connections and not 0 <= now - self.beat_at < conf.heartbeat:
             alive = list(self.connections.values())
-            beaten = await asyncio.to_thread(failsafe.write, presence.heartbeat, alive)
+            beaten = await asyncio.to_thread(failsafe.write, sockets.heartbeat, alive)
             if beaten is not None:
                 self.beat_at = self.answered_at = now
                 lost = beaten
@@ -262,20 +262,20 @@ class Hub:
     async def _retry(self) -> None:
         """Write the closes, then the connects, Redis skipped (RECORD_RETRIES of each a tick)."""
         for closed, at in list(self.unleft.values())[:RECORD_RETRIES]:
-            if await asyncio.to_thread(failsafe.write, presence.disconnect, closed, at) is None:
+            if await asyncio.to_thread(failsafe.write, sockets.disconnect, closed, at) is None:
                 break  # Redis is still down
             self.left(closed)
         for connection_id in list(self.unrecorded)[:RECORD_RETRIES]:
             connection = self.connections.get(connection_id)
             if connection is not None:  # else closed meanwhile
-                if await asyncio.to_thread(failsafe.write, presence.connect, connection) is None:
+                if await asyncio.to_thread(failsafe.write, sockets.connect, connection) is None:
                     continue
             self.unrecorded.pop(connection_id, None)
 
     async def _check(self, now: float) -> bool:
         """Sweep and read the marks; whether Redis had lost its data."""
         rooms = list({view.room for view in self.feeds}) or [None]
-        checked = await asyncio.to_thread(failsafe.write, presence.check, rooms)
+        checked = await asyncio.to_thread(failsafe.write, sockets.check, rooms)
         if checked is None:  # read the views: past the stale limit, they say "unavailable"
             self.changed(everywhere=True)
             return False

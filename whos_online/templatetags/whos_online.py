@@ -30,7 +30,7 @@ from django.utils.text import slugify
 from django.utils.timezone import get_current_timezone
 from django.utils.translation import get_language, gettext
 
-from whos_online import announcements, blockcache, failsafe, presence
+from whos_online import announcements, blockcache, failsafe, presence, recording
 from whos_online.access import RoomAccess, failed
 from whos_online.conf import conf
 from whos_online.members import Member
@@ -322,7 +322,7 @@ def presence_statuses(context: template.Context, users: Iterable[Any]) -> Mappin
 
     Hidden members read as offline unless the viewer is staff.
     """
-    pks = [presence.member_id(user) for user in users]
+    pks = [recording.member_id(user) for user in users]
     return failsafe.call(presence.statuses, pks, viewer=_viewer(context)) or {}
 
 
@@ -333,7 +333,7 @@ def presence_word(user: Any, statuses: Mapping[str, str] | None = None) -> str:
     Without ``statuses`` the filter cannot see who is looking, so a hidden
     member reads as offline; staff pages use ``presence_statuses``.
     """
-    pk = presence.member_id(user)
+    pk = recording.member_id(user)
     if statuses is None:
         statuses = failsafe.call(presence.statuses, [pk]) or {}
     return statuses.get(pk, "offline")

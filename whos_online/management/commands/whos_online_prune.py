@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from redis.exceptions import RedisClusterException, RedisError
 
-from whos_online import presence
+from whos_online import presence, stats
 
 
 class Command(BaseCommand):
@@ -37,7 +37,7 @@ class Command(BaseCommand):
             raise CommandError("--batch-size must be at least 1.")
         # No fail-open here: when Redis fails, cron must notice.
         try:
-            old_peak = presence.reset_peak() if options["reset_peak"] else None
+            old_peak = stats.reset_peak() if options["reset_peak"] else None
             result = presence.prune(options["batch_size"])
         except (RedisError, RedisClusterException) as exc:
             raise CommandError(f"Redis failed, pruning stopped: {exc}") from exc
