@@ -11,7 +11,10 @@ changed to all of its subscribers. A view is also due when its own data says
 it changes by time alone (a member turning idle, someone leaving the window:
 ``Summary.changes_at``). Every ``CHECK`` seconds one call sweeps the views'
 namespaces for connections of dead processes and reads their change marks,
-so a lost notice delays a view by ``CHECK`` at most; a listener that
+so a lost notice delays a view by ``CHECK`` at most (a view read since its
+mark's time shows that change already, and is not read again; the marks are
+the writers' clocks, so this trusts servers' clocks to agree, as NTP keeps
+them, closer than a notice's way to a read); a listener that
 (re)subscribes marks every view due. Every ``WHOS_ONLINE_HEARTBEAT`` seconds
 the ticker beats for all of the process's connections. All Redis work goes
 through :mod:`whos_online.failsafe`: while Redis is down nothing is sent and
@@ -76,9 +79,11 @@ class _Feed:
     counts: dict[str, Any] = field(default_factory=dict)
     # A notice came since the last read.
     notified: bool = False
-    # When it was read last (monotonic: a burst of notices waits out the TICK), and when
-    # its data changes by time alone (Unix time; 0: read it at the next tick).
+    # When it was read last (monotonic: a burst of notices waits out the TICK; Unix time:
+    # a change mark older than that read is in it), and when its data changes by time
+    # alone (Unix time; 0: read it at the next tick).
     read_at: float = -math.inf
+    read_time: float = -math.inf
     expires_at: float = 0.0
 
 
@@ -168,12 +173,19 @@ class Hub:
             await self._pause()
 
     async def _pause(self) -> None:
-        """Until the next tick: TICK at most, less when woken (a notice, a subscriber)."""
+        """Until the next tick: TICK at most, less when woken (a notice, a subscriber) or
+        when a notified view's TICK since its last read ends (not a whole TICK from now)."""
         self.wake.clear()
         try:
-            await asyncio.wait_for(self.wake.wait(), TICK)
+            await asyncio.wait_for(self.wake.wait(), self.pause())
         except asyncio.TimeoutError:
             pass
+
+    def pause(self) -> float:
+        """Seconds until the next tick is due, at most TICK."""
+        clock = time.monotonic()
+        due = [feed.read_at + TICK - clock for feed in self.feeds.values() if feed.notified]
+        return max(0.0, min([TICK, *due]))
 
     async def tick(self) -> None:
         """Beat and check if due, then read each due view once and send what changed."""
@@ -201,13 +213,14 @@ class Hub:
             if feed.fresh or notified or feed.expires_at <= now:
                 # A notice that comes during the read is kept for the next one.
                 feed.notified, feed.read_at, feed.expires_at = False, clock, math.inf
+                started = time.time()
                 online = await asyncio.to_thread(
                     failsafe.call, presence.summary, None, view.room, include_hidden=view.staff
                 )
                 if online is None:  # Redis is down: try again next tick
                     feed.notified = True
                     continue
-                feed.expires_at = online.changes_at or math.inf
+                feed.expires_at, feed.read_time = online.changes_at or math.inf, started
                 await self._send(view, feed, online)
 
     async def _check(self) -> None:
@@ -217,9 +230,10 @@ class Hub:
             return
         # A view's first check only takes its mark: until then the listener's own
         # (re)subscription has made every view due.
-        moved = {room for room, mark in marks.items() if self.marks.get(room, mark) != mark}
+        moved = {room: mark for room, mark in marks.items() if self.marks.get(room, mark) != mark}
         for view, feed in self.feeds.items():
-            if view.room in moved:  # a notice was lost
+            # A notice was lost, unless a read since the change (a notice's) shows it.
+            if view.room in moved and not _float(moved[view.room]) < feed.read_time:
                 feed.expires_at = 0.0
         self.marks = marks
 
@@ -317,6 +331,14 @@ class Listener(threading.Thread):
                     self.notify((room.decode() if isinstance(room, bytes) else room) or None)
         finally:
             pubsub.close()
+
+
+def _float(mark: Any) -> float:
+    """A change mark's time (Unix time, as its writer's clock read it); inf if none."""
+    try:
+        return float(mark)
+    except (TypeError, ValueError):
+        return math.inf
 
 
 def _render(view: View, online: presence.Summary) -> str:
