@@ -44,8 +44,12 @@ from whos_online.templatetags.whos_online import members_html
 
 logger = logging.getLogger(__name__)
 
-# Seconds between the ticker's looks at what is due: a change reaches subscribers within it.
-TICK = 0.5
+# Seconds between two reads of one view: a change reaches its subscribers within it, and
+# a burst of notices costs one read per TICK.
+TICK = 0.1
+# Seconds between the ticker's looks when no notice is waiting: beats, checks and the
+# data's own expiries are due within it.
+LOOK = 0.5
 # Seconds between sweeps for dead processes' connections and lost notices.
 CHECK = 10.0
 # Connects retried per tick after Redis skipped them (a burst after an outage).
@@ -173,7 +177,7 @@ class Hub:
             await self._pause()
 
     async def _pause(self) -> None:
-        """Until the next tick: TICK at most, less when woken (a notice, a subscriber) or
+        """Until the next tick: LOOK at most, less when woken (a notice, a subscriber) or
         when a notified view's TICK since its last read ends (not a whole TICK from now)."""
         self.wake.clear()
         try:
@@ -182,10 +186,10 @@ class Hub:
             pass
 
     def pause(self) -> float:
-        """Seconds until the next tick is due, at most TICK."""
+        """Seconds until the next tick is due, at most LOOK."""
         clock = time.monotonic()
         due = [feed.read_at + TICK - clock for feed in self.feeds.values() if feed.notified]
-        return max(0.0, min([TICK, *due]))
+        return max(0.0, min([LOOK, *due]))
 
     async def tick(self) -> None:
         """Beat and check if due, then read each due view once and send what changed."""
