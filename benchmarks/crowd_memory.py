@@ -1,13 +1,15 @@
 """What a crowd of sockets holds in Redis, and what beating for them costs it.
 
-    cd benchmarks && python crowd_memory.py      # REDIS_URL, default redis://127.0.0.1:6379/13
+    redis-server --port 6390 --save '' &          # a Redis of its own: its EVALSHA time
+    cd benchmarks && REDIS_URL=redis://127.0.0.1:6390/0 python crowd_memory.py
 
 Members connect through ``presence.connect`` (the consumers' own call: a record
 and a first heartbeat) under a key prefix of this run's own: SOCKETS on the site
 alone, then SOCKETS in rooms of 1 and of 10 members. Memory is the sum of
 ``MEMORY USAGE`` (``SAMPLES 0``: every element) over the prefix's keys, per
 socket and per room; a heartbeat for all the sockets is timed on the client (one
-round trip per ``HEARTBEAT_BATCH`` connections), median of ROUNDS. Writes
+round trip per ``HEARTBEAT_BATCH`` connections) and by Redis's own EVALSHA time, so
+run it on a Redis of its own; median of ROUNDS. Writes
 CROWD_MEMORY.md; the prefix's keys are deleted at the end.
 """
 
@@ -44,6 +46,12 @@ def memory(prefix: str) -> tuple[int, int]:
     return total, keys
 
 
+def evalsha_usec() -> int:
+    """Microseconds Redis has spent in EVALSHA (all clients': run it on a Redis of its own)."""
+    stats = get_client().info("commandstats")
+    return int(stats.get("cmdstat_evalsha", {}).get("usec", 0))
+
+
 def crowd(room_size: int | None) -> dict[str, float]:
     """SOCKETS members connected, on the site alone (None) or in rooms of room_size."""
     prefix = f"whos_online_bench_crowd:{uuid.uuid4().hex[:8]}"
@@ -62,17 +70,20 @@ def crowd(room_size: int | None) -> dict[str, float]:
                 presence.connect(connection)
             total, keys = memory(prefix)
             site, _ = memory(f"{prefix}:room") if room_size else (0, 0)
-            beats = []
+            beats, redis_us = [], []
             for _ in range(ROUNDS):
+                before = evalsha_usec()
                 started = time.perf_counter()
                 sockets.heartbeat(connections)
                 beats.append(time.perf_counter() - started)
+                redis_us.append(evalsha_usec() - before)
             namespaces = 1 if room_size is None else 2
             return {
                 "bytes": total,
                 "keys": keys,
                 "room_bytes": site,
                 "beat_ms": statistics.median(beats) * 1000,
+                "redis_ms": statistics.median(redis_us) / 1000,
                 "calls": -(-SOCKETS * namespaces // sockets.HEARTBEAT_BATCH),
             }
         finally:
@@ -90,8 +101,8 @@ def main() -> None:
         per_room = f"{result['room_bytes'] / rooms:,.0f} B" if rooms else "–"
         rows.append(
             f"| {label} | {result['keys']:,} | {result['bytes'] / SOCKETS:,.0f} B | {per_room} "
-            f"| {result['calls']} | {result['beat_ms']:.1f} ms "
-            f"| {result['beat_ms'] * 1000 / SOCKETS:.1f} µs |"
+            f"| {result['calls']} | {result['beat_ms']:.1f} ms | {result['redis_ms']:.1f} ms "
+            f"| {result['redis_ms'] * 1000 / SOCKETS:.1f} µs |"
         )
     RESULTS.write_text(
         f"# A crowd of sockets in Redis\n\n`python benchmarks/crowd_memory.py` "
@@ -100,11 +111,11 @@ def main() -> None:
         "socket, connected through `presence.connect`. Memory: `MEMORY USAGE` summed over "
         "the run's keys (the site's and the rooms'), per socket; per room: the rooms' own "
         "keys (their sets, connections, mark) per room. A heartbeat for all the sockets: "
-        f"EVALSHA round trips and client time, median of {ROUNDS}.\n\n"
+        f"EVALSHA round trips, client time and Redis's own time (`INFO commandstats`), median "
+        f"of {ROUNDS}.\n\n"
         "| sockets | keys | memory per socket | memory per room | heartbeat calls "
-        "| heartbeat, all sockets | per socket |\n|---|---:|---:|---:|---:|---:|---:|\n"
-        + "\n".join(rows)
-        + "\n"
+        "| heartbeat, client | heartbeat, Redis | Redis per socket |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|\n" + "\n".join(rows) + "\n"
     )
 
 
