@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import json
 import math
+import os
 import statistics
 import sys
 import tempfile
@@ -218,7 +219,8 @@ def main() -> None:
     RESULTS.write_text(
         f"# Live rooms: {args.rooms:,} rooms, one subscriber each, on {args.workers} workers\n\n"
         f"`python benchmarks/rooms_push.py` ({time.strftime('%Y-%m-%d')}, a 2-core machine "
-        "that also runs the workers, Redis and the clients). Nobody moves for "
+        f"that also runs the workers, Redis and the clients; load {os.getloadavg()[0]:.1f} at "
+        "the end). Nobody moves for "
         f"{args.steady:.0f} s: script calls, commands and CPU per second of Redis (its own "
         "INFO) and of all workers (psutil). Memory: the workers' RSS growth per socket.\n\n"
         "| design | script calls/s | commands/s | Redis CPU | workers' CPU "
@@ -227,7 +229,7 @@ def main() -> None:
         + f"\n\nThen changes, each timed at two subscribers of its room, one on another "
         "worker than the joiner's and one on the joiner's own, from the join's connect (or "
         f"the leave's close, {SOCKET_GRACE_PAST} s after the join) until the subscriber is pushed "
-        "the joiner's card online (then idle): {JOINS} quiet "
+        f"the joiner's card online (then idle): {JOINS} quiet "
         f"rooms where one member joins, then leaves; {BUSY} busy rooms where {BUSY_JOINS} "
         f"join {BUSY_GAP} s apart, then leave as quickly.\n\n"
         "| design | rooms | changes timed | median | p99 | max |\n|---|---|---|---|---|---|\n"
