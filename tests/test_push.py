@@ -8,6 +8,7 @@ counted per script; one test listens for real notices over Pub/Sub.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -15,7 +16,8 @@ import redis
 import time_machine
 
 from tests.conftest import NOW, RoundTrips, tab
-from tests.test_consumers import DEADLINE, SITE, DrivenHub, Page, run
+from tests.test_consumers import DEADLINE, SITE, DrivenHub, Page, run, until
+from tests.test_consumers import tab as tab_in
 from whos_online import presence, scripts, sockets
 from whos_online.realtime import hub
 
@@ -199,3 +201,85 @@ def test_approximate_counting_reads_again_when_the_guest_buckets_move_on(
         presence.record_guest("203.0.113.7")
         changes_at = presence.summary().changes_at
     assert changes_at == (NOW.timestamp() // 60 + 1) * 60  # the next one-minute bucket
+
+
+class Clock:
+    """The hub's monotonic clock, moved by the test (the event loop keeps the real one)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def time(self) -> float:
+        return time.time()
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+def test_a_notice_soon_after_a_read_waits_out_the_rest_of_the_tick_not_a_whole_one(
+    redis_db: redis.Redis, round_trips: RoundTrips, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    monkeypatch.setattr(hub, "time", clock)
+    ticker = DrivenHub()
+    ticker.subscribe(ROOM, Page())
+    run(ticker.tick)  # read at 1000.0
+    assert ticker.pause() == hub.LOOK  # nothing notified: the ticker looks again later
+    clock.now += 0.8 * hub.TICK
+    ticker.changed("topic:1")
+    round_trips.clear()
+    run(ticker.tick)
+    assert round_trips.ran(scripts.SUMMARY) == 0  # a burst still costs one read a TICK
+    # The next tick when that read's TICK ends, not a whole TICK (or LOOK) from now.
+    assert ticker.pause() == pytest.approx(0.2 * hub.TICK)
+    clock.now += 0.2 * hub.TICK
+    assert ticker.pause() == 0
+    run(ticker.tick)
+    assert round_trips.ran(scripts.SUMMARY) == 1
+
+
+def test_a_check_rereads_only_views_no_read_has_shown_the_change_of(
+    redis_db: redis.Redis, people: Any, round_trips: RoundTrips, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (alice,) = people("alice")
+    monkeypatch.setattr(hub, "TICK", 0)  # a notice is read at the next tick
+    ticker, page = DrivenHub(), Page()
+    with time_machine.travel(NOW, tick=False) as traveller:
+        ticker.subscribe(ROOM, page)
+        run(ticker.tick)
+        traveller.shift(10)
+        run(ticker.tick)  # the first check takes the room's mark
+        traveller.shift(1)
+        presence.record_user(alice, "topic:1")
+        traveller.shift(1)
+        ticker.changed("topic:1")  # its notice came: the room is read
+        run(ticker.tick)
+        round_trips.clear()
+        traveller.shift(8)
+        run(ticker.tick)  # the check finds the mark moved, older than that read
+        assert round_trips.ran(scripts.CHECK) == 1 and round_trips.ran(scripts.SUMMARY) == 0
+    assert [list(message["joins"]) for message in page.messages] == [[], [str(alice.pk)]]
+
+
+def test_a_joiner_s_first_state_and_its_process_other_pages_show_the_join_in_one_read(
+    redis_db: redis.Redis, people: Any, round_trips: RoundTrips, settings: Any
+) -> None:
+    """The joining socket subscribes once its member is recorded: the read its subscription
+    makes shows the join to the pages of the same process at once, not a TICK later."""
+    settings.WHOS_ONLINE_ACCESS = "whos_online.access.public"
+    alice, bob = people("alice", "bob")
+
+    async def scenario() -> None:
+        watcher = await tab_in(bob, "/ws/whos-online/topic:1/")
+        await until(watcher, lambda m: m["type"] == "presence_state")
+        round_trips.clear()
+        joiner = await tab_in(alice, "/ws/whos-online/topic:1/")
+        state = await until(joiner, lambda m: m["type"] == "presence_state")
+        diff = await until(watcher, lambda m: m["type"] == "presence_diff")
+        assert round_trips.ran(scripts.SUMMARY) == 1  # the one read, before any notice's
+        assert sorted(state["joins"]) == sorted([str(alice.pk), str(bob.pk)])  # she is in
+        assert list(diff["joins"]) == [str(alice.pk)]
+        await joiner.disconnect()
+        await watcher.disconnect()
+
+    run(scenario)

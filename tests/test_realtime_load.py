@@ -41,7 +41,7 @@ CONNECTIONS = 2000
 SUBSCRIBERS = 50
 HEARTBEAT = 2.0  # s, here and in the worker; a connection is gone after 2.4 beats
 STEADY = 6.0  # s of steady state in which Redis commands are counted
-TICK = 0.5  # whos_online.realtime.hub.TICK
+TICK = 0.1  # whos_online.realtime.hub.TICK
 CONNECT_BATCH = 100  # connects in flight at once (the listen backlog is finite)
 
 

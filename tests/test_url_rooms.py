@@ -84,6 +84,20 @@ def test_async_views_are_rooms_too(redis_db: redis.Redis, rooms: None, people: A
     assert names(presence.online_users(room="topic:6")) == ["alice"]
 
 
+@pytest.mark.parametrize("mapped", [False, True], ids=["no-rooms", "rooms"])
+def test_django_calls_the_url_rooms_hook_only_on_a_site_that_maps_url_names(
+    redis_db: redis.Redis, settings: Any, mapped: bool
+) -> None:
+    """A site without WHOS_ONLINE_ROOMS pays nothing per request for the mapping."""
+    settings.WHOS_ONLINE_ROOMS = ROOMS if mapped else {}
+    sync, asynchronous = BrowserClient(), BrowserAsyncClient()
+    assert sync.get("/board/topic/hello-42/").status_code == 200
+    assert async_get(asynchronous, "/board/async/42/").status_code == 200
+    for client, hook in ((sync, "_process_view"), (asynchronous, "_aprocess_view")):
+        hooks = [method.__qualname__ for method in client.handler._view_middleware]
+        assert hooks.count(f"WhosOnlineMiddleware.{hook}") == mapped
+
+
 @pytest.mark.parametrize("client_class", [BrowserClient, BrowserAsyncClient])
 def test_a_page_without_the_block_records_after_the_view(
     redis_db: redis.Redis, settings: Any, client_class: Any

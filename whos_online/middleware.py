@@ -56,8 +56,11 @@ class WhosOnlineMiddleware:
         self.async_mode = iscoroutinefunction(get_response)
         if self.async_mode:
             markcoroutinefunction(self)
-            # Django runs a sync process_view of an async chain in a thread; ours needs none.
-            self.process_view = self._aprocess_view  # type: ignore[method-assign,assignment]
+        # Django calls a process_view only where the middleware has one: a site that maps
+        # no URL name to a room pays nothing for the mapping. Django runs a sync
+        # process_view of an async chain in a thread; the async one needs none.
+        if conf.rooms:
+            self.process_view = self._aprocess_view if self.async_mode else self._process_view
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase | Awaitable[HttpResponseBase]:
         if self.async_mode:
@@ -80,7 +83,9 @@ class WhosOnlineMiddleware:
             await finish_async(room, response)
         return _after(request, response, visit is not None and await finish_async(visit, response))
 
-    def process_view(
+    process_view: Callable[[HttpRequest, object, object, object], Awaitable[None] | None]
+
+    def _process_view(
         self, request: HttpRequest, view: object, args: object, kwargs: object
     ) -> None:
         """Make the visit of the room WHOS_ONLINE_ROOMS names for the URL due."""

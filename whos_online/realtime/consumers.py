@@ -141,6 +141,7 @@ class WhosOnlineConsumer(PresenceMixin, AsyncWebsocketConsumer):  # type: ignore
     """
 
     view: View | None = None
+    _shown = ""
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         try:
@@ -162,8 +163,14 @@ class WhosOnlineConsumer(PresenceMixin, AsyncWebsocketConsumer):  # type: ignore
         self.view = View(self.presence_room(), reading.is_staff(user), access.names)
         # The members the page showed (?shown=, from its data-whos-online-shown): the first
         # state says what changed since the page was rendered; in the page's language.
-        query = self.scope.get("query_string", b"")
-        get_hub().subscribe(self.view, self, shown_in_query(query), socket_language(self.scope))
+        self._shown = shown_in_query(self.scope.get("query_string", b""))
+
+    async def websocket_connect(self, message: dict[str, Any]) -> None:
+        """Subscribes once the member is recorded: the view's first read, which every
+        subscriber of it in this process shares, then shows their own join."""
+        await super().websocket_connect(message)
+        if self.view is not None and not self._closed:
+            get_hub().subscribe(self.view, self, self._shown, socket_language(self.scope))
 
     async def disconnect(self, code: int) -> None:
         self._unsubscribe()

@@ -13,7 +13,10 @@ it changes by time alone (a member turning idle, someone leaving the window:
 ``Summary.changes_at``). Every ``CHECK`` seconds one call sweeps the views'
 namespaces for connections of dead processes and reads their change marks,
 so a lost notice delays a view by ``CHECK`` at most (``SOCKET_CHECK`` in a process
-holding member sockets, which so notices a Redis that lost its data); a listener that
+holding member sockets, which so notices a Redis that lost its data; a view read
+since its mark's time shows that change already, and is not read again; the marks
+are the writers' clocks, so this trusts servers' clocks to agree, as NTP keeps
+them, closer than a notice's way to a read); a listener that
 (re)subscribes marks every view due. Every ``WHOS_ONLINE_HEARTBEAT`` seconds
 the ticker beats for all of the process's connections. All Redis work goes
 through :mod:`whos_online.failsafe`, and no socket is closed for Redis.
@@ -53,8 +56,12 @@ from whos_online.templatetags.whos_online import members_html
 
 logger = logging.getLogger(__name__)
 
-# Seconds between the ticker's looks at what is due: a change reaches subscribers within it.
-TICK = 0.5
+# Seconds between two reads of one view: a change reaches its subscribers within it, and
+# a burst of notices costs one read per TICK.
+TICK = 0.1
+# Seconds between the ticker's looks when no notice is waiting: beats, checks and the
+# data's own expiries are due within it.
+LOOK = 0.5
 # Seconds between sweeps for dead processes' connections and lost notices.
 CHECK = 10.0
 # The same, in a process holding member sockets: it notices a Redis that lost its
@@ -95,9 +102,11 @@ class _Feed:
     counts: dict[str, Any] = field(default_factory=dict)
     # A notice came since the last read.
     notified: bool = False
-    # When it was read last (monotonic: a burst of notices waits out the TICK), and when
-    # its data changes by time alone (Unix time; 0: read it at the next tick).
+    # When it was read last (monotonic: a burst of notices waits out the TICK; Unix time:
+    # a change mark older than that read is in it), and when its data changes by time
+    # alone (Unix time; 0: read it at the next tick).
     read_at: float = -math.inf
+    read_time: float = -math.inf
     expires_at: float = 0.0
     # The subscribers pushed "unavailable" (they get the whole state once Redis answers).
     unavailable: set[Subscriber] = field(default_factory=set)
@@ -211,12 +220,19 @@ class Hub:
             await self._pause()
 
     async def _pause(self) -> None:
-        """Until the next tick: TICK at most, less when woken (a notice, a subscriber)."""
+        """Until the next tick: LOOK at most, less when woken (a notice, a subscriber) or
+        when a notified view's TICK since its last read ends (not a whole TICK from now)."""
         self.wake.clear()
         try:
-            await asyncio.wait_for(self.wake.wait(), TICK)
+            await asyncio.wait_for(self.wake.wait(), self.pause())
         except asyncio.TimeoutError:
             pass
+
+    def pause(self) -> float:
+        """Seconds until the next tick is due, at most LOOK."""
+        clock = time.monotonic()
+        due = [feed.read_at + TICK - clock for feed in self.feeds.values() if feed.notified]
+        return max(0.0, min([LOOK, *due]))
 
     async def tick(self) -> None:
         """Beat and check if due, then read each due view once and send what changed."""
@@ -244,6 +260,7 @@ class Hub:
             if feed.fresh or notified or feed.expires_at <= now:
                 # A notice that comes during the read is kept for the next one.
                 feed.notified, feed.read_at, feed.expires_at = False, clock, math.inf
+                started = time.time()
                 online = await asyncio.to_thread(
                     failsafe.call, presence.summary, None, view.room, include_hidden=view.staff
                 )
@@ -256,7 +273,7 @@ class Hub:
                 if feed.unavailable:  # Redis is back: the whole state, as on subscribing
                     feed.unavailable.clear()
                     feed.fresh = {s: feed.fresh.get(s, "") for s in feed.subscribers}
-                feed.expires_at = online.changes_at or math.inf
+                feed.expires_at, feed.read_time = online.changes_at or math.inf, started
                 await self._send(view, feed, online)
 
     async def _retry(self) -> None:
@@ -283,9 +300,10 @@ class Hub:
         marks, lost = checked
         # A view's first check only takes its mark: until then the listener's own
         # (re)subscription has made every view due.
-        moved = {room for room, mark in marks.items() if self.marks.get(room, mark) != mark}
+        moved = {room: mark for room, mark in marks.items() if self.marks.get(room, mark) != mark}
         for view, feed in self.feeds.items():
-            if view.room in moved:  # a notice was lost
+            # A notice was lost, unless a read since the change (a notice's) shows it.
+            if view.room in moved and not _float(moved[view.room]) < feed.read_time:
                 feed.expires_at = 0.0
         self.marks = marks
         return lost
@@ -460,6 +478,14 @@ def _unavailable(view: View, told: dict[Subscriber, str]) -> list[tuple[Subscrib
         text = json.dumps({"type": "presence_unavailable", "html": html}, separators=(",", ":"))
         messages += [(subscriber, text) for subscriber in subscribers]
     return messages
+
+
+def _float(mark: Any) -> float:
+    """A change mark's time (Unix time, as its writer's clock read it); inf if none."""
+    try:
+        return float(mark)
+    except (TypeError, ValueError):
+        return math.inf
 
 
 def _render(view: View, online: presence.Summary | None) -> str:
