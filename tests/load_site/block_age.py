@@ -19,9 +19,9 @@ _age: ContextVar[float | None] = ContextVar("block_age", default=None)
 _read = blockcache.read
 
 
-def _read_and_date(room: str | None = None, viewer: Any = None) -> blockcache.Cached | None:
+def _read_and_date(*args: Any, **kwargs: Any) -> blockcache.Cached | None:
     asked = time.time()
-    entry = _read(room, viewer)
+    entry = _read(*args, **kwargs)
     if entry is not None:
         _age.set(asked - entry.read_at)
     return entry
