@@ -1,7 +1,7 @@
 """WebSocket presence: a member's open connections, their heartbeats and closes,
 and a hub's check for dead processes (see :mod:`whos_online.realtime.consumers`).
 
-A connection is recorded as a visit (see :mod:`whos_online.recording`), then
+A connection is recorded as a visit (see ``whos_online.recording``), then
 kept alive by its process's batched heartbeats, whose beats also keep the member
 inside the window (see :mod:`whos_online.status`); see :mod:`whos_online.presence`
 for the keys.
@@ -77,7 +77,7 @@ HEARTBEAT_BATCH = 200
 def heartbeat(connections: Iterable[Connection]) -> bool:
     """Mark every connection alive now: one round trip per HEARTBEAT_BATCH connections.
 
-    Returns whether Redis had lost its data (see :mod:`whos_online.recovery`): then
+    Returns whether Redis had lost its data (see ``whos_online.recovery``): then
     the beats stop, since beats keep only members Redis holds; record them again.
     """
     batch = list(connections)

@@ -81,7 +81,7 @@ class PresenceMixin:
         self._closed = True
         await super().close(*args, **kwargs)  # type: ignore[misc]
 
-    async def websocket_connect(self, message: dict[str, Any]) -> None:
+    async def websocket_connect(self, message: Any) -> None:
         await super().websocket_connect(message)  # type: ignore[misc]
         if self._accepted and not self._closed:
             await self._presence_join()
@@ -165,7 +165,7 @@ class WhosOnlineConsumer(PresenceMixin, AsyncWebsocketConsumer):  # type: ignore
         # state says what changed since the page was rendered; in the page's language.
         self._shown = shown_in_query(self.scope.get("query_string", b""))
 
-    async def websocket_connect(self, message: dict[str, Any]) -> None:
+    async def websocket_connect(self, message: Any) -> None:
         """Subscribes once the member is recorded: the view's first read, which every
         subscriber of it in this process shares, then shows their own join."""
         await super().websocket_connect(message)
