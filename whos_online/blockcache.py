@@ -34,6 +34,8 @@ class Cached(NamedTuple):
 
     summary: Summary
     read_at: float
+    # The pks it lists, made once per read: every page of a member asks whether it lists them.
+    listed: frozenset[str]
 
 
 _entries: OrderedDict[Hashable, Cached] = OrderedDict()
@@ -132,7 +134,7 @@ def _holds(entry: Cached, request: Any, room: str | None, viewer: Any) -> bool:
     recorded them, maybe in another process after this entry was read.
     """
     pk = getattr(viewer, "pk", None)
-    if pk is not None and any(listed.pk == str(pk) for listed in entry.summary.members):
+    if pk is not None and str(pk) in entry.listed:
         return True
     visit = visits.visit_of(request, room)
     if visit is None:
@@ -149,7 +151,9 @@ def _fetch(room: str | None, staff_view: bool, names: bool = True) -> Cached | N
     found = failsafe.call(presence.summary, conf.list_limit, room, include_hidden=staff_view)
     if found is not None and not names:
         found = replace(found, members=[])
-    return None if found is None else Cached(found, read_at)
+    if found is None:
+        return None
+    return Cached(found, read_at, frozenset(member.pk for member in found.members))
 
 
 def clear() -> None:
