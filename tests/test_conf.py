@@ -175,8 +175,18 @@ def test_the_redis_keys(settings: Any) -> None:
         "{site}:room:42:peak",
         "{site}:cards",  # one card per member, whichever room
     )
-    assert conf.socket_keys() == ("{site}:live", "{site}:left")
-    assert conf.socket_keys("lobby") == ("{site}:room:lobby:live", "{site}:room:lobby:left")
+    assert conf.socket_keys() == (
+        "{site}:live",
+        "{site}:left",
+        "{site}:kept:users",
+        "{site}:kept:hidden",
+    )
+    assert conf.socket_keys("lobby") == (
+        "{site}:room:lobby:live",
+        "{site}:room:lobby:left",
+        "{site}:room:lobby:kept:users",
+        "{site}:room:lobby:kept:hidden",
+    )
     assert conf.connections_key(None, "7") == "{site}:conns:7"
     assert conf.connections_key("lobby", "7") == "{site}:room:lobby:conns:7"
     assert (conf.keys().users, conf.guests_key) == ("{site}:users", "{site}:guests")

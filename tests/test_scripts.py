@@ -244,7 +244,9 @@ def test_a_move_marks_and_announces_the_room_left_unless_they_are_back_in_it(
         presence.record_user(alice, room="topic:1")
         keys = conf.keys("topic:1")
         late = dict(pk=pk, room="topic:1", kind="topic", now=T + 5, ttl=600, channel="x")
-        room_keys = scripts.RoomMemberKeys(keys.users, keys.hidden, mark)
+        room_keys = scripts.RoomMemberKeys(
+            keys.users, keys.hidden, *conf.socket_keys("topic:1")[2:], mark
+        )
         member_rooms = conf.member_rooms_key(pk)
         assert not scripts.leave_room(redis_db, member_rooms=member_rooms, keys=room_keys, **late)
         assert names(presence.online_users(room="topic:1")) == ["alice"]
@@ -283,13 +285,17 @@ def test_a_logout_leaves_the_rooms_it_read_and_not_one_joined_after(
         keys = scripts.ForgetKeys(
             site.users,
             site.hidden,
+            *conf.socket_keys()[2:],
             site.cards,
             conf.changes_key(),
             conf.member_rooms_key(pk),
             # lobby joined after the logout read her rooms
             {
                 "topic:1": scripts.RoomMemberKeys(
-                    topic.users, topic.hidden, conf.changes_key("topic:1")
+                    topic.users,
+                    topic.hidden,
+                    *conf.socket_keys("topic:1")[2:],
+                    conf.changes_key("topic:1"),
                 )
             },
         )
@@ -723,7 +729,7 @@ def test_heartbeats_keep_members_in_the_window_and_move_a_dead_process_members_t
         traveller.move_to(at(71))
         sockets.heartbeat([tabs[bob]])  # alice's and carol's process died after +10
         for room in (None, "r"):
-            live, left = conf.socket_keys(room)
+            live, left, *_ = conf.socket_keys(room)
             assert presence.connected(room) == [str(bob.pk)]
             assert redis_db.zrange(live, 0, -1, withscores=True) == [(str(bob.pk).encode(), T + 71)]
             assert redis_db.zcard(left) == 2  # the last beats of alice and carol
@@ -777,7 +783,7 @@ def test_closing_tabs_keeps_a_member_live_at_their_newest_other_tab(
         sockets.disconnect(a[0])  # a1 beat exactly the timeout ago: still alive
         sockets.disconnect(b[1])  # b0 (NOW) is a dead process's: bob leaves
         for room in (None, "r"):
-            live, left = conf.socket_keys(room)
+            live, left, *_ = conf.socket_keys(room)
             assert presence.connected(room) == [str(alice.pk)]
             assert redis_db.zscore(left, str(bob.pk)) == T + 70
             assert redis_db.hkeys(conf.connections_key(room, str(bob.pk))) == []

@@ -88,10 +88,14 @@ class Keys(NamedTuple):
 
 class SocketKeys(NamedTuple):
     """WebSocket presence (see whos_online.realtime.consumers) in a namespace: pk -> newest
-    heartbeat of their open connections, and pk -> when their last one closed."""
+    heartbeat of their open connections, pk -> when their last one closed, and the index
+    of the members (of users, of hidden) those signs keep, scored as in their member set
+    (see lua/lib/kept.lua). The four share one TTL, so none outlives the others."""
 
     live: str
     left: str
+    kept_users: str
+    kept_hidden: str
 
 
 class Settings:
@@ -128,7 +132,13 @@ class Settings:
     def socket_keys(self, room: object = None) -> SocketKeys:
         """A namespace's WebSocket presence keys (kept out of Keys: scripts index those)."""
         base = self._namespace(room)
-        return SocketKeys(f"{base}:live", f"{base}:left")
+        return SocketKeys(f"{base}:live", f"{base}:left", *map(self.kept_key, self._keys(base)[:2]))
+
+    def kept_key(self, member_set: str) -> str:
+        """The index of a namespace's member set (users or hidden): its members a socket
+        keeps, scored as in the set (see lua/lib/kept.lua)."""
+        base, _, name = member_set.rpartition(":")
+        return f"{base}:kept:{name}"
 
     def namespace_keys(self, room: object) -> tuple[str, ...]:
         """Every key of a namespace that a room dropped over the rooms cap loses

@@ -274,7 +274,7 @@ def _scores(users: Iterable[Key], include_hidden: bool) -> dict[Key, Scores]:
     pipe = get_client().pipeline(transaction=False)
     for key in (keys.users, keys.hidden) if include_hidden else (keys.users,):
         pipe.zmscore(key, pks)
-    for key in conf.socket_keys():
+    for key in conf.socket_keys()[:2]:  # live, left
         pipe.zmscore(key, pks)
     *sets, beats, lefts = pipe.execute()
     scores: dict[Key, Scores] = {}

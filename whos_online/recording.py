@@ -131,6 +131,7 @@ def forget_user(user: Any) -> bool:
         keys=scripts.ForgetKeys(
             keys.users,
             keys.hidden,
+            *conf.socket_keys()[2:],
             keys.cards,
             conf.changes_key(),
             member_rooms,
@@ -145,7 +146,9 @@ def forget_user(user: Any) -> bool:
 
 def _room_member_keys(room: str) -> scripts.RoomMemberKeys:
     keys = conf.keys(room)
-    return scripts.RoomMemberKeys(keys.users, keys.hidden, conf.changes_key(room))
+    return scripts.RoomMemberKeys(
+        keys.users, keys.hidden, *conf.socket_keys(room)[2:], conf.changes_key(room)
+    )
 
 
 def forget_guest(ip: str) -> bool:
@@ -206,6 +209,8 @@ def _record(
             counters=counters or (),
             left_guests=None if left is None else conf.keys(left).guests,
             left_changed=None if left is None else conf.changes_key(left),
+            kept=None if key == keys.guests else conf.kept_key(key),
+            kept_from=None if drop_from is None else conf.kept_key(drop_from),
         ),
         now=now,
         member=member,

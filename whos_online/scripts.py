@@ -81,10 +81,10 @@ def prune_batch(
     sockets: Sequence[str] | None = None,
 ) -> int:
     """Remove at most ``limit`` members of ``key`` scored below ``below`` (and their
-    ``cards``, if the set has them) that no sign in ``sockets`` (a conf.SocketKeys; None
-    for guests) keeps; how many were removed."""
-    live, left = sockets or (key, key)
-    return int(PRUNE_BATCH(client, [key, cards or key, live, left], [below, limit]))
+    ``cards``, if the set has them) that no sign in ``sockets`` (live, left and the set's
+    index; None for guests) keeps; how many were removed."""
+    live, left, kept = sockets or (key, key, key)
+    return int(PRUNE_BATCH(client, [key, cards or key, live, left, kept], [below, limit]))
 
 
 class RoomsPruned(NamedTuple):
@@ -96,7 +96,7 @@ class RoomsPruned(NamedTuple):
 
 def prune_rooms(client: Any, *, keys: Sequence[str], below: float, limit: int) -> RoomsPruned:
     """Remove at most ``limit`` members scored below ``below`` from the rooms' sets ``keys``
-    (five per room: users, hidden, guests, live, left)."""
+    (seven per room: users, hidden, guests, then a conf.SocketKeys)."""
     removed, more = PRUNE_ROOMS(client, keys, [below, limit])
     return RoomsPruned(int(removed), bool(more))
 
@@ -121,6 +121,9 @@ class RecordKeys(NamedTuple):
     # The guests and change mark of the room of the same kind a guest left, if any.
     left_guests: str | None = None
     left_changed: str | None = None
+    # The indexes (see conf.kept_key) of ``into`` and ``drop_from``: a member's record only.
+    kept: str | None = None
+    kept_from: str | None = None
 
 
 class Recorded(NamedTuple):
@@ -172,6 +175,8 @@ def record(
             keys.generation,
             keys.left_guests or keys.into,
             keys.left_changed or keys.into,
+            keys.kept or keys.into,
+            keys.kept_from or keys.into,
             *(counter for counter, _ in keys.counters),
         ],
         [
@@ -204,10 +209,12 @@ def record(
 
 
 class RoomMemberKeys(NamedTuple):
-    """A room's keys that list members, and its change mark."""
+    """A room's keys that list members (its sets, their indexes), and its change mark."""
 
     users: str
     hidden: str
+    kept_users: str
+    kept_hidden: str
     changed: str
 
 
@@ -240,6 +247,8 @@ class ForgetKeys(NamedTuple):
 
     users: str
     hidden: str
+    kept_users: str
+    kept_hidden: str
     cards: str
     changed: str
     member_rooms: str
@@ -251,7 +260,7 @@ def forget(client: Any, *, keys: ForgetKeys, pk: str, now: float, ttl: int, chan
     """The member ``pk`` out of the site and the rooms of ``keys``; whether they were
     listed on the site."""
     room_keys = [key for keys_of_room in keys.rooms.values() for key in keys_of_room]
-    declared = [keys.users, keys.hidden, keys.cards, keys.changed, keys.member_rooms, *room_keys]
+    declared = [*keys[:6], keys.member_rooms, *room_keys]
     return bool(FORGET(client, declared, [pk, now, ttl, channel, *keys.rooms]))
 
 
@@ -296,7 +305,7 @@ class SummaryKeys(NamedTuple):
     buckets: Sequence[str]
     # The past 24 hours' HyperLogLogs then their union's key (a day count), or none.
     hours: Sequence[str]
-    # A conf.SocketKeys: live, left.
+    # A conf.SocketKeys: live, left, kept users, kept hidden.
     sockets: Sequence[str]
     # When Redis's data began (see whos_online.recovery).
     generation: str

@@ -14,6 +14,9 @@ class Beat(NamedTuple):
 
     live: str
     left: str
+    # The index (see conf.kept_key) of member_set, and the namespace's other one.
+    kept: str
+    other_kept: str
     connections: str
     member_set: str
     changed: str
@@ -43,7 +46,7 @@ def heartbeat(
     keys = [cards, rooms_key]
     args: list[Any] = [now, connections_ttl, ttl, beat_cutoff, channel]
     for beat in beats:
-        keys += [beat.live, beat.left, beat.connections, beat.member_set, beat.changed]
+        keys += beat[:7]
         args += [beat.pk, beat.connection_id, beat.room]
     began, lost = HEARTBEAT(client, [*keys, generation], args)
     return began, bool(lost)
@@ -54,6 +57,10 @@ class Closed(NamedTuple):
 
     live: str
     left: str
+    kept_users: str
+    kept_hidden: str
+    users: str
+    hidden: str
     connections: str
     changed: str
     room: str
@@ -74,7 +81,7 @@ def disconnect(
     """The connection ``connection_id`` of ``pk`` closed (see lua/disconnect.lua)."""
     keys = [rooms_key]
     for closed in namespaces:
-        keys += [closed.live, closed.left, closed.connections, closed.changed]
+        keys += closed[:8]
     rooms = [closed.room for closed in namespaces]
     DISCONNECT(client, keys, [now, beat_cutoff, ttl, pk, connection_id, channel, *rooms])
 
@@ -84,6 +91,8 @@ class Checked(NamedTuple):
 
     live: str
     left: str
+    kept_users: str
+    kept_hidden: str
     changed: str
     room: str
 
@@ -100,7 +109,7 @@ def check(
 ) -> tuple[list[Any], Any, bool]:
     """Sweep ``namespaces`` for dead processes' connections: each one's change mark,
     Redis's generation, and whether it began with this call (Redis had lost its data)."""
-    keys = [key for checked in namespaces for key in checked[:3]]
+    keys = [key for checked in namespaces for key in checked[:5]]
     rooms = [checked.room for checked in namespaces]
     *marks, began, lost = CHECK(
         client, [*keys, generation], [beat_cutoff, now, ttl, channel, *rooms]

@@ -92,10 +92,15 @@ def _beat(connections: list[Connection]) -> bool:
     for connection in connections:
         for room in connection.namespaces:
             ns, socket = conf.keys(room), conf.socket_keys(room)
+            kept, other_kept = socket.kept_users, socket.kept_hidden
+            if connection.hidden:
+                kept, other_kept = other_kept, kept
             beats.append(
                 socket_scripts.Beat(
                     live=socket.live,
                     left=socket.left,
+                    kept=kept,
+                    other_kept=other_kept,
                     connections=conf.connections_key(room, connection.pk),
                     member_set=ns.hidden if connection.hidden else ns.users,
                     changed=conf.changes_key(room),
@@ -132,6 +137,7 @@ def disconnect(connection: Connection, at: float | None = None) -> float:
     namespaces = [
         socket_scripts.Closed(
             *conf.socket_keys(room),
+            *conf.keys(room)[:2],
             connections=conf.connections_key(room, connection.pk),
             changed=conf.changes_key(room),
             room=room_arg(room),

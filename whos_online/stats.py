@@ -117,9 +117,9 @@ def prune(batch_size: int = 1000) -> PruneResult:
                 return total
 
     keys = conf.keys()
-    sockets = conf.socket_keys()
-    users = prune_key(keys.users, conf.retention, keys.cards, sockets)
-    users += prune_key(keys.hidden, conf.retention, keys.cards, sockets)
+    live, left, kept_users, kept_hidden = conf.socket_keys()
+    users = prune_key(keys.users, conf.retention, keys.cards, (live, left, kept_users))
+    users += prune_key(keys.hidden, conf.retention, keys.cards, (live, left, kept_hidden))
     guests = prune_key(keys.guests, conf.max_age)
     batches += _prune_rooms(client, now - conf.room_max_age, batch_size)
     prune_key(conf.rooms_key, conf.room_max_age)
@@ -161,8 +161,8 @@ def _prune_rooms(client: Any, cutoff: float, batch_size: int) -> int:
 
 def _room_sets(room: str) -> tuple[str, ...]:
     """What PRUNE_ROOMS prunes of ``room``: its member and guest sets, then its socket signs."""
-    keys, sockets = conf.keys(room), conf.socket_keys(room)
-    return keys.users, keys.hidden, keys.guests, sockets.live, sockets.left
+    keys = conf.keys(room)
+    return keys.users, keys.hidden, keys.guests, *conf.socket_keys(room)
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@
 -- would move them where no process beats any more; such a namespace is marked
 -- and its room published.
 --
--- KEYS       three per namespace: live, left, the change mark; then the
---            generation (see recovery.py)
+-- KEYS       five per namespace: live, left, kept users, kept hidden (see
+--            lib/kept.lua), the change mark; then the generation (see recovery.py)
 -- ARGV[1]    now minus the heartbeat timeout
 -- ARGV[2]    now
 -- ARGV[3]    the left set's and the mark's TTL
@@ -13,13 +13,14 @@
 -- Returns each namespace's change mark (false if none), so a hub sees a change
 -- whose notice it missed; then the generation, and 1 if it began here (Redis
 -- had lost its data: the hub records its members again), else 0.
+--@include lib/kept.lua
 --@include lib/sweep.lua
 --@include lib/generation.lua
 local marks = {}
-for i = 0, (#KEYS - 1) / 3 - 1 do
-  local live, left, mark = KEYS[1 + 3 * i], KEYS[2 + 3 * i], KEYS[3 + 3 * i]
+for i = 0, (#KEYS - 1) / 5 - 1 do
+  local live, left, mark = KEYS[1 + 5 * i], KEYS[2 + 5 * i], KEYS[5 + 5 * i]
   if sweep(live, left, ARGV[1]) then
-    redis.call('EXPIRE', left, ARGV[3])
+    expire_signs(ARGV[3], live, left, KEYS[3 + 5 * i], KEYS[4 + 5 * i])
     redis.call('SET', mark, ARGV[2], 'EX', ARGV[3])
     redis.call('PUBLISH', ARGV[4], ARGV[5 + i])
   end

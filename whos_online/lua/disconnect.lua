@@ -1,12 +1,14 @@
 -- One WebSocket connection closed. The member stays live at the newest heartbeat
 -- of their other living connections (stale ones, of dead processes, are dropped
--- here); with none left they move to the left set at once, and the namespace is
--- marked and published. A room the cap dropped meanwhile is left alone: closing
--- a socket never brings its keys back.
+-- here); with none left they move to the left set at once (and into the index
+-- of the member set they are in, see lib/kept.lua), and the namespace is marked
+-- and published. A room the cap dropped meanwhile is left alone: closing a
+-- socket never brings its keys back.
 --
 -- KEYS[1]    the rooms' registry
--- then four per namespace the connection was in: live, left, the member's
---            connections hash there, the change mark
+-- then eight per namespace the connection was in: live, left, kept users,
+--            kept hidden, users, hidden, the member's connections hash there,
+--            the change mark
 -- ARGV[1]    now
 -- ARGV[2]    now minus the heartbeat timeout
 -- ARGV[3]    the left set's and the mark's TTL (the window)
@@ -15,8 +17,13 @@
 -- ARGV[6]    the notices channel
 -- ARGV[7..]  each namespace's room ('' for the site)
 -- Returns 1.
-for i = 0, (#KEYS - 1) / 4 - 1 do
-  local live, left, conns, mark = KEYS[2 + 4 * i], KEYS[3 + 4 * i], KEYS[4 + 4 * i], KEYS[5 + 4 * i]
+--@include lib/kept.lua
+local pk = ARGV[4]
+for i = 0, (#KEYS - 1) / 8 - 1 do
+  local live, left, kept_users, kept_hidden = KEYS[2 + 8 * i], KEYS[3 + 8 * i], KEYS[4 + 8 * i],
+                                              KEYS[5 + 8 * i]
+  local users, hidden, conns, mark = KEYS[6 + 8 * i], KEYS[7 + 8 * i], KEYS[8 + 8 * i],
+                                     KEYS[9 + 8 * i]
   local room = ARGV[7 + i]
   redis.call('HDEL', conns, ARGV[5])
   if room == '' or redis.call('ZSCORE', KEYS[1], room) then
@@ -31,12 +38,25 @@ for i = 0, (#KEYS - 1) / 4 - 1 do
       end
     end
     if newest then
-      redis.call('ZADD', live, newest, ARGV[4])
+      redis.call('ZADD', live, newest, pk)
     else
-      redis.call('ZREM', live, ARGV[4])
-      redis.call('ZADD', left, ARGV[1], ARGV[4])
-      redis.call('ZREMRANGEBYSCORE', left, '-inf', '(' .. (tonumber(ARGV[1]) - tonumber(ARGV[3])))
-      redis.call('EXPIRE', left, ARGV[3])
+      redis.call('ZREM', live, pk)
+      redis.call('ZADD', left, ARGV[1], pk)
+      for _, set in ipairs({{users, kept_users}, {hidden, kept_hidden}}) do
+        local score = redis.call('ZSCORE', set[1], pk)
+        if score then redis.call('ZADD', set[2], score, pk) end
+      end
+      -- Closes before the window go, and their members out of the indexes
+      -- unless a beat inside it keeps them.
+      local cutoff = tonumber(ARGV[1]) - tonumber(ARGV[3])
+      local gone = {}
+      local before = redis.call('ZRANGE', left, '-inf', '(' .. cutoff, 'BYSCORE')
+      for j, beat in ipairs(each('ZMSCORE', live, before)) do
+        if not (beat and tonumber(beat) >= cutoff) then gone[#gone + 1] = before[j] end
+      end
+      out_of(redis.call, {kept_users, kept_hidden}, gone)
+      redis.call('ZREMRANGEBYSCORE', left, '-inf', '(' .. cutoff)
+      expire_signs(ARGV[3], live, left, kept_users, kept_hidden)
       redis.call('SET', mark, ARGV[1], 'EX', ARGV[3])
       redis.call('PUBLISH', ARGV[6], room)
     end

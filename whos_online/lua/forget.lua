@@ -2,10 +2,12 @@
 -- and out of every room they were in when the caller read their rooms. Each list
 -- they left gets its change mark and is published ('' for the site).
 --
--- KEYS[1]    the site's users    KEYS[2]  its hidden    KEYS[3]  the cards
--- KEYS[4]    the site's change mark
--- KEYS[5]    the member's rooms, kind -> room
--- KEYS[6..]  per room in ARGV[5..]: its users, hidden and change mark
+-- KEYS[1]    the site's users    KEYS[2]  its hidden
+-- KEYS[3]    its kept users      KEYS[4]  its kept hidden (see lib/kept.lua)
+-- KEYS[5]    the cards           KEYS[6]  the site's change mark
+-- KEYS[7]    the member's rooms, kind -> room
+-- KEYS[8..]  per room in ARGV[5..]: its users, hidden, kept users, kept hidden
+--            and change mark
 -- ARGV[1]    the member's pk
 -- ARGV[2]    now
 -- ARGV[3]    the change marks' TTL
@@ -16,14 +18,14 @@
 --@include lib/leave.lua
 local rooms = {}
 for i = 5, #ARGV do
-  local first = 6 + 3 * (i - 5)
-  leave(KEYS[first], KEYS[first + 1], KEYS[first + 2], ARGV[1], ARGV[i], ARGV[2], ARGV[3],
+  local first = 8 + 5 * (i - 5)
+  leave({unpack(KEYS, first, first + 3)}, KEYS[first + 4], ARGV[1], ARGV[i], ARGV[2], ARGV[3],
         ARGV[4])
   rooms[ARGV[i]] = true
 end
-local where = redis.call('HGETALL', KEYS[5])
+local where = redis.call('HGETALL', KEYS[7])
 for j = 1, #where, 2 do
-  if rooms[where[j + 1]] then redis.call('HDEL', KEYS[5], where[j]) end
+  if rooms[where[j + 1]] then redis.call('HDEL', KEYS[7], where[j]) end
 end
-redis.call('HDEL', KEYS[3], ARGV[1])
-return leave(KEYS[1], KEYS[2], KEYS[4], ARGV[1], '', ARGV[2], ARGV[3], ARGV[4]) and 1 or 0
+redis.call('HDEL', KEYS[5], ARGV[1])
+return leave({unpack(KEYS, 1, 4)}, KEYS[6], ARGV[1], '', ARGV[2], ARGV[3], ARGV[4]) and 1 or 0

@@ -2,9 +2,10 @@
 --
 -- KEYS[1]    the cards (kept alive as a record keeps them)
 -- KEYS[2]    the rooms' registry
--- then five per connection and namespace: the namespace's live and left sets,
---            the member's connections hash there, the member set they are
---            listed in (users or hidden) and the namespace's change mark
+-- then seven per connection and namespace: the namespace's live and left sets,
+--            the index (see lib/kept.lua) of the member set they are listed in
+--            and the other index, the member's connections hash there, that
+--            member set (users or hidden) and the namespace's change mark
 -- KEYS[#KEYS] the generation (see recovery.py)
 -- ARGV[1]    now
 -- ARGV[2]    the connections hash's TTL (the heartbeat timeout)
@@ -17,22 +18,24 @@
 -- nobody is beaten, the caller records its members again), else 0.
 --
 -- A heartbeat keeps a connected member inside the window by its beat in the
--- live set alone (see lib/kept.lua): it never writes a member's score, so it
--- never reorders a list, and a steady crowd sends nothing. A room the cap
+-- live set (and the member in their set's index, see lib/kept.lua): it never
+-- writes a member's score, so it never reorders a list, and a steady crowd
+-- sends nothing. A room the cap
 -- dropped (gone from the registry) is left alone, so open sockets never bring
 -- its keys back; a registered room's place in the registry is kept current.
 -- Members of a dead process found stale in a live set move to its left set. A
 -- namespace whose picture changed (a member newly live, or gone stale) gets its
 -- mark set and is published.
+--@include lib/kept.lua
 --@include lib/sweep.lua
 --@include lib/generation.lua
-local now, seen, rooms, changed = ARGV[1], {}, false, {}
+local now, seen, signs, rooms, changed = ARGV[1], {}, {}, false, {}
 local generation, lost = current_generation(KEYS[#KEYS], now)
 if lost then return {generation, 1} end
 redis.call('EXPIRE', KEYS[1], ARGV[3])
-for i = 0, (#KEYS - 3) / 5 - 1 do
-  local live, left, conns = KEYS[3 + 5 * i], KEYS[4 + 5 * i], KEYS[5 + 5 * i]
-  local set, mark = KEYS[6 + 5 * i], KEYS[7 + 5 * i]
+for i = 0, (#KEYS - 3) / 7 - 1 do
+  local live, left, kept, other = KEYS[3 + 7 * i], KEYS[4 + 7 * i], KEYS[5 + 7 * i], KEYS[6 + 7 * i]
+  local conns, set, mark = KEYS[7 + 7 * i], KEYS[8 + 7 * i], KEYS[9 + 7 * i]
   local pk, conn, room = ARGV[6 + 3 * i], ARGV[7 + 3 * i], ARGV[8 + 3 * i]
   local registered = room == '' or redis.call('ZSCORE', KEYS[2], room)
   if registered and room ~= '' then
@@ -43,12 +46,13 @@ for i = 0, (#KEYS - 3) / 5 - 1 do
     redis.call('HSET', conns, conn, now)
     redis.call('EXPIRE', conns, ARGV[2])
     if redis.call('ZADD', live, 'GT', now, pk) == 1 then changed[mark] = room end
-    if not seen[live] then
-      seen[live] = true
+    -- Every beat, not only the first: a member forgotten then seen again is
+    -- back in their set but not in its index.
+    local score = redis.call('ZSCORE', set, pk)
+    if score then redis.call('ZADD', kept, score, pk) end
+    if not signs[live] then
+      signs[live] = {live, left, kept, other}
       if sweep(live, left, ARGV[4]) then changed[mark] = room end
-      -- As long as the member set: a stale beat still says "their last sign was a socket".
-      redis.call('EXPIRE', live, ARGV[3])
-      redis.call('EXPIRE', left, ARGV[3])
     end
     if not seen[set] then
       seen[set] = true
@@ -56,6 +60,8 @@ for i = 0, (#KEYS - 3) / 5 - 1 do
     end
   end
 end
+-- As long as the member set: a stale beat still says "their last sign was a socket".
+for _, keys in pairs(signs) do expire_signs(ARGV[3], unpack(keys)) end
 if rooms and redis.call('EXISTS', KEYS[2]) == 1 then redis.call('EXPIRE', KEYS[2], ARGV[3]) end
 for mark, room in pairs(changed) do
   redis.call('SET', mark, now, 'EX', ARGV[3])

@@ -3,7 +3,9 @@
 -- the room published. Not if they are back in it already (another tab).
 --
 -- KEYS[1]  the member's rooms, kind -> room
--- KEYS[2]  the room's users    KEYS[3]  its hidden    KEYS[4]  its change mark
+-- KEYS[2]  the room's users    KEYS[3]  its hidden
+-- KEYS[4]  its kept users      KEYS[5]  its kept hidden (see lib/kept.lua)
+-- KEYS[6]  its change mark
 -- ARGV[1]  the member's pk
 -- ARGV[2]  the room left
 -- ARGV[3]  its kind
@@ -13,4 +15,4 @@
 -- Returns 1 if they were listed there, else 0.
 --@include lib/leave.lua
 if redis.call('HGET', KEYS[1], ARGV[3]) == ARGV[2] then return 0 end
-return leave(KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[4], ARGV[5], ARGV[6]) and 1 or 0
+return leave({unpack(KEYS, 2, 5)}, KEYS[6], ARGV[1], ARGV[2], ARGV[4], ARGV[5], ARGV[6]) and 1 or 0

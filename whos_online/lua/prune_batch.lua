@@ -7,12 +7,13 @@
 -- KEYS[1]  the sorted set
 -- KEYS[2]  the cards hash (KEYS[1] itself for a set without cards)
 -- KEYS[3]  live: pk -> newest heartbeat      KEYS[4]  left: pk -> last closed
---          (KEYS[1] itself, both, for a set of guests)
+-- KEYS[5]  the set's index of members a socket keeps (see lib/kept.lua)
+--          (KEYS[1] itself, all three, for a set of guests)
 -- ARGV[1]  the score bound
 -- ARGV[2]  the most to remove
 -- Returns how many were removed.
 --@include lib/kept.lua
 --@include lib/stale.lua
-local pks = stale(KEYS[1], KEYS[3], KEYS[4], ARGV[1], tonumber(ARGV[2]))
-drop(KEYS[1], pks, KEYS[2])
+local pks = stale(KEYS[1], KEYS[3], KEYS[4], KEYS[5], ARGV[1], tonumber(ARGV[2]))
+drop(KEYS[1], pks, KEYS[2], KEYS[5])
 return #pks

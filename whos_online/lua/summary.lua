@@ -8,7 +8,8 @@
 --             (KEYS[5 + n], kept ARGV[8] ms; see union_count)
 -- then        with the day's count (ARGV[7] not ''): the hour HyperLogLogs of the
 --             past 24 hours, oldest first, then where their union is kept (ARGV[9] ms)
--- KEYS[#-2]   live: pk -> newest heartbeat      KEYS[#-1]  left: pk -> last closed
+-- KEYS[#-4]   live: pk -> newest heartbeat      KEYS[#-3]  left: pk -> last closed
+-- KEYS[#-2]   kept users      KEYS[#-1]  kept hidden: the indexes of lib/kept.lua
 -- KEYS[#]     the generation: when Redis's data began (see recovery.py)
 -- ARGV[1]     the window's start
 -- ARGV[2]     now
@@ -31,24 +32,21 @@
 -- in Python (whos_online/status.py) from the signs listing returns.
 --@include lib/count_and_raise_peak.lua
 --@include lib/kept.lua
-local live, left, generation = KEYS[#KEYS - 2], KEYS[#KEYS - 1], KEYS[#KEYS]
+local live, left, generation = KEYS[#KEYS - 4], KEYS[#KEYS - 3], KEYS[#KEYS]
+local kept_users, kept_hidden = KEYS[#KEYS - 2], KEYS[#KEYS - 1]
 local limit = tonumber(ARGV[4])
 local sockets = redis.call('EXISTS', live, left) > 0
-local start = tonumber(ARGV[1])
-local kept_users = kept(KEYS[1], live, left, ARGV[1])
-local kept_hidden = kept(KEYS[2], live, left, ARGV[1])
+local still = aged(live, left, kept_users, kept_hidden, ARGV[1])
 -- The members of key to list, {pk, score} pairs, newest score first: those
--- inside the window by their score, then those a socket keeps inside (see
+-- inside the window by their score, then those its index keeps inside (see
 -- lib/kept.lua); at most ARGV[4] (-1: all).
-local function newest(key, found)
+local function newest(key, index)
   local rows = {}
   local inside = redis.call('ZRANGE', key, '+inf', ARGV[1], 'BYSCORE', 'REV', 'LIMIT', 0, ARGV[4],
                             'WITHSCORES')
   for i = 1, #inside, 2 do rows[#rows + 1] = {inside[i], inside[i + 1]} end
   local more = limit < 0 and -1 or limit - #rows
-  for _, row in ipairs(newest_kept(found, more)) do
-    rows[#rows + 1] = {row[1], string.format('%.17g', row[2])}
-  end
+  for _, row in ipairs(newest_kept(index, still, live, ARGV[1], more)) do rows[#rows + 1] = row end
   return rows
 end
 -- The members of rows as one JSON text, [[score, pk, card, beat, left], ...]:
@@ -91,19 +89,18 @@ end
 local buckets = tonumber(ARGV[6])
 local function window_guests() return union_count(6, 4 + buckets, ARGV[8]) end
 local counted = count_and_raise_peak(buckets > 0 and window_guests or nil, tonumber(ARGV[11]),
-                                     kept_below(kept_users, start),
-                                     kept_below(kept_hidden, start))
+                                     kept_below(kept_users, still, ARGV[1]),
+                                     kept_below(kept_hidden, still, ARGV[1]))
 for _, value in ipairs(counted) do table.insert(result, value) end
 if ARGV[7] == '' then
   table.insert(result, false)
   table.insert(result, false)
 else
   -- Members kept inside the window by a socket were seen today, whatever their score.
-  local day_start = tonumber(ARGV[7])
-  local earlier = kept_below(kept_users, day_start) + kept_below(kept_hidden, day_start)
+  local earlier = kept_below(kept_users, still, ARGV[7]) + kept_below(kept_hidden, still, ARGV[7])
   table.insert(result, redis.call('ZCOUNT', KEYS[1], ARGV[7], '+inf')
                        + redis.call('ZCOUNT', KEYS[2], ARGV[7], '+inf') + earlier)
-  table.insert(result, union_count(6 + buckets, #KEYS - 4, ARGV[9]))
+  table.insert(result, union_count(6 + buckets, #KEYS - 6, ARGV[9]))
 end
 -- When the counts next change by time alone: the oldest score inside the window
 -- over the three sets, passing over (20 at most) members still beating, or the

@@ -4,7 +4,18 @@
 -- Heartbeats never move scores, so they never reorder a list: the members a
 -- socket alone keeps inside are listed after the others, by score.
 --
--- each(command, key, names): command (HMGET or ZMSCORE) on key for names, one
+-- So that no read walks the connected members, each member set has an index
+-- (a namespace's kept users and kept hidden): its members who have a socket
+-- sign, scored as in the set. heartbeat.lua and disconnect.lua put them in,
+-- record.lua moves their score with the set's, and whatever takes a member out
+-- of a set (forget, leave, prune) takes them out of its index. The members a
+-- socket keeps inside a window starting at start are then the index's entries
+-- scored before start, but those whose every sign is before start (aged): found
+-- from the live and left sets below start, and dropped by the read that finds
+-- them (as a close drops the closes before the window), so a read costs
+-- O(log n + the list) plus, once, the signs that aged since.
+--
+-- each(command, key, names): command (HMGET, ZMSCORE) on key for names, one
 -- call per 1,000 (unpack's limit is a few thousand), not one per name.
 local function each(command, key, names)
   local found = {}
@@ -14,81 +25,86 @@ local function each(command, key, names)
   end
   return found
 end
--- kept(set, live, left, start): the members of set whom a socket sign at or
--- after start (a score, as text) keeps inside a window starting there though
--- their score is older. Redis joins set and live (ZINTER, in C) sorted by
--- score; this finds where start falls in it by bisection, so a read costs a
--- pass in C over the connected members and no loop over them in Lua. Returns
--- {joined = the join (pk, score, ...), before = how many of its pairs are
--- scored before start, ancient = pk -> score for those of them whose beat is
--- before start too (a dead process's, not swept yet: it keeps nobody), closed
--- = {pk, score} of those kept by a close alone, oldest score first}.
-local function kept(set, live, left, start)
-  local found = {joined = {}, before = 0, ancient = {}, closed = {}}
-  if redis.call('EXISTS', live, left) == 0 then return found end
-  local from = tonumber(start)
-  for _, pk in ipairs(redis.call('ZRANGE', live, '-inf', '(' .. start, 'BYSCORE')) do
-    local score = redis.call('ZSCORE', set, pk)
-    if score and tonumber(score) < from then found.ancient[pk] = tonumber(score) end
-  end
-  local joined = redis.call('ZINTER', 2, set, live, 'WEIGHTS', 1, 0, 'WITHSCORES')
-  local low, high = 0, #joined / 2
-  while low < high do
-    local middle = math.floor((low + high + 1) / 2)
-    if tonumber(joined[2 * middle]) < from then low = middle else high = middle - 1 end
-  end
-  found.joined, found.before = joined, low
-  local gone = redis.call('ZRANGE', left, start, '+inf', 'BYSCORE')
-  local scores, beats = each('ZMSCORE', set, gone), each('ZMSCORE', live, gone)
-  for i, pk in ipairs(gone) do
-    local beating = beats[i] and tonumber(beats[i]) >= from
-    if scores[i] and tonumber(scores[i]) < from and not beating then
-      found.closed[#found.closed + 1] = {pk, tonumber(scores[i])}
+-- out_of(call, keys, pks): ZREM pks from each of keys with call (redis.call, or
+-- redis.pcall for a read that may run on a replica); false if Redis refused.
+local function out_of(call, keys, pks)
+  for first = 1, #pks, 1000 do
+    for _, key in ipairs(keys) do
+      local done = call('ZREM', key, unpack(pks, first, math.min(first + 999, #pks)))
+      if type(done) == 'table' and done.err then return false end
     end
   end
-  table.sort(found.closed, function(a, b) return a[2] < b[2] end)
+  return true
+end
+-- expire_signs(ttl, live, left, kept_users, kept_hidden): one TTL for the four,
+-- so that no index outlives the signs that put its members in.
+local function expire_signs(ttl, ...)
+  for _, key in ipairs({...}) do redis.call('EXPIRE', key, ttl) end
+end
+-- aged(live, left, kept_users, kept_hidden, start): the members whose every
+-- socket sign is before start (a score, as text) go out of the indexes and,
+-- their close with them, out of left. Returns those of them Redis kept (a replica refuses the
+-- write): {} if none, else a list, which the counts below pass over.
+local function aged(live, left, kept_users, kept_hidden, start)
+  local found, seen, from = {}, {}, tonumber(start)
+  for _, sets in ipairs({{live, left}, {left, live}}) do
+    local pks = redis.call('ZRANGE', sets[1], '-inf', '(' .. start, 'BYSCORE')
+    local other = each('ZMSCORE', sets[2], pks)
+    for i, pk in ipairs(pks) do
+      if not seen[pk] and not (other[i] and tonumber(other[i]) >= from) then
+        seen[pk], found[#found + 1] = true, pk
+      end
+    end
+  end
+  if out_of(redis.pcall, {kept_users, kept_hidden, left}, found) then return {} end
   return found
 end
--- kept_below(found, bound): how many of the members found keeps are scored
--- below bound (at most its start): all of them, or those seen before a day began.
-local function kept_below(found, bound)
-  local joined, low, high = found.joined, 0, found.before
-  while low < high do
-    local middle = math.floor((low + high + 1) / 2)
-    if tonumber(joined[2 * middle]) < bound then low = middle else high = middle - 1 end
-  end
-  local count = low
-  for _, score in pairs(found.ancient) do
-    if score < bound then count = count - 1 end
-  end
-  for _, row in ipairs(found.closed) do
-    if row[2] >= bound then break end
-    count = count + 1
+-- kept_below(index, still, bound): how many members the index keeps inside are
+-- scored below bound (as text; at most the window's start): all of them, or
+-- those seen before a day began. still: aged members left in the index.
+local function kept_below(index, still, bound)
+  local count, from = redis.call('ZCOUNT', index, '-inf', '(' .. bound), tonumber(bound)
+  for _, score in ipairs(each('ZMSCORE', index, still)) do
+    if score and tonumber(score) < from then count = count - 1 end
   end
   return count
 end
--- newest_kept(found, n): the n newest {pk, score} of the members found keeps,
--- newest first (n < 0: all).
-local function newest_kept(found, n)
-  local joined, closed, rows = found.joined, found.closed, {}
-  local i, j = found.before, #closed
-  while (i > 0 or j > 0) and #rows ~= n do
-    local score = i > 0 and tonumber(joined[2 * i]) or nil
-    if score and (j == 0 or score >= closed[j][2]) then
-      if not found.ancient[joined[2 * i - 1]] then rows[#rows + 1] = {joined[2 * i - 1], score} end
-      i = i - 1
-    else
-      rows[#rows + 1], j = closed[j], j - 1
+-- newest_kept(index, still, live, start, n): the n newest {pk, score} the index
+-- keeps inside a window from start, newest first (n < 0: all). Of one score
+-- (a batch, a frozen clock), those still beating come first, then by pk.
+local function newest_kept(index, still, live, start, n)
+  local rows, skip = {}, {}
+  if n == 0 then return rows end
+  for _, pk in ipairs(still) do skip[pk] = true end
+  local range = {'ZRANGE', index, '(' .. start, '-inf', 'BYSCORE', 'REV', 'WITHSCORES'}
+  if n > 0 then
+    for _, word in ipairs({'LIMIT', 0, n + #still}) do range[#range + 1] = word end
+  end
+  local found = redis.call(unpack(range))
+  if n > 0 and #found > 0 then
+    -- The last score's ties may go on past the limit: they all take part in the order.
+    local last = found[#found]
+    for _, value in ipairs(redis.call('ZRANGE', index, last, last, 'BYSCORE', 'WITHSCORES')) do
+      found[#found + 1] = value
     end
   end
-  return rows
-end
--- kept_all(found): pk -> true for every member found keeps.
-local function kept_all(found)
-  local all = {}
-  for i = 1, found.before do
-    if not found.ancient[found.joined[2 * i - 1]] then all[found.joined[2 * i - 1]] = true end
+  for i = 1, #found, 2 do
+    if not skip[found[i]] then
+      skip[found[i]] = true
+      rows[#rows + 1] = {found[i], found[i + 1], tonumber(found[i + 1])}
+    end
   end
-  for _, row in ipairs(found.closed) do all[row[1]] = true end
-  return all
+  local names, from = {}, tonumber(start)
+  for i, row in ipairs(rows) do names[i] = row[1] end
+  for i, beat in ipairs(each('ZMSCORE', live, names)) do
+    rows[i][4] = beat and tonumber(beat) >= from
+  end
+  table.sort(rows, function(a, b)
+    if a[3] ~= b[3] then return a[3] > b[3] end
+    if a[4] ~= b[4] then return a[4] end
+    return a[1] > b[1]
+  end)
+  local newest = {}
+  for i = 1, n < 0 and #rows or math.min(n, #rows) do newest[i] = {rows[i][1], rows[i][2]} end
+  return newest
 end
