@@ -1,115 +1,203 @@
-"""What members connected by WebSocket cost the block's read.
+"""What members connected by WebSocket cost the reads, and the socket writes.
 
-    cd benchmarks && python connected.py      # REDIS_URL, default redis://127.0.0.1:6379/13
+    cd benchmarks && python connected.py [--before /path/to/a/checkout]
 
-Heartbeats never move a member's score (so lists never reorder); a member whom only
-a socket keeps inside the window (connected longer than the window without a page
-view) is found by the summary script joining the member set with the live set in
-Redis (ZINTER). So a read costs a pass over the connected members: timed here with
-N such members, against none, for ``presence.summary()`` (the block's read, one
-round trip) and ``presence.user_count()``, in interleaved rounds (a ratio is taken
-within each round, then the median). 100 members browse inside the window in every
-case, so each block is full. Writes CONNECTED.md; only keys under this run's prefix
-are written, and they are deleted at the end.
+N members connected longer than the window without a page view (their sockets
+alone keep them inside it), for N from none to 100,000, plus 100 members browsing
+inside the window, so each block is full. Members are connected as a process
+connects them: their scores written as a connect writes them, then beaten by
+``sockets.heartbeat`` in its batches (so each version of the code writes what its
+own reads need). Timed: ``presence.summary()`` (the block's read),
+``presence.user_count()`` and ``stats.count()`` (the count prune samples, which
+raises the peak); Redis's own time per call (``INFO commandstats``'s EVALSHA
+µs, on a ``redis-server`` this script starts on a spare port and stops) and the
+client's. Then, at 100,000 connected, Redis's time per socket for a heartbeat
+(batches of ``HEARTBEAT_BATCH``), a connect (record and first beat) and a close.
+
+With ``--before``, the same is measured with that checkout's ``whos_online`` in the
+same run (each side in a process of its own, alternated round by round), and
+CONNECTED.md shows both. Each side's process runs this file with ``--side``.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import socket
 import statistics
+import subprocess
+import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-os.environ["DJANGO_SETTINGS_MODULE"] = "bench_settings"
-
-import django  # noqa: E402
-
-django.setup()
-
-from django.test.utils import override_settings  # noqa: E402
-from runner import table  # noqa: E402
-
-from whos_online import presence  # noqa: E402
-from whos_online.conf import conf  # noqa: E402
-from whos_online.connection import get_client  # noqa: E402
-
-CONNECTED = (0, 1_000, 10_000)
+CONNECTED = (0, 100, 1_000, 10_000, 100_000)
 BROWSING = 100
-ROUNDS, CALLS = 7, 20
-RESULTS = Path(__file__).resolve().parent / "CONNECTED.md"
+ROUNDS, CALLS, SOCKETS = 5, 20, 200
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "CONNECTED.md"
+CALLED = ("summary()", "user_count()", "count and peak")
 
 
-def fill(prefix: str, connected: int, now: float) -> None:
-    """``connected`` members beating, their page views an hour old, and BROWSING members
-    seen in the last minute, under ``prefix``."""
-    with override_settings(WHOS_ONLINE_KEY_PREFIX=prefix):
-        keys, sockets = conf.keys(), conf.socket_keys()
-    pipe = get_client().pipeline(transaction=False)
-    for first in range(0, connected, 1000):
-        pks = range(first, min(first + 1000, connected))
-        pipe.zadd(keys.users, {f"c{pk}": now - 3600 - pk for pk in pks})
-        pipe.zadd(sockets.live, {f"c{pk}": now for pk in pks})
-        pipe.hset(keys.cards, mapping={f"c{pk}": f'{{"name": "c{pk}"}}' for pk in pks})
-    pipe.zadd(keys.users, {f"b{pk}": now - pk / 2 for pk in range(BROWSING)})
-    pipe.hset(keys.cards, mapping={f"b{pk}": f'{{"name": "b{pk}"}}' for pk in range(BROWSING)})
-    pipe.execute()
+def side(action: str) -> None:
+    """In a process whose PYTHONPATH picks the code: fill Redis, or time one round."""
+    os.environ["DJANGO_SETTINGS_MODULE"] = "bench_settings"
+    import django
+
+    django.setup()
+    from django.test.utils import override_settings
+
+    from whos_online import presence, sockets, stats
+    from whos_online.conf import conf
+    from whos_online.connection import get_client
+
+    client = get_client()
+    out: dict[str, Any] = {}
+    # Every beat stays live for the whole run: only the sockets' number changes.
+    with override_settings(WHOS_ONLINE_HEARTBEAT=3600, WHOS_ONLINE_BLOCK_CACHE=0):
+        for n in CONNECTED:
+            with override_settings(WHOS_ONLINE_KEY_PREFIX=f"connected:{os.environ['SIDE']}:{n}"):
+                keys, now = conf.keys(), time.time()
+                tabs = [sockets.Connection(f"c{pk}", f"t{pk}") for pk in range(n)]
+                if action == "fill":
+                    for first in range(0, n, 1000):
+                        pks = range(first, min(first + 1000, n))
+                        client.zadd(keys.users, {f"c{pk}": now - 3600 - pk for pk in pks})
+                        client.hset(keys.cards, mapping={f"c{pk}": "{}" for pk in pks})
+                    client.zadd(keys.users, {f"b{pk}": now - pk / 2 for pk in range(BROWSING)})
+                    sockets.heartbeat(tabs)
+                    assert presence.user_count() == n + BROWSING
+                    continue
+                reads = {
+                    "summary()": presence.summary,
+                    "user_count()": presence.user_count,
+                    "count and peak": lambda: stats.count(client, time.time()),
+                }
+                if n == 0:  # each script loaded (a first EVALSHA falls back to EVAL)
+                    for call in reads.values():
+                        call()
+                    sockets.connect(warm := sockets.Connection("warm", "warm"))
+                    sockets.disconnect(warm)
+                for name, call in reads.items():
+                    out[f"{name} {n}"] = timed(
+                        client, lambda: [call() for _ in range(CALLS)], CALLS
+                    )
+                if n == CONNECTED[-1]:
+                    new = [sockets.Connection(f"n{pk}", f"n{pk}") for pk in range(SOCKETS)]
+                    out["heartbeat"] = timed(
+                        client, lambda: sockets.heartbeat(tabs[:SOCKETS]), SOCKETS
+                    )
+                    out["connect"] = timed(
+                        client, lambda: [sockets.connect(t) for t in new], SOCKETS
+                    )
+                    out["close"] = timed(
+                        client, lambda: [sockets.disconnect(t) for t in new], SOCKETS
+                    )
+    print(json.dumps(out))
 
 
-def ms_per_call(prefix: str, call: Callable[[], object]) -> float:
-    with override_settings(WHOS_ONLINE_KEY_PREFIX=prefix, WHOS_ONLINE_BLOCK_CACHE=0):
-        started = time.perf_counter()
-        for _ in range(CALLS):
-            call()
-        return (time.perf_counter() - started) / CALLS * 1000
+def timed(client: Any, run: Any, per: int) -> tuple[float, float]:
+    """(Redis's EVALSHA µs, client µs) per ``per`` of ``run()``."""
+    client.config_resetstat()
+    started = time.perf_counter()
+    run()
+    elapsed = time.perf_counter() - started
+    stats = client.info("commandstats").get("cmdstat_evalsha", {"usec": 0})
+    return stats["usec"] / per, elapsed * 1e6 / per
+
+
+def spare_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def main() -> None:
-    base = f"{conf.key_prefix}:connected"
-    prefixes = {n: f"{base}:{n}" for n in CONNECTED}
-    now = time.time()
-    for n, prefix in prefixes.items():
-        fill(prefix, n, now)
-    calls = {"summary()": presence.summary, "user_count()": presence.user_count}
-    times: dict[tuple[str, int], list[float]] = {(c, n): [] for c in calls for n in CONNECTED}
+    trees = {"after": HERE.parent}
+    if "--before" in sys.argv:
+        trees = {"before": Path(sys.argv[sys.argv.index("--before") + 1]).resolve(), **trees}
+    port = spare_port()
+    server = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+    )
     try:
-        with override_settings(WHOS_ONLINE_HEARTBEAT=3600):  # every beat stays live
-            for n in CONNECTED:  # the scripts loaded, each case checked once
-                with override_settings(WHOS_ONLINE_KEY_PREFIX=prefixes[n]):
-                    assert presence.user_count() == n + BROWSING
-                    assert len(presence.summary().members) == conf.list_limit
-            for _ in range(ROUNDS):
-                for name, call in calls.items():
-                    for n in CONNECTED:
-                        times[name, n].append(ms_per_call(prefixes[n], call))
+        time.sleep(0.5)  # the server starts listening (a one-off wait, not a measurement)
+
+        def run(tree: str, action: str) -> str:
+            env = {
+                **os.environ,
+                "PYTHONPATH": str(trees[tree]),
+                "REDIS_URL": f"redis://127.0.0.1:{port}/0",
+                "SIDE": tree,
+            }
+            script = [sys.executable, __file__, "--side", action]
+            return subprocess.run(
+                script, env=env, cwd=HERE, check=True, capture_output=True, text=True
+            ).stdout
+
+        for tree in trees:
+            run(tree, "fill")
+        rounds: dict[str, list[dict[str, list[float]]]] = {tree: [] for tree in trees}
+        for _ in range(ROUNDS):
+            for tree in trees:
+                rounds[tree].append(json.loads(run(tree, "time")))
     finally:
-        client = get_client()
-        own = list(client.scan_iter(match=f"{base}:*"))
-        if own:
-            client.delete(*own)
+        server.terminate()
+        server.wait()
+    write(rounds)
+
+
+def median(rounds: list[dict[str, list[float]]], name: str, which: int) -> float:
+    return statistics.median(r[name][which] for r in rounds)
+
+
+def write(rounds: dict[str, list[dict[str, list[float]]]]) -> None:
+    sys.path.insert(0, str(HERE))
+    from runner import table
+
+    sides = list(rounds)
+    header = ["Read", "Connected members"]
+    for tree in sides:
+        header += [f"Redis µs ({tree})", f"client µs ({tree})"]
     rows = []
-    for name in calls:
+    for name in CALLED:
         for n in CONNECTED:
-            ratios = [t / zero for t, zero in zip(times[name, n], times[name, 0])]
-            median = statistics.median(times[name, n])
-            rows.append(
-                [f"`{name}`", f"{n:,}", f"{median:.2f}", f"{statistics.median(ratios):.1f}×"]
-            )
-    load = os.getloadavg()[0]
+            cells = [f"{median(rounds[t], f'{name} {n}', i):,.0f}" for t in sides for i in (0, 1)]
+            rows.append([f"`{name}`", f"{n:,}", *cells])
+    writes = []
+    for name in ("heartbeat", "connect", "close"):
+        cells = [f"{median(rounds[t], name, i):,.1f}" for t in sides for i in (0, 1)]
+        writes.append([name, *cells])
+    write_header = ["Per socket, 100,000 connected"]
+    for tree in sides:
+        write_header += [f"Redis µs ({tree})", f"client µs ({tree})"]
     lines = [
-        "# Members connected by WebSocket and the block's read",
+        "# Members connected by WebSocket: the reads and the socket writes",
         "",
         f"{BROWSING} members browsing inside the window, and N members connected longer than "
-        "the window without a page view (their sockets alone keep them inside it). "
-        f"Median of {ROUNDS} interleaved rounds of {CALLS} calls, client round trip "
-        f"included; load average {load:.1f} on {os.cpu_count()} cores while it ran. "
+        "the window without a page view (their sockets alone keep them inside it). Redis µs: "
+        "Redis's own time per call (`INFO commandstats`, EVALSHA), on a `redis-server` of the "
+        "benchmark's own; client µs: the call's time in Python, round trip included. "
+        f"Median of {ROUNDS} rounds of {CALLS} calls"
+        + (", the two sides alternated round by round" if len(sides) > 1 else "")
+        + f"; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores while it ran. "
         "Written by `benchmarks/connected.py` (see its docstring).",
         "",
-        *table(["Call", "Connected members (N)", "ms per call", "Against N = 0"], rows),
+        *table(header, rows),
+        "",
+        f"The socket writes at 100,000 connected, per socket: a heartbeat of {SOCKETS} "
+        f"connections (one call), {SOCKETS} connects (a record and a first beat each), "
+        f"{SOCKETS} closes.",
+        "",
+        *table(write_header, writes),
     ]
-    RESULTS.write_text("\n".join(lines))
+    RESULTS.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
 if __name__ == "__main__":
-    main()
+    if "--side" in sys.argv:
+        side(sys.argv[sys.argv.index("--side") + 1])
+    else:
+        main()
