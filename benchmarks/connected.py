@@ -50,6 +50,7 @@ def side(action: str) -> None:
     from whos_online import presence, sockets, stats
     from whos_online.conf import conf
     from whos_online.connection import get_client
+    from whos_online.recording import record_member
 
     client = get_client()
     out: dict[str, Any] = {}
@@ -60,11 +61,15 @@ def side(action: str) -> None:
                 keys, now = conf.keys(), time.time()
                 tabs = [sockets.Connection(f"c{pk}", f"t{pk}") for pk in range(n)]
                 if action == "fill":
+                    for pk in range(BROWSING):  # the first record also begins Redis's data
+                        record_member(f"b{pk}", False, "{}", None)
+                    # Connected before the window, by a connect's record then beats since.
                     for first in range(0, n, 1000):
                         pks = range(first, min(first + 1000, n))
-                        client.zadd(keys.users, {f"c{pk}": now - 3600 - pk for pk in pks})
+                        client.zadd(
+                            keys.users, {f"c{pk}": now - 2 * conf.max_age - pk for pk in pks}
+                        )
                         client.hset(keys.cards, mapping={f"c{pk}": "{}" for pk in pks})
-                    client.zadd(keys.users, {f"b{pk}": now - pk / 2 for pk in range(BROWSING)})
                     sockets.heartbeat(tabs)
                     assert presence.user_count() == n + BROWSING
                     continue
