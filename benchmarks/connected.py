@@ -32,11 +32,18 @@ from pathlib import Path
 from typing import Any
 
 CONNECTED = (0, 100, 1_000, 10_000, 100_000)
-BROWSING = 100
+BROWSING = 50
 ROUNDS, CALLS, SOCKETS = 5, 20, 200
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "CONNECTED.md"
 CALLED = ("summary()", "user_count()", "count and peak")
+WRITES = {
+    "heartbeat": "heartbeat, µs per socket",
+    "connect": "connect, µs per socket",
+    "close": "close, µs per socket",
+    "prune": "`prune()`, µs",
+    "index bytes": "the index, bytes per member",
+}
 
 
 def side(action: str) -> None:
@@ -98,6 +105,10 @@ def side(action: str) -> None:
                     out["close"] = timed(
                         client, lambda: [sockets.disconnect(t) for t in new], SOCKETS
                     )
+                    out["prune"] = timed(client, stats.prune, 1)
+                    index = conf.socket_keys()[2:3]  # none before the index
+                    size = client.memory_usage(index[0]) if index else 0
+                    out["index bytes"] = (size / n, 0)
     print(json.dumps(out))
 
 
@@ -123,7 +134,7 @@ def main() -> None:
         trees = {"before": Path(sys.argv[sys.argv.index("--before") + 1]).resolve(), **trees}
     port = spare_port()
     server = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"],
+        ["redis-server", "--bind", "127.0.0.1", "--port", str(port), "--save", ""],
         stdout=subprocess.DEVNULL,
     )
     try:
@@ -171,17 +182,19 @@ def write(rounds: dict[str, list[dict[str, list[float]]]]) -> None:
             cells = [f"{median(rounds[t], f'{name} {n}', i):,.0f}" for t in sides for i in (0, 1)]
             rows.append([f"`{name}`", f"{n:,}", *cells])
     writes = []
-    for name in ("heartbeat", "connect", "close"):
+    for name, label in WRITES.items():
         cells = [f"{median(rounds[t], name, i):,.1f}" for t in sides for i in (0, 1)]
-        writes.append([name, *cells])
-    write_header = ["Per socket, 100,000 connected"]
+        writes.append([label, *cells])
+    write_header = ["At 100,000 connected"]
     for tree in sides:
-        write_header += [f"Redis µs ({tree})", f"client µs ({tree})"]
+        write_header += [f"Redis ({tree})", f"client ({tree})"]
     lines = [
         "# Members connected by WebSocket: the reads and the socket writes",
         "",
         f"{BROWSING} members browsing inside the window, and N members connected longer than "
-        "the window without a page view (their sockets alone keep them inside it). Redis µs: "
+        "the window without a page view (their sockets alone keep them inside it): the block "
+        f"lists 100 (`WHOS_ONLINE_LIST_LIMIT`), {BROWSING} of them kept by a socket from "
+        f"N = {BROWSING} on. Redis µs: "
         "Redis's own time per call (`INFO commandstats`, EVALSHA), on a `redis-server` of the "
         "benchmark's own; client µs: the call's time in Python, round trip included. "
         f"Median of {ROUNDS} rounds of {CALLS} calls"
@@ -193,7 +206,8 @@ def write(rounds: dict[str, list[dict[str, list[float]]]]) -> None:
         "",
         f"The socket writes at 100,000 connected, per socket: a heartbeat of {SOCKETS} "
         f"connections (one call), {SOCKETS} connects (a record and a first beat each), "
-        f"{SOCKETS} closes.",
+        f"{SOCKETS} closes; then one `prune()` (nothing stale: everyone is kept), "
+        "and the index's memory per connected member (`MEMORY USAGE`).",
         "",
         *table(write_header, writes),
     ]

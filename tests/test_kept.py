@@ -212,3 +212,20 @@ def test_the_index_expires_with_the_signs_that_put_members_in(
         traveller.shift(10)
         sockets.heartbeat(tabs[1:])
         assert [redis_db.ttl(name) for name in socket] == [3600] * 4
+
+
+def test_a_member_logged_out_and_back_is_kept_by_the_socket_still_open(
+    redis_db: redis.Redis, people: Any
+) -> None:
+    """A logout takes alice out of the index with her set; back at +10, her open
+    socket's next beat puts her in again, so it keeps her past her page view."""
+    (alice,) = people("alice")
+    connection = tab(alice)
+    with time_machine.travel(NOW, tick=False) as traveller:
+        sockets.connect(connection)
+        presence.forget_user(alice)
+        assert indexed(redis_db)["users"] == []
+        traveller.shift(10)
+        presence.record_user(alice)
+        beat(traveller, [connection], 25, 700)
+        assert names(presence.online_users()) == ["alice"] and presence.user_count() == 1

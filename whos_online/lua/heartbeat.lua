@@ -46,10 +46,12 @@ for i = 0, (#KEYS - 3) / 7 - 1 do
     redis.call('HSET', conns, conn, now)
     redis.call('EXPIRE', conns, ARGV[2])
     if redis.call('ZADD', live, 'GT', now, pk) == 1 then changed[mark] = room end
-    -- Every beat, not only the first: a member forgotten then seen again is
-    -- back in their set but not in its index.
-    local score = redis.call('ZSCORE', set, pk)
-    if score then redis.call('ZADD', kept, score, pk) end
+    -- At every beat, not only the first: a member forgotten then seen again is
+    -- back in their set but not in its index (one ZSCORE when they are in it).
+    if not redis.call('ZSCORE', kept, pk) then
+      local score = redis.call('ZSCORE', set, pk)
+      if score then redis.call('ZADD', kept, score, pk) end
+    end
     if not signs[live] then
       signs[live] = {live, left, kept, other}
       if sweep(live, left, ARGV[4]) then changed[mark] = room end
