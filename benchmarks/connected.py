@@ -42,6 +42,7 @@ WRITES = {
     "connect": "connect, µs per socket",
     "close": "close, µs per socket",
     "prune": "`prune()`, µs",
+    "prune call": "`prune()`'s longest call, µs (client: its calls)",
     "index bytes": "the index, bytes per member",
 }
 
@@ -105,7 +106,14 @@ def side(action: str) -> None:
                     out["close"] = timed(
                         client, lambda: [sockets.disconnect(t) for t in new], SOCKETS
                     )
+                    client.config_set("slowlog-max-len", 100_000)
+                    client.config_set("slowlog-log-slower-than", 0)  # every call, its µs
+                    client.slowlog_reset()
                     out["prune"] = timed(client, stats.prune, 1)
+                    calls = [
+                        e for e in client.slowlog_get(100_000) if "EVALSHA" in str(e["command"])
+                    ]
+                    out["prune call"] = (max(e["duration"] for e in calls), len(calls))
                     index = conf.socket_keys()[2:3]  # none before the index
                     size = client.memory_usage(index[0]) if index else 0
                     out["index bytes"] = (size / n, 0)

@@ -169,7 +169,10 @@ def test_prune_takes_a_stale_member_out_of_the_index_and_passes_over_a_kept_one(
         pruned = scripts.prune_batch(
             redis_db, key=users, cards=None, below=below, limit=5, sockets=signs
         )
-        assert pruned == 1 and indexed(redis_db) == {"users": [str(bob.pk)], "hidden": []}
+        assert pruned == (1, 1, False) and indexed(redis_db) == {
+            "users": [str(bob.pk)],
+            "hidden": [],
+        }
         presence.prune()
         assert names(presence.online_users()) == ["bob"] and presence.last_seen(alice) is None
 

@@ -60,9 +60,9 @@ def test_a_prune_batch_removes_at_most_its_size_and_says_how_many(
 ) -> None:
     guests = key(settings, "guests")
     redis_db.zadd(guests, {"a": 1, "b": 2, "c": 3, "fresh": 10})
-    assert scripts.prune_batch(redis_db, key=guests, cards=None, below=10, limit=2) == 2
-    assert scripts.prune_batch(redis_db, key=guests, cards=None, below=10, limit=2) == 1
-    assert scripts.prune_batch(redis_db, key=guests, cards=None, below=10, limit=2) == 0
+    assert scripts.prune_batch(redis_db, key=guests, cards=None, below=10, limit=2).removed == 2
+    assert scripts.prune_batch(redis_db, key=guests, cards=None, below=10, limit=2).removed == 1
+    assert scripts.prune_batch(redis_db, key=guests, cards=None, below=10, limit=2).removed == 0
     assert redis_db.zrange(guests, 0, -1) == [b"fresh"]
 
 

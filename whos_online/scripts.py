@@ -71,6 +71,15 @@ DISCONNECT = Script("disconnect")
 CHECK = Script("check")
 
 
+class Pruned(NamedTuple):
+    """A PRUNE_BATCH call: how many members it removed and passed over (a socket keeps
+    them: the next call reads past them), and whether members below the bound remain."""
+
+    removed: int
+    passed: int
+    more: bool
+
+
 def prune_batch(
     client: Any,
     *,
@@ -79,12 +88,16 @@ def prune_batch(
     below: float,
     limit: int,
     sockets: Sequence[str] | None = None,
-) -> int:
-    """Remove at most ``limit`` members of ``key`` scored below ``below`` (and their
-    ``cards``, if the set has them) that no sign in ``sockets`` (live, left and the set's
-    index; None for guests) keeps; how many were removed."""
+    skip: int = 0,
+) -> Pruned:
+    """Remove the members of ``key`` scored below ``below`` (and their ``cards``, if the
+    set has them) that no sign in ``sockets`` (live, left and the set's index; None for
+    guests) keeps, among the ``limit`` oldest after the ``skip`` oldest."""
     live, left, kept = sockets or (key, key, key)
-    return int(PRUNE_BATCH(client, [key, cards or key, live, left, kept], [below, limit]))
+    removed, passed, more = PRUNE_BATCH(
+        client, [key, cards or key, live, left, kept], [below, limit, skip]
+    )
+    return Pruned(int(removed), int(passed), bool(more))
 
 
 class RoomsPruned(NamedTuple):

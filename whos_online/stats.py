@@ -105,15 +105,15 @@ def prune(batch_size: int = 1000) -> PruneResult:
 
     def prune_key(key: str, kept_for: float, cards: str | None = None, sockets: Any = None) -> int:
         nonlocal batches
-        total = 0
+        total = skip = 0
         while True:
-            count = scripts.prune_batch(
+            pruned = scripts.prune_batch(
                 client, key=key, cards=cards, sockets=sockets, below=now - kept_for,
-                limit=batch_size,
+                limit=batch_size, skip=skip,
             )  # fmt: skip
             batches += 1
-            total += count
-            if count < batch_size:
+            total, skip = total + pruned.removed, skip + pruned.passed
+            if pruned.removed < batch_size and not pruned.more:
                 return total
 
     keys = conf.keys()

@@ -1,27 +1,22 @@
--- stale(set, live, left, kept, bound, n): at most n of the oldest members of
--- set scored below bound (a score, as text) whom no socket sign at or after
--- bound keeps (see kept.lua; kept: the set's index); live, left and kept are
--- set itself for a set of guests. The kept ones are passed over, not counted
--- against n, so a call finds n stale members if there are: it reads the set
--- from its oldest, n plus as many as the index may keep at first, and asks live
--- and left about each.
-local function stale(set, live, left, kept, bound, n)
-  local found, from, offset = {}, tonumber(bound), 0
-  local size = n
-  if kept ~= set then size = n + redis.call('ZCOUNT', kept, '-inf', '(' .. bound) end
-  while #found < n do
-    local pks = redis.call('ZRANGE', set, '-inf', '(' .. bound, 'BYSCORE', 'LIMIT', offset, size)
-    local beats, closes = {}, {}
-    if live ~= set then beats, closes = each('ZMSCORE', live, pks), each('ZMSCORE', left, pks) end
-    for i, pk in ipairs(pks) do
-      local signed = (beats[i] and tonumber(beats[i]) >= from)
-                     or (closes[i] and tonumber(closes[i]) >= from)
-      if not signed and #found < n then found[#found + 1] = pk end
-    end
-    if #pks < size then break end
-    offset, size = offset + size, n
+-- stale(set, live, left, bound, from, n): of the members of set scored below
+-- bound (a score, as text), the n from rank from on (oldest first), those no
+-- socket sign at or after bound keeps (see kept.lua); live and left are set
+-- itself for a set of guests. Ranks, not scores, so reading on past members a
+-- socket keeps costs O(log n), not a walk over them. Returns those stale, how
+-- many it read, and whether members below bound remain past them.
+local function stale(set, live, left, bound, from, n)
+  local below, pks = redis.call('ZCOUNT', set, '-inf', '(' .. bound), {}
+  if from < below and n > 0 then
+    pks = redis.call('ZRANGE', set, from, math.min(from + n, below) - 1)
   end
-  return found
+  local beats, closes = {}, {}
+  if live ~= set then beats, closes = each('ZMSCORE', live, pks), each('ZMSCORE', left, pks) end
+  local found, at = {}, tonumber(bound)
+  for i, pk in ipairs(pks) do
+    local signed = (beats[i] and tonumber(beats[i]) >= at) or (closes[i] and tonumber(closes[i]) >= at)
+    if not signed then found[#found + 1] = pk end
+  end
+  return found, #pks, from + #pks < below
 end
 -- drop(set, pks, cards, kept): takes pks out of set, and out of cards and kept
 -- unless they are set itself, 1,000 a call (unpack's limit is a few thousand).
