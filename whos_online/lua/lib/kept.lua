@@ -69,6 +69,31 @@ local function kept_below(index, still, bound)
   end
   return count
 end
+-- in_tie_order(index, live, start, rows, n, skip): rows (newest first, n at
+-- most and one more) with all of the n-th row's score but those in skip (pk ->
+-- true), those still beating
+-- first among each score's, then by pk (as ZRANGE … REV orders them), as the
+-- join of the set with the live set listed them. Only for rows with ties.
+local function in_tie_order(index, live, start, rows, n, skip)
+  if n > 0 and rows[n + 1] and rows[n + 1][2] == rows[n][2] then
+    local seen, last = {}, rows[n][2]
+    for _, row in ipairs(rows) do seen[row[1]] = true end
+    for _, pk in ipairs(redis.call('ZRANGE', index, last, last, 'BYSCORE')) do
+      if not (seen[pk] or skip[pk]) then rows[#rows + 1] = {pk, last} end
+    end
+  end
+  local names, from = {}, tonumber(start)
+  for i, row in ipairs(rows) do names[i] = row[1] end
+  for i, beat in ipairs(each('ZMSCORE', live, names)) do
+    rows[i][3], rows[i][4] = tonumber(rows[i][2]), beat and tonumber(beat) >= from
+  end
+  table.sort(rows, function(a, b)
+    if a[3] ~= b[3] then return a[3] > b[3] end
+    if a[4] ~= b[4] then return a[4] end
+    return a[1] > b[1]
+  end)
+  return rows
+end
 -- newest_kept(index, still, live, start, n): the n newest {pk, score} the index
 -- keeps inside a window from start, newest first (n < 0: all). Of one score
 -- (a batch, a frozen clock), those still beating come first, then by pk.
@@ -77,34 +102,17 @@ local function newest_kept(index, still, live, start, n)
   if n == 0 then return rows end
   for _, pk in ipairs(still) do skip[pk] = true end
   local range = {'ZRANGE', index, '(' .. start, '-inf', 'BYSCORE', 'REV', 'WITHSCORES'}
-  if n > 0 then
-    for _, word in ipairs({'LIMIT', 0, n + #still}) do range[#range + 1] = word end
+  if n > 0 then  -- and one more, to see whether the last score's ties go on
+    for _, word in ipairs({'LIMIT', 0, n + #still + 1}) do range[#range + 1] = word end
   end
-  local found = redis.call(unpack(range))
-  if n > 0 and #found > 0 then
-    -- The last score's ties may go on past the limit: they all take part in the order.
-    local last = found[#found]
-    for _, value in ipairs(redis.call('ZRANGE', index, last, last, 'BYSCORE', 'WITHSCORES')) do
-      found[#found + 1] = value
-    end
-  end
+  local found, ties = redis.call(unpack(range)), false
   for i = 1, #found, 2 do
-    if not skip[found[i]] then
-      skip[found[i]] = true
-      rows[#rows + 1] = {found[i], found[i + 1], tonumber(found[i + 1])}
-    end
+    ties = ties or found[i + 1] == found[i - 1]
+    if not skip[found[i]] then rows[#rows + 1] = {found[i], found[i + 1]} end
   end
-  local names, from = {}, tonumber(start)
-  for i, row in ipairs(rows) do names[i] = row[1] end
-  for i, beat in ipairs(each('ZMSCORE', live, names)) do
-    rows[i][4] = beat and tonumber(beat) >= from
+  if ties then rows = in_tie_order(index, live, start, rows, n, skip) end
+  if n > 0 then
+    for i = #rows, n + 1, -1 do rows[i] = nil end
   end
-  table.sort(rows, function(a, b)
-    if a[3] ~= b[3] then return a[3] > b[3] end
-    if a[4] ~= b[4] then return a[4] end
-    return a[1] > b[1]
-  end)
-  local newest = {}
-  for i = 1, n < 0 and #rows or math.min(n, #rows) do newest[i] = {rows[i][1], rows[i][2]} end
-  return newest
+  return rows
 end
