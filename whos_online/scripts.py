@@ -188,9 +188,8 @@ def record(
             keys.generation,
             keys.left_guests or keys.into,
             keys.left_changed or keys.into,
-            keys.kept or keys.into,
-            keys.kept_from or keys.into,
             *(counter for counter, _ in keys.counters),
+            *((keys.kept, keys.kept_from or keys.kept) if keys.kept else ()),
         ],
         [
             now,

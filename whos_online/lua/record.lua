@@ -14,9 +14,9 @@
 --            ARGV[1] by the first record into an empty Redis
 -- KEYS[10]   the guests of the room of the same kind a guest left (KEYS[1] when none)
 -- KEYS[11]   that room's change mark (KEYS[1] when none)
--- KEYS[12]   kept: the index of KEYS[1] (see lib/kept.lua; KEYS[1] for guests)
--- KEYS[13]   the index of KEYS[2] (KEYS[1] when none)
--- KEYS[14..] counters: HyperLogLogs the visitor also goes into
+-- KEYS[12..] counters: HyperLogLogs the visitor also goes into
+-- then       for a member: the index of KEYS[1] (see lib/kept.lua), and that of
+--            KEYS[2] (the same when none)
 -- ARGV[1]    now (the score)
 -- ARGV[2]    the member (a pk, or a guest id)
 -- ARGV[3]    the TTL of what is written for the visitor (seconds)
@@ -34,7 +34,7 @@
 -- ARGV[15]   '1' to keep the card already stored (a socket's record: the page's
 --            card says where the member is), else ''
 -- ARGV[16]   the room of the same kind a guest left, as their cookie says ('' if none)
--- ARGV[17..] each counter's TTL (KEYS[i] <-> ARGV[i + 3])
+-- ARGV[17..] each counter's TTL (KEYS[i] <-> ARGV[i + 5])
 -- Returns {the score before (false if none or not kept), 1 if the newcomer was
 -- refused (nothing written) else 0, the generation, the room of the same kind
 -- the member left (false if none), the rooms dropped from the registry over its
@@ -103,17 +103,19 @@ if listed and keep > 0 and not before then
 end
 if listed then redis.call('ZADD', KEYS[1], 'GT', now, member) end
 if KEYS[2] ~= KEYS[1] then redis.call('ZREM', KEYS[2], member) end
-if KEYS[12] ~= KEYS[1] then
+local counters = 11 + #ARGV - 16
+local kept, kept_from = KEYS[counters + 1], KEYS[counters + 2]
+if kept then
   -- A member a socket keeps: their index entry keeps their score, and follows
   -- them into the other set's index (with its TTL: see lib/kept.lua).
-  local ttl = KEYS[13] ~= KEYS[1] and redis.call('ZSCORE', KEYS[13], member)
-                and redis.call('PTTL', KEYS[13])
+  local ttl = kept_from ~= kept and redis.call('ZSCORE', kept_from, member)
+              and redis.call('PTTL', kept_from)
   if ttl then
-    redis.call('ZREM', KEYS[13], member)
-    redis.call('ZADD', KEYS[12], redis.call('ZSCORE', KEYS[1], member), member)
-    if ttl > 0 then redis.call('PEXPIRE', KEYS[12], ttl) end
+    redis.call('ZREM', kept_from, member)
+    redis.call('ZADD', kept, redis.call('ZSCORE', KEYS[1], member), member)
+    if ttl > 0 then redis.call('PEXPIRE', kept, ttl) end
   else
-    redis.call('ZADD', KEYS[12], 'XX', 'GT', now, member)
+    redis.call('ZADD', kept, 'XX', 'GT', now, member)
   end
 end
 -- Before the rooms' cap: a room recorded with a score older than the others' (a
@@ -150,9 +152,9 @@ if ARGV[16] ~= '' and redis.call('ZREM', KEYS[10], member) == 1 then
 end
 if listed then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
 if not (before and tonumber(before) >= tonumber(ARGV[10])) then
-  for i = 14, #KEYS do
+  for i = 12, counters do
     redis.call('PFADD', KEYS[i], member)
-    redis.call('EXPIRE', KEYS[i], ARGV[i + 3])
+    redis.call('EXPIRE', KEYS[i], ARGV[i + 5])
   end
 end
 return {before, 0, generation, left, dropped}
