@@ -28,8 +28,8 @@ from django.core.cache import cache
 from django.http import HttpRequest, HttpResponseBase
 from django_redis import get_redis_connection
 
-from whos_online.members import Member
-from whos_online.reading import Summary
+from whos_online.store.members import Member
+from whos_online.store.reading import Summary
 
 register = template.Library()
 LIST_LIMIT = 100  # as WHOS_ONLINE_LIST_LIMIT's default

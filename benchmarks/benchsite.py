@@ -111,7 +111,7 @@ class PingMiddleware(_SyncAndAsync):
     """
 
     def before(self, request: HttpRequest) -> None:
-        from whos_online.connection import get_client
+        from whos_online.store.connection import get_client
 
         get_client().ping()
 
@@ -124,8 +124,8 @@ class RecordCallMiddleware(_SyncAndAsync):
     """
 
     def before(self, request: HttpRequest) -> None:
-        from whos_online import scripts
-        from whos_online.connection import get_client
+        from whos_online.store import scripts
+        from whos_online.store.connection import get_client
 
         scripts.RECORD(get_client(), *_record_arguments())
 
@@ -133,7 +133,8 @@ class RecordCallMiddleware(_SyncAndAsync):
 @functools.cache
 def _record_arguments() -> tuple[Any, ...]:
     """RECORD's arguments for a guest of GUEST_POOL, as whos_online passed them once."""
-    from whos_online import presence, scripts
+    from whos_online import presence
+    from whos_online.store import scripts
 
     with mock.patch.object(scripts, "RECORD", wraps=scripts.RECORD) as record:
         presence.record_guest(GUEST_POOL[0])

@@ -32,7 +32,7 @@ from runner import table  # noqa: E402
 
 from whos_online import presence  # noqa: E402
 from whos_online.conf import conf  # noqa: E402
-from whos_online.connection import get_client  # noqa: E402
+from whos_online.store.connection import get_client  # noqa: E402
 
 CONNECTED = (0, 1_000, 10_000)
 BROWSING = 100

@@ -27,8 +27,8 @@ import redis
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from whos_online import scripts  # noqa: E402
 from whos_online.conf import Settings, conf  # noqa: E402
+from whos_online.store import scripts  # noqa: E402
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/13")
 KEY = f"whos_online_scale:{os.getpid()}"
@@ -42,7 +42,7 @@ def records_per_second() -> float:
     """redis-benchmark's rate for the record script, each call a random one of the million."""
     url = urlparse(REDIS_URL)
     # As presence.record_guest for the site's guest, exact counting (see
-    # whos_online/lua/record.lua): KEYS: the guests, the set to drop from (itself:
+    # whos_online/store/lua/record.lua): KEYS: the guests, the set to drop from (itself:
     # none), the rooms, the cards, the guests, the peak, the change mark, the
     # member's rooms (unused: itself), the generation, the guests and change mark of
     # a room left (none: itself), the hour's and the day's HyperLogLogs; ARGV:

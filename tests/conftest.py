@@ -29,9 +29,10 @@ from django.test import AsyncClient, Client
 
 from tests.counted import CountedConnection, CountedFakeConnection, Wire, listening
 from tests.redis_server import REDIS_CLI, REDIS_SERVER
-from whos_online import blockcache, failsafe, scripts, sockets
-from whos_online.connection import get_client
-from whos_online.members import default_card
+from whos_online.rendering import blockcache
+from whos_online.store import failsafe, scripts, sockets
+from whos_online.store.connection import get_client
+from whos_online.store.members import default_card
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 
@@ -238,7 +239,7 @@ def names(members: Any) -> list[str]:
 @pytest.fixture(autouse=True)
 def _failsafe_tracebacks(caplog: pytest.LogCaptureFixture) -> None:
     """Capture the breaker's DEBUG record too: it carries the exception an outage began with."""
-    caplog.set_level(logging.DEBUG, logger="whos_online.failsafe")
+    caplog.set_level(logging.DEBUG, logger="whos_online.store.failsafe")
 
 
 @pytest.fixture(autouse=True)

@@ -22,7 +22,7 @@ from django.urls import include, path, set_urlconf
 from tests.conftest import BrowserAsyncClient, BrowserClient, names
 from tests.test_middleware import async_get
 from whos_online import presence
-from whos_online.announcements import SHOWN_HEADER
+from whos_online.rendering.announcements import SHOWN_HEADER
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""The Lua scripts (whos_online/scripts.py), pinned through what they leave behind.
+"""The Lua scripts (whos_online/store/scripts.py), pinned through what they leave behind.
 
 Each test drives the public presence API and checks what a site or an operator
 sees: counts, lists, statuses, the peak, the keys and their TTLs. The scripts'
@@ -17,11 +17,12 @@ import redis
 import time_machine
 
 from tests.conftest import DECLARED_KEYS_ONLY, NOW, hiding, names, tab
-from whos_online import counting, presence, scripts, sockets, stats, status
+from whos_online import presence
 from whos_online.conf import Settings, conf
-from whos_online.guests import guest_id
-from whos_online.sockets import Connection
-from whos_online.stats import Peak
+from whos_online.store import counting, scripts, sockets, stats, status
+from whos_online.store.sockets import Connection
+from whos_online.store.stats import Peak
+from whos_online.visitors.guests import guest_id
 
 pytestmark = pytest.mark.django_db
 TRAVELLED_TTLS = pytest.mark.parametrize("redis_db", ["fake"], indirect=True)
@@ -363,7 +364,7 @@ def test_a_member_who_hides_moves_between_the_sets(
     settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_scripts.shy_card"
     presence.record_user(member)
     assert redis_db.zcard(key(settings, "hidden")) == 1
-    settings.WHOS_ONLINE_MEMBER_CARD = "whos_online.members.default_card"
+    settings.WHOS_ONLINE_MEMBER_CARD = "whos_online.store.members.default_card"
     presence.record_user(member)
     assert redis_db.zcard(key(settings, "hidden")) == 0
     assert presence.user_count() == 1 and names(presence.online_users()) == ["shy"]

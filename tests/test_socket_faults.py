@@ -30,10 +30,11 @@ from tests.test_consumers import (  # noqa: F401 (public_rooms: a fixture)
     tab,
     until,
 )
-from whos_online import failsafe, presence, recovery, sockets, status
-from whos_online.blockcache import STALE_IF_ERROR
+from whos_online import presence
 from whos_online.conf import conf
 from whos_online.realtime import hub
+from whos_online.rendering.blockcache import STALE_IF_ERROR
+from whos_online.store import failsafe, recovery, sockets, status
 
 pytestmark = pytest.mark.django_db
 

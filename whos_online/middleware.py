@@ -13,13 +13,13 @@ from django.http import HttpRequest, HttpResponseBase
 from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.utils.http import http_date
 
-from whos_online import recovery
-from whos_online.client_ip import address_of, believed_header, client_address
 from whos_online.conf import conf, on_settings_change
-from whos_online.guests import network
-from whos_online.url_rooms import due as url_room
-from whos_online.url_rooms import enter as enter_url_room
-from whos_online.visits import (
+from whos_online.rooms.url_names import due as url_room
+from whos_online.rooms.url_names import enter as enter_url_room
+from whos_online.store import recovery
+from whos_online.visitors.client_ip import address_of, believed_header, client_address
+from whos_online.visitors.guests import network
+from whos_online.visitors.visits import (
     SOCKET_PAGE,
     STAFF_PAGE,
     Visit,

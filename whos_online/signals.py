@@ -7,8 +7,9 @@ from typing import Any
 from django.contrib.auth.signals import user_logged_in, user_logged_out
 from django.dispatch import receiver
 
-from whos_online import failsafe, presence
-from whos_online.visits import record_member
+from whos_online import presence
+from whos_online.store import failsafe
+from whos_online.visitors.visits import record_member
 
 
 @receiver(user_logged_in, dispatch_uid="whos_online.record_login")

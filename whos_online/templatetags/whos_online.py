@@ -30,12 +30,14 @@ from django.utils.text import slugify
 from django.utils.timezone import get_current_timezone
 from django.utils.translation import get_language, gettext
 
-from whos_online import announcements, blockcache, failsafe, presence, recording
+from whos_online import presence
 from whos_online.access import RoomAccess, failed
 from whos_online.conf import conf
-from whos_online.members import Member
-from whos_online.rooms import checked_room
-from whos_online.visits import access_of, mark_socket_page, record_before_reading
+from whos_online.rendering import announcements, blockcache
+from whos_online.rooms.pages import checked_room
+from whos_online.store import failsafe, recording
+from whos_online.store.members import Member
+from whos_online.visitors.visits import access_of, mark_socket_page, record_before_reading
 
 register = template.Library()
 logger = logging.getLogger(__name__)

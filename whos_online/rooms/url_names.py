@@ -25,8 +25,8 @@ from typing import Any
 from django.http import HttpRequest
 
 from whos_online.conf import conf
-from whos_online.rooms import checked_room, no_room
-from whos_online.visits import Visit, is_visit
+from whos_online.rooms.pages import checked_room, no_room
+from whos_online.visitors.visits import Visit, is_visit
 
 # Where a request keeps the visit of the room its URL name maps to.
 ATTRIBUTE = "_whos_online_url_room"

@@ -1,7 +1,7 @@
 """The Lua scripts whos_online runs in Redis, where a step must be atomic, and
 one typed wrapper per script.
 
-Each script is a file in ``whos_online/lua/`` whose first lines name its KEYS
+Each script is a file in ``whos_online/store/lua/`` whose first lines name its KEYS
 and ARGV. A script touches only the keys it declares in KEYS, which Redis's
 scripting contract asks of every script and Redis Cluster relies on: they all
 share one hash slot there (one namespace: see WHOS_ONLINE_KEY_PREFIX). Key
@@ -19,7 +19,7 @@ from typing import Any, NamedTuple, Sequence
 
 from redis.exceptions import NoScriptError
 
-from whos_online.connection import text
+from whos_online.store.connection import text
 
 # A line ``--@include lib/name.lua`` in a script is replaced by that file: the
 # helpers several scripts share (leave, sweep, count_and_raise_peak) are
@@ -28,8 +28,8 @@ INCLUDE = re.compile(r"^--@include (\S+)$", re.MULTILINE)
 
 
 def lua(name: str) -> str:
-    """The text of ``whos_online/lua/<name>``, with its includes put in."""
-    text = files("whos_online").joinpath("lua", name).read_text(encoding="utf-8")
+    """The text of ``whos_online/store/lua/<name>``, with its includes put in."""
+    text = files("whos_online.store").joinpath("lua", name).read_text(encoding="utf-8")
     return INCLUDE.sub(lambda match: lua(match[1]).rstrip("\n"), text)
 
 
@@ -114,7 +114,7 @@ class RecordKeys(NamedTuple):
     changed: str
     # The member's rooms (kind -> room), for a member's room record only.
     member_rooms: str | None
-    # When Redis's data began (see whos_online.recovery).
+    # When Redis's data began (see whos_online.store.recovery).
     generation: str
     # HyperLogLogs the visitor also goes into, with their TTLs (seconds).
     counters: Sequence[tuple[str, int]] = ()
@@ -298,7 +298,7 @@ class SummaryKeys(NamedTuple):
     hours: Sequence[str]
     # A conf.SocketKeys: live, left.
     sockets: Sequence[str]
-    # When Redis's data began (see whos_online.recovery).
+    # When Redis's data began (see whos_online.store.recovery).
     generation: str
 
 
@@ -315,7 +315,7 @@ class SummaryReply(NamedTuple):
     day_users: Any
     day_guests: Any
     oldest: Any
-    # None once Redis lost its data (see whos_online.recovery).
+    # None once Redis lost its data (see whos_online.store.recovery).
     generation: Any
 
 

@@ -20,8 +20,8 @@ from asgiref.sync import iscoroutinefunction
 from django.conf import settings
 from django.http import HttpRequest
 
-from whos_online.room_names import room_name
-from whos_online.visits import Visit, finish_async, is_visit, load_user_async
+from whos_online.rooms.names import room_name
+from whos_online.visitors.visits import Visit, finish_async, is_visit, load_user_async
 
 ViewFunction = TypeVar("ViewFunction", bound=Callable[..., Any])
 
@@ -61,7 +61,7 @@ def in_room(room: object | Callable[..., object]) -> Callable[[ViewFunction], Vi
     by the view records first, and a view that does not show the room (raises,
     or answers other than 2xx: an error, a redirect to the login page) records
     nothing. ``WHOS_ONLINE_ROOMS`` does the same for views the site does not own
-    (``whos_online.url_rooms``).
+    (``whos_online.rooms.url_names``).
     """
 
     def visit(request: HttpRequest, args: Any, kwargs: Any, where: str) -> Visit | None:

@@ -19,11 +19,12 @@ from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import SynchronousOnlyOperation
 from django.http import HttpRequest, HttpResponseBase
 
-from whos_online import access, failsafe, recording
-from whos_online.client_ip import client_address, note_unknown_proxy
+from whos_online import access
 from whos_online.conf import conf
-from whos_online.guests import guest_rooms, keep_guest_rooms
-from whos_online.room_names import room_kind
+from whos_online.rooms.names import room_kind
+from whos_online.store import failsafe, recording
+from whos_online.visitors.client_ip import client_address, note_unknown_proxy
+from whos_online.visitors.guests import guest_rooms, keep_guest_rooms
 
 VISIT_METHODS = frozenset({"GET", "HEAD", "POST"})
 # Where a request keeps its due records: {room or None (the site): Visit}.
