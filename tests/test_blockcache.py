@@ -29,9 +29,9 @@ from tests.test_middleware import async_get
 from whos_online import presence
 from whos_online.conf import Settings
 from whos_online.rendering import blockcache
+from whos_online.rendering.block import members_html
 from whos_online.store import scripts
 from whos_online.store.reading import Summary
-from whos_online.templatetags.whos_online import members_html
 
 pytestmark = pytest.mark.django_db
 

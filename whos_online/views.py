@@ -12,8 +12,8 @@ from django.views.decorators.http import require_GET
 
 from whos_online.conf import conf
 from whos_online.rendering.announcements import SHOWN_HEADER, since_shown
+from whos_online.rendering.block import SITE_TEMPLATE, render_block, site_block
 from whos_online.store.reading import Summary
-from whos_online.templatetags.whos_online import SITE_TEMPLATE, render_block, site_block
 
 
 @require_GET

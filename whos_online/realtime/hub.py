@@ -50,10 +50,10 @@ from django.utils import translation
 from whos_online import presence
 from whos_online.conf import conf
 from whos_online.rendering.announcements import Cards, announce, diff, since_shown
+from whos_online.rendering.block import members_html
 from whos_online.rendering.blockcache import STALE_IF_ERROR
 from whos_online.store import failsafe, recovery, sockets
 from whos_online.store.connection import get_client
-from whos_online.templatetags.whos_online import members_html
 
 logger = logging.getLogger(__name__)
 
