@@ -22,7 +22,7 @@ from whos_online.visitors.guests import network
 from whos_online.visitors.visits import (
     SOCKET_PAGE,
     STAFF_PAGE,
-    Visit,
+    DueRecord,
     cancel,
     finish_async,
     is_visit,
@@ -67,7 +67,7 @@ class WhosOnlineMiddleware:
             return self.__acall__(request)
         note_handed_user(request)
         # Most requests: the cookie says the site's record is done.
-        visit = Visit(request) if _due(request) and is_visit(request) else None
+        visit = DueRecord(request) if _due(request) and is_visit(request) else None
         response = cast(HttpResponseBase, self.get_response(request))
         room = url_room(request)
         if room is not None:
@@ -76,7 +76,7 @@ class WhosOnlineMiddleware:
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
         note_handed_user(request)
-        visit = Visit(request) if _due(request) and is_visit(request) else None
+        visit = DueRecord(request) if _due(request) and is_visit(request) else None
         response = await cast(Awaitable[HttpResponseBase], self.get_response(request))
         room = url_room(request)
         if room is not None:

@@ -27,7 +27,7 @@ from whos_online.visitors.client_ip import client_address, note_unknown_proxy
 from whos_online.visitors.guests import guest_rooms, keep_guest_rooms
 
 VISIT_METHODS = frozenset({"GET", "HEAD", "POST"})
-# Where a request keeps its due records: {room or None (the site): Visit}.
+# Where a request keeps its due records: {room or None (the site): DueRecord}.
 ATTRIBUTE = "_whos_online_visits"
 
 
@@ -39,7 +39,7 @@ def is_visit(request: HttpRequest) -> bool:
     return paths is None or not paths.match(request.path_info)
 
 
-class Visit:
+class DueRecord:
     """A record due for one request, on the site or in a room, made at most once."""
 
     def __init__(self, request: HttpRequest, room: str | None = None) -> None:
@@ -84,7 +84,7 @@ def _load_user(request: HttpRequest, room: str | None) -> None:
         access_of(request, room)
 
 
-async def finish_async(visit: Visit, response: HttpResponseBase) -> bool:
+async def finish_async(visit: DueRecord, response: HttpResponseBase) -> bool:
     """``visit.finish()`` from async code: the record in a thread, if one is still due."""
     if visit.recorded is None and not visit.cancelled and _succeeded(response, visit.room):
         return await sync_to_async(visit.finish)(response)
@@ -209,7 +209,7 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
     # logged someone in (a login POST), whom the login signal just recorded.
     user = viewer(request)
     if user is not None and user.is_authenticated:
-        return record_member(user, request, room)
+        return record_logged_in(user, request, room)
     if not conf.track_guests:
         return False
     is_bot = conf.is_bot
@@ -231,7 +231,7 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
     return _remember(request, room, visit)
 
 
-def record_member(user: Any, request: HttpRequest | None, room: str | None = None) -> bool:
+def record_logged_in(user: Any, request: HttpRequest | None, room: str | None = None) -> bool:
     """Record a logged-in user with a fresh card, no longer as a guest; False if Redis failed."""
     where = request.path if request is not None and conf.track_pages else None
     ip = client_address(request) if request is not None and conf.track_guests else None
