@@ -16,7 +16,7 @@ import pytest
 import redis
 import time_machine
 
-from tests.conftest import DECLARED_KEYS_ONLY, NOW, hiding, names, tab
+from tests.conftest import DECLARED_KEYS_ONLY, NOW, hiding, names, on_one_day, tab
 from whos_online import presence
 from whos_online.conf import Settings, conf
 from whos_online.store import counting, scripts, sockets, stats, status
@@ -198,7 +198,8 @@ def test_every_script_touches_only_the_keys_it_declares(
 ) -> None:
     monkeypatch.setattr(Settings, "max_rooms", 2)
     (alice,) = people("alice")
-    with time_machine.travel(NOW, tick=False) as traveller:
+    start = on_one_day(NOW)
+    with time_machine.travel(start, tick=False) as traveller:
         presence.record_user(alice, room="topic:1")
         presence.record_user(alice, room="topic:2")  # a move: she leaves topic:1
         traveller.shift(1)
@@ -209,11 +210,11 @@ def test_every_script_touches_only_the_keys_it_declares(
         sockets.connect(connection)
         assert sockets.check([None, "lobby"])[0].keys() == {None, "lobby"}
         sockets.disconnect(connection)
-        assert presence.summary(day=True).peak == Peak(1, at(1))
+        assert presence.summary(day=True).peak == Peak(1, start + timedelta(seconds=1))
         traveller.shift(1)
         redis_db.delete(*redis_db.scan_iter(match=key(settings, "*")))  # a cache clear
         presence.record_guest("203.0.113.3")  # a new generation: the peak is written back
-        assert presence.peak() == Peak(1, at(1))
+        assert presence.peak() == Peak(1, start + timedelta(seconds=1))
         traveller.shift(299)
         presence.record_guest("203.0.113.2", room="lobby")
         traveller.shift(301)
@@ -328,7 +329,9 @@ def test_a_record_writes_the_member_their_card_counters_and_ttls(
     settings.WHOS_ONLINE_MAX_AGE = 600
     settings.WHOS_ONLINE_RETENTION = 3600
     alice, bob = people("alice", "bob")
-    with time_machine.travel(NOW, tick=False) as traveller:
+    start = on_one_day(NOW)
+    t = start.timestamp()
+    with time_machine.travel(start, tick=False) as traveller:
         assert presence.record_guest("203.0.113.1")[1:] == (None, None, False)
         assert presence.record_guest("203.0.113.2").before is None
         visit = presence.record_user(alice, guest_ip="203.0.113.1")  # logging in
@@ -336,25 +339,25 @@ def test_a_record_writes_the_member_their_card_counters_and_ttls(
         presence.record_user(bob)
         assert presence.guest_count() == 1  # alice is no longer a guest too
         traveller.shift(5)
-        assert presence.record_user(alice).before == T
-        assert presence.record_guest("203.0.113.2").before == T
+        assert presence.record_user(alice).before == t
+        assert presence.record_guest("203.0.113.2").before == t
         for name, ttl in (("users", 3600), ("cards", 3600), ("guests", 600)):
             assert redis_db.ttl(key(settings, name)) == ttl, name
-        hour, ttl = counting.hour_bucket(T + 5)
+        hour, ttl = counting.hour_bucket(t + 5)
         assert redis_db.ttl(hour) == ttl
         for who in ("members", "guests"):
             # Set when first counted today, 5 s ago: a visitor counted already skips the counters.
-            day = conf.day_key(who, counting.local_date(T))
+            day = conf.day_key(who, counting.local_date(t))
             assert redis_db.ttl(day) == counting.DAYS_KEPT * counting.DAY - 5
-        traveller.move_to(at(2))  # an app server whose clock lags
-        assert presence.record_user(alice).before == T + 5
-        assert presence.last_seen(alice) == at(5)
-    assert redis_db.hget(key(settings, "cards"), str(alice.pk)) == b'{"name":"alice"}'
-    assert names(presence.online_users()) == ["alice", "bob"]
-    assert redis_db.exists(key(settings, "hidden"), key(settings, "rooms")) == 0
-    # The day's unique visitors: two members, two guests (alice was one before logging in).
-    (today,) = presence.daily_visitors(1)
-    assert (today.members, today.guests) == (2, 2)
+        traveller.move_to(start + timedelta(seconds=2))  # an app server whose clock lags
+        assert presence.record_user(alice).before == t + 5
+        assert presence.last_seen(alice) == start + timedelta(seconds=5)
+        assert names(presence.online_users()) == ["alice", "bob"]
+        # The day's unique visitors: two members, two guests (alice was one before logging in).
+        (today,) = presence.daily_visitors(1)
+        assert (today.members, today.guests) == (2, 2)
+        assert redis_db.hget(key(settings, "cards"), str(alice.pk)) == b'{"name":"alice"}'
+        assert redis_db.exists(key(settings, "hidden"), key(settings, "rooms")) == 0
 
 
 def test_a_member_who_hides_moves_between_the_sets(
