@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib
 import itertools
+from types import ModuleType
 from typing import Any, Awaitable, Callable, Mapping
 from unittest import mock
 
@@ -111,9 +113,7 @@ class PingMiddleware(_SyncAndAsync):
     """
 
     def before(self, request: HttpRequest) -> None:
-        from whos_online.store.connection import get_client
-
-        get_client().ping()
+        store("connection").get_client().ping()
 
 
 class RecordCallMiddleware(_SyncAndAsync):
@@ -124,21 +124,28 @@ class RecordCallMiddleware(_SyncAndAsync):
     """
 
     def before(self, request: HttpRequest) -> None:
-        from whos_online.store import scripts
-        from whos_online.store.connection import get_client
-
-        scripts.RECORD(get_client(), *_record_arguments())
+        store("scripts").RECORD(store("connection").get_client(), *_record_arguments())
 
 
 @functools.cache
 def _record_arguments() -> tuple[Any, ...]:
     """RECORD's arguments for a guest of GUEST_POOL, as whos_online passed them once."""
     from whos_online import presence
-    from whos_online.store import scripts
 
+    scripts = store("scripts")
     with mock.patch.object(scripts, "RECORD", wraps=scripts.RECORD) as record:
         presence.record_guest(GUEST_POOL[0])
     return tuple(record.call_args.args[1:])
+
+
+@functools.cache
+def store(name: str) -> ModuleType:
+    """whos_online's module ``name`` of the Redis store (connection, scripts): in its
+    ``store`` package, or at the top in a checkout from before it (compare.py's c56ff5b)."""
+    try:
+        return importlib.import_module(f"whos_online.store.{name}")
+    except ModuleNotFoundError:
+        return importlib.import_module(f"whos_online.{name}")
 
 
 @functools.cache
