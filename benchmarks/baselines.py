@@ -28,7 +28,6 @@ from django.core.cache import cache
 from django.http import HttpRequest, HttpResponseBase
 from django_redis import get_redis_connection
 
-
 register = template.Library()
 LIST_LIMIT = 100  # as WHOS_ONLINE_LIST_LIMIT's default
 Online = dict[str, dict[str, float]]  # the cache dict: {"users": {...}, "guests": {...}}
