@@ -49,7 +49,8 @@ def child(checkout: str) -> None:
         raise SystemExit(f"whos_online came from {whos_online.__file__}, not {checkout}")
     admin = run.redis.Redis.from_url(run.REDIS_URL, socket_timeout=120)
     try:
-        cases = paths.cases(run.prepare(admin, [1_000], []))
+        setup = run.prepare(admin, [1_000], [])
+        cases = paths.cases(setup) + paths.new_visitor_cases(setup)
         for case in cases:
             runner.count(case)
             runner.size(case, SLICE_MS)
