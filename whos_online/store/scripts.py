@@ -8,6 +8,14 @@ share one hash slot there (one namespace: see WHOS_ONLINE_KEY_PREFIX). Key
 names are made in Python only (``whos_online.conf``); a script is given them
 whole. A wrapper takes its keys and arguments by keyword and returns a typed
 reply, so no caller counts positions.
+
+Shared parts: a line ``--@include lib/<name>.lua`` is replaced by that file (a
+few local functions, each under a header saying what it does) before the script
+is hashed and sent. Redis runs one text per script, without ``require`` (its Lua
+has no module loader), and Redis 7's ``FUNCTION LOAD`` libraries would need 7.0
+and a load on every master of a Cluster before the first call; an include costs
+neither, and keeps each script one ``EVALSHA``. That is all the preprocessor
+does: no conditionals, no parameters, an included file may include another.
 """
 
 from __future__ import annotations
@@ -21,9 +29,7 @@ from redis.exceptions import NoScriptError
 
 from whos_online.store.connection import text
 
-# A line ``--@include lib/name.lua`` in a script is replaced by that file: the
-# helpers several scripts share (leave, sweep, count_and_raise_peak) are
-# written once.
+# A line ``--@include lib/name.lua`` in a script is replaced by that file (see above).
 INCLUDE = re.compile(r"^--@include (\S+)$", re.MULTILINE)
 
 
