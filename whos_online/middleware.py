@@ -20,6 +20,7 @@ from whos_online.store import recovery
 from whos_online.visitors.client_ip import address_of, believed_header, client_address
 from whos_online.visitors.guests import network
 from whos_online.visitors.visits import (
+    HANDED,
     PAGE_MARKS,
     SOCKET_PAGE,
     STAFF_PAGE,
@@ -28,7 +29,6 @@ from whos_online.visitors.visits import (
     finish_async,
     is_visit,
     load_user_async,
-    note_handed_user,
 )
 
 
@@ -68,7 +68,9 @@ class WhosOnlineMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponseBase | Awaitable[HttpResponseBase]:
         if self.async_mode:
             return self.__acall__(request)
-        note_handed_user(request)
+        # The user the middleware was handed, by identity (a lazy user stays unread):
+        # see visits.viewer.
+        setattr(request, HANDED, getattr(request, "user", None))
         # Most requests: the cookie says the site's record is done.
         visit = Visit(request) if _due(request) and is_visit(request) else None
         response: HttpResponseBase = self.get_response(request)  # type: ignore[assignment]
@@ -81,7 +83,7 @@ class WhosOnlineMiddleware:
         return _after(request, response, visit is not None and visit.finish(response))
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
-        note_handed_user(request)
+        setattr(request, HANDED, getattr(request, "user", None))
         visit = Visit(request) if _due(request) and is_visit(request) else None
         response: HttpResponseBase = await self.get_response(request)  # type: ignore[misc]
         if self.maps_rooms:

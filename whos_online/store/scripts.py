@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import re
 from importlib.resources import files
+from itertools import compress
 from typing import Any, NamedTuple, Sequence
 
 from redis.exceptions import NoScriptError
@@ -171,9 +172,10 @@ def record(
     """Record a visitor as seen now (see lua/record.lua), also into the HyperLogLogs
     ``counters`` (key, TTL); one round trip.
 
-    Only what the record uses is sent, named in its first argument: each
-    argument costs the request some 2,000 instructions to pack, and a guest's
-    record on the site uses fewer than half of those a member's room record does.
+    Only what the record uses is sent, named in its first argument: redis-py
+    spends some 8,000 instructions of the request on each argument (callgrind:
+    a guest's call with 17 arguments instead of 31 took 119,000 fewer), and a
+    guest's record on the site uses about half of those a member's room record does.
     """
     key_names, key_values = _present(keys)
     arg_names, arg_values = _present(args)
@@ -197,8 +199,8 @@ def record(
 
 def _present(values: NamedTuple) -> tuple[str, list[Any]]:
     """The names of the fields of ``values`` that are not None, and their values."""
-    present = [(name, value) for name, value in zip(values._fields, values) if value is not None]
-    return " ".join(name for name, _ in present), [value for _, value in present]
+    sent = [value is not None for value in values]
+    return " ".join(compress(values._fields, sent)), list(compress(values, sent))
 
 
 class RoomMemberKeys(NamedTuple):

@@ -131,7 +131,8 @@ def access_of(request: Any, room: str | None = None) -> access.RoomAccess | None
     return kept[room]
 
 
-# Where the middleware keeps the request.user it was handed, unread.
+# Where the middleware keeps the request.user it was handed, unread (the
+# middleware sets it first thing, on every request).
 HANDED = "_whos_online_handed_user"
 # What the middleware does to a page's response, set while the page renders: a
 # set of SOCKET_PAGE and STAFF_PAGE. One attribute, so a request that set none
@@ -171,11 +172,6 @@ def mark_staff_page(request: Any) -> None:
     """
     if request is not None:
         _mark_page(request, STAFF_PAGE)
-
-
-def note_handed_user(request: HttpRequest) -> None:
-    """Keep the user the middleware was handed (by identity: a lazy user stays unread)."""
-    setattr(request, HANDED, getattr(request, "user", None))
 
 
 def record_before_reading(request: Any, room: str | None = None) -> None:
