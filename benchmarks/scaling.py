@@ -41,14 +41,14 @@ def records_per_second() -> float:
     """redis-benchmark's rate for the record script, each call a random one of the million."""
     url = urlparse(REDIS_URL)
     # As presence.record_guest for the site's guest, exact counting (see
-    # whos_online/store/lua/record.lua, which names its KEYS and ARGV in ARGV[1]): KEYS:
+    # whos_online/store/lua/record.lua; ARGV[1] says which of its roles are sent): KEYS:
     # the guests, the change mark, the generation, the peak, the hour's and the day's
     # HyperLogLogs; ARGV: score, member, TTL, window, the notices channel, counted
     # since, cap, trim per write, the HyperLogLogs' TTLs.
     keys = [KEY, f"{KEY}:changed", f"{KEY}:generation", f"{KEY}:peak", f"{KEY}:hour"]
     keys += [f"{KEY}:day"]
-    shape = "into changed generation peak / now member ttl window channel counted_since cap trim"
-    argv = [shape, "__rand_int__", "__rand_int__", "600", "600", f"{KEY}:notices", "0"]
+    roles = 0b1000111 + (0b11111111 << 16)  # into changed generation peak / now … trim
+    argv = [str(roles), "__rand_int__", "__rand_int__", "600", "600", f"{KEY}:notices", "0"]
     argv += [str(MAX_GUESTS * 20), "100", "90000", "2764800"]
     out = subprocess.run(
         ["redis-benchmark", "-h", url.hostname or "127.0.0.1", "-p", str(url.port or 6379)]

@@ -8,6 +8,7 @@ are reached by time travel, never by sleeping.
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -225,9 +226,14 @@ def test_every_script_touches_only_the_keys_it_declares(
     assert redis_db.exists(key(settings, f"member:{alice.pk}:rooms")) == 0
 
 
-def test_every_name_a_record_sends_is_one_record_lua_reads() -> None:
-    """A record names what it sends (lib/named.lua): a name the script does not read
-    would be a key or a value dropped without a word."""
+def test_a_record_and_record_lua_agree_on_the_roles_and_their_order() -> None:
+    """A record says which roles it sends by their place (lib/named.lua): a role out of
+    place would hand the script one key or value for another."""
+    key_roles, arg_roles = re.findall(r"\{('[^}]*')\}", scripts.RECORD.text.split("named(\n")[-1])[
+        :2
+    ]
+    assert re.findall(r"'(\w+)'", key_roles) == list(scripts.RecordKeys._fields)
+    assert re.findall(r"'(\w+)'", arg_roles) == list(scripts.RecordArgs._fields)
     unread = [f"key.{name}" for name in scripts.RecordKeys._fields]
     unread += [f"arg.{name}" for name in scripts.RecordArgs._fields]
     assert [name for name in unread if name not in scripts.RECORD.text] == []

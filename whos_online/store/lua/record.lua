@@ -1,6 +1,7 @@
 -- Records a visitor as seen now, in one call (one round trip, also on Cluster).
 --
--- KEYS and ARGV by name (lib/named.lua): a call sends only those it uses.
+-- KEYS and ARGV by role (lib/named.lua, the roles in this order below): a call
+-- sends only those it uses.
 -- KEYS:
 --   into          the sorted set the visitor goes into (users, hidden or guests);
 --                 none with approximate guest counting: the counters are all it
@@ -19,7 +20,7 @@
 --                 same kind a guest left (their cookie names it: Redis keeps
 --                 no key per guest)
 --   then the counters: HyperLogLogs the visitor also goes into
--- ARGV (ARGV[1] names them):
+-- ARGV (after ARGV[1], which says which roles the call sends):
 --   now, member (a pk or a guest id), ttl (of what is written for the visitor),
 --   window (seconds), channel (the notices'): always
 --   counted_since (with counters): a visitor scored at or after it is in every
@@ -50,7 +51,11 @@
 --@include lib/register_room.lua
 --@include lib/card.lua
 --@include lib/counters.lua
-local key, arg, counters, counter_ttls = named()
+local key, arg, counters, counter_ttls = named(
+  {'into', 'changed', 'generation', 'drop_from', 'cards', 'guests', 'peak', 'rooms',
+   'member_rooms', 'left_guests', 'left_changed'},
+  {'now', 'member', 'ttl', 'window', 'channel', 'counted_since', 'cap', 'trim', 'room',
+   'max_rooms', 'card', 'keep_card', 'guest', 'left_room'})
 local generation = current_generation(key.generation, arg.now)
 local now, member, room = arg.now, arg.member, arg.room or ''
 local window = tonumber(arg.window)

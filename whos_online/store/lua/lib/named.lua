@@ -1,14 +1,21 @@
--- named(): the call's KEYS and ARGV by name. ARGV[1] names them in order: the
--- KEYS' names, a '/', then the other ARGV's ("into changed / now member"). A call
--- sends only what it uses (no placeholder for a room or a card it has not); the
--- KEYS and ARGV after the named ones are returned as lists, paired by position.
--- KEYS and ARGV are read through locals: each read of a global costs Redis more.
-local function named()
-  local keys, args = KEYS, ARGV
-  local key_names, arg_names = string.match(args[1], '^(.-) / (.*)$')
-  local key, arg, k, a = {}, {}, 0, 1
-  for name in string.gmatch(key_names, '%S+') do k = k + 1; key[name] = keys[k] end
-  for name in string.gmatch(arg_names, '%S+') do a = a + 1; arg[name] = args[a] end
+-- named(key_roles, arg_roles): the call's KEYS and ARGV by role. ARGV[1] says which
+-- roles the call sends, one bit each in the order given, the KEYS' in its low 16 bits
+-- and the other ARGV's above: a call sends only what it uses (no placeholder for a
+-- room or a card it has not). The KEYS and ARGV after them come back as lists.
+local function pick(roles, values, mask, at)
+  local picked = {}
+  for i = 1, #roles do
+    if mask % 2 == 1 then at = at + 1; picked[roles[i]] = values[at]; mask = mask - 1 end
+    mask = mask / 2
+  end
+  return picked, at
+end
+
+local function named(key_roles, arg_roles)
+  local keys, args = KEYS, ARGV  -- locals: each read of a global costs Redis more
+  local mask = tonumber(args[1])
+  local key, k = pick(key_roles, keys, mask % 65536, 0)
+  local arg, a = pick(arg_roles, args, (mask - mask % 65536) / 65536, 1)
   local rest_keys, rest_args = {}, {}
   for i = k + 1, #keys do rest_keys[i - k] = keys[i] end
   for i = a + 1, #args do rest_args[i - a] = args[i] end
