@@ -3,10 +3,10 @@
 -- and the other ARGV's above: a call sends only what it uses (no placeholder for a
 -- room or a card it has not). The KEYS and ARGV after them come back as lists.
 local function pick(roles, values, mask, at)
-  local picked = {}
-  for i = 1, #roles do
+  local picked, i = {}, 1
+  while mask > 0 do
     if mask % 2 == 1 then at = at + 1; picked[roles[i]] = values[at]; mask = mask - 1 end
-    mask = mask / 2
+    mask, i = mask / 2, i + 1
   end
   return picked, at
 end
