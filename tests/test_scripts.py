@@ -8,6 +8,7 @@ are reached by time travel, never by sleeping.
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -226,6 +227,19 @@ def test_every_script_touches_only_the_keys_it_declares(
     assert redis_db.exists(key(settings, f"member:{alice.pk}:rooms")) == 0
 
 
+def test_a_record_and_record_lua_agree_on_the_roles_and_their_order() -> None:
+    """A record says which roles it sends by their place (lib/named.lua): a role out of
+    place would hand the script one key or value for another."""
+    key_roles, arg_roles = re.findall(r"\{('[^}]*')\}", scripts.RECORD.text.split("named(\n")[-1])[
+        :2
+    ]
+    assert re.findall(r"'(\w+)'", key_roles) == list(scripts.RecordKeys._fields)
+    assert re.findall(r"'(\w+)'", arg_roles) == list(scripts.RecordArgs._fields)
+    unread = [f"key.{name}" for name in scripts.RecordKeys._fields]
+    unread += [f"arg.{name}" for name in scripts.RecordArgs._fields]
+    assert [name for name in unread if name not in scripts.RECORD.text] == []
+
+
 def test_a_move_marks_and_announces_the_room_left_unless_they_are_back_in_it(
     redis_db: redis.Redis, people: Any
 ) -> None:
@@ -254,6 +268,29 @@ def test_a_move_marks_and_announces_the_room_left_unless_they_are_back_in_it(
         assert scripts.leave_room(redis_db, member_rooms=member_rooms, keys=room_keys, **late)
         assert presence.online_users(room="topic:1") == []
         assert not scripts.leave_room(redis_db, member_rooms=member_rooms, keys=room_keys, **late)
+    notices.close()
+
+
+def test_a_member_seen_again_is_announced_and_a_guest_only_when_new_to_the_window(
+    redis_db: redis.Redis, people: Any
+) -> None:
+    (alice,) = people("alice")
+    notices = redis_db.pubsub()
+    notices.subscribe(conf.notices_channel)
+    assert notices.get_message(timeout=5)["type"] == "subscribe"
+    with time_machine.travel(NOW, tick=False) as traveller:
+        for _ in range(2):
+            presence.record_user(alice, where="/a/")
+            presence.record_guest("203.0.113.1")
+            traveller.shift(60)
+        presence.record_user(alice, room="topic:1")
+        published = []
+        while (message := notices.get_message(timeout=0.5)) is not None:
+            published.append(message["data"])
+    # Her card says which page she is on: each record of hers may change the block;
+    # the guest's second record, inside the window, changes no count.
+    assert published == [b"", b"", b"", b"topic:1"]
+    assert float(redis_db.get(conf.changes_key())) == T + 60
     notices.close()
 
 

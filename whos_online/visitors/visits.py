@@ -131,10 +131,25 @@ def access_of(request: Any, room: str | None = None) -> access.RoomAccess | None
     return kept[room]
 
 
-# Where the middleware keeps the request.user it was handed, unread.
+# Where the middleware keeps the request.user it was handed, unread (the
+# middleware sets it first thing, on every request).
 HANDED = "_whos_online_handed_user"
-# Set on a member's page that opens a live socket (see mark_socket_page).
-SOCKET_PAGE = "_whos_online_socket_page"
+# What the middleware does to a page's response, set while the page renders: a
+# set of SOCKET_PAGE and STAFF_PAGE. One attribute, so a request that set none
+# (most) costs the middleware one look.
+PAGE_MARKS = "_whos_online_page_marks"
+# A member's page that opens a live socket (see mark_socket_page).
+SOCKET_PAGE = "socket"
+# A page whose block shows the staff view (see mark_staff_page).
+STAFF_PAGE = "staff"
+
+
+def _mark_page(request: Any, mark: str) -> None:
+    marks = getattr(request, PAGE_MARKS, None)
+    if marks is None:
+        marks = set()
+        setattr(request, PAGE_MARKS, marks)
+    marks.add(mark)
 
 
 def mark_socket_page(request: Any) -> None:
@@ -146,11 +161,7 @@ def mark_socket_page(request: Any) -> None:
     """
     user = viewer(request)
     if user is not None and user.is_authenticated:
-        setattr(request, SOCKET_PAGE, True)
-
-
-# Set on a page whose block shows the staff view (see mark_staff_page).
-STAFF_PAGE = "_whos_online_staff_page"
+        _mark_page(request, SOCKET_PAGE)
 
 
 def mark_staff_page(request: Any) -> None:
@@ -160,12 +171,7 @@ def mark_staff_page(request: Any) -> None:
     middleware) then never serves it to another visitor.
     """
     if request is not None:
-        request.__dict__[STAFF_PAGE] = True
-
-
-def note_handed_user(request: HttpRequest) -> None:
-    """Keep the user the middleware was handed (by identity: a lazy user stays unread)."""
-    setattr(request, HANDED, getattr(request, "user", None))
+        _mark_page(request, STAFF_PAGE)
 
 
 def record_before_reading(request: Any, room: str | None = None) -> None:
