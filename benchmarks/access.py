@@ -54,8 +54,8 @@ def main() -> None:
     from runner import Case, extra, run, table, us
 
     from whos_online import presence
-    from whos_online.connection import get_client
-    from whos_online.visits import access_of
+    from whos_online.store.connection import get_client
+    from whos_online.visitors.visits import access_of
 
     for pk in range(ONLINE):
         presence.record_user(SimpleNamespace(pk=pk, is_staff=False, username=f"m{pk}"))

@@ -28,9 +28,6 @@ from django.core.cache import cache
 from django.http import HttpRequest, HttpResponseBase
 from django_redis import get_redis_connection
 
-from whos_online.members import Member
-from whos_online.reading import Summary
-
 register = template.Library()
 LIST_LIMIT = 100  # as WHOS_ONLINE_LIST_LIMIT's default
 Online = dict[str, dict[str, float]]  # the cache dict: {"users": {...}, "guests": {...}}
@@ -108,6 +105,11 @@ def cache_dict_online() -> dict[str, Any]:
 
 def _context(names: list[str], users: int, guests: int) -> dict[str, Any]:
     """whos_online's template context for these names (shown by name, seen now) and counts."""
+    # Imported here: compare.py's checkout from before the store package imports
+    # this module (for naive_keys) and never renders the baselines.
+    from whos_online.store.members import Member
+    from whos_online.store.reading import Summary
+
     now = datetime.now(timezone.utc)
     listed = [Member(name, name, None, None, now, "online") for name in names]
     window = round(float(settings.WHOS_ONLINE_MAX_AGE) / 60)

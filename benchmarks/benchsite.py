@@ -14,9 +14,12 @@ the same; one with cookies from the first of them, the address a guest's
 from __future__ import annotations
 
 import asyncio
+import datetime
 import functools
+import importlib
 import itertools
-from typing import Any, Awaitable, Callable, Mapping
+from types import ModuleType
+from typing import Any, Awaitable, Callable, Iterator, Mapping
 from unittest import mock
 
 import redis
@@ -111,9 +114,7 @@ class PingMiddleware(_SyncAndAsync):
     """
 
     def before(self, request: HttpRequest) -> None:
-        from whos_online.connection import get_client
-
-        get_client().ping()
+        store("connection").get_client().ping()
 
 
 class RecordCallMiddleware(_SyncAndAsync):
@@ -124,20 +125,28 @@ class RecordCallMiddleware(_SyncAndAsync):
     """
 
     def before(self, request: HttpRequest) -> None:
-        from whos_online import scripts
-        from whos_online.connection import get_client
-
-        scripts.RECORD(get_client(), *_record_arguments())
+        store("scripts").RECORD(store("connection").get_client(), *_record_arguments())
 
 
 @functools.cache
 def _record_arguments() -> tuple[Any, ...]:
     """RECORD's arguments for a guest of GUEST_POOL, as whos_online passed them once."""
-    from whos_online import presence, scripts
+    from whos_online import presence
 
+    scripts = store("scripts")
     with mock.patch.object(scripts, "RECORD", wraps=scripts.RECORD) as record:
         presence.record_guest(GUEST_POOL[0])
     return tuple(record.call_args.args[1:])
+
+
+@functools.cache
+def store(name: str) -> ModuleType:
+    """whos_online's module ``name`` of the Redis store (connection, scripts): in its
+    ``store`` package, or at the top in a checkout from before it (compare.py's c56ff5b)."""
+    try:
+        return importlib.import_module(f"whos_online.store.{name}")
+    except ModuleNotFoundError:
+        return importlib.import_module(f"whos_online.{name}")
 
 
 @functools.cache
@@ -175,14 +184,22 @@ class Wsgi:
         cookies: Mapping[str, str] = {},
         path: str = "/",
         headers: Mapping[str, str] = {},
+        visitors: Iterator[Visitor] | None = None,
     ) -> None:
         with override_settings(MIDDLEWARE=middleware):  # the handler reads it when built
             self.handler = WSGIHandler()
         headers = {"User-Agent": BROWSER, **headers}
         if cookies:
-            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies.items())
+            headers["Cookie"] = _cookie_header(cookies)
         environ = RequestFactory().get(path, headers=headers).environ
-        self.environs = itertools.cycle([{**environ, "REMOTE_ADDR": ip} for ip in _pool(cookies)])
+        self.environs: Iterator[dict[str, Any]] = (
+            itertools.cycle([{**environ, "REMOTE_ADDR": ip} for ip in _pool(cookies)])
+            if visitors is None
+            else (
+                {**environ, "REMOTE_ADDR": ip, "HTTP_COOKIE": _cookie_header(sent)}
+                for ip, sent in visitors
+            )
+        )
 
     def __call__(self, n: int) -> None:
         handler, environs = self.handler, self.environs
@@ -198,6 +215,61 @@ class Wsgi:
 
 def _pool(cookies: Mapping[str, str]) -> list[str]:
     return GUEST_POOL[:1] if cookies else GUEST_POOL
+
+
+def _cookie_header(cookies: Mapping[str, str]) -> str:
+    return "; ".join(f"{k}={v}" for k, v in cookies.items())
+
+
+# A request's address and cookies, for a driver whose every request comes from another
+# visitor (``visitors``): its request is made as it is sent, not ahead.
+Visitor = tuple[str, Mapping[str, str]]
+
+
+def new_guests() -> Iterator[Visitor]:
+    """Guests never seen before, one per request: addresses from 10.0.0.0 up (GUEST_POOL's
+    10.99 is millions of requests away)."""
+    for i in itertools.count():
+        yield f"10.{i >> 16}.{(i >> 8) & 255}.{i & 255}", {}
+
+
+def new_members(n: int) -> Iterator[Visitor]:
+    """``n`` logged-in members never recorded, one per request, then an error: each a user
+    with a pk no population holds, and a session."""
+    from django.conf import settings
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.auth.models import User
+    from django.contrib.sessions.backends.db import SessionStore
+    from django.contrib.sessions.models import Session
+    from django.utils import timezone
+    from django.utils.crypto import get_random_string
+
+    backend = "django.contrib.auth.backends.ModelBackend"
+    users = User.objects.bulk_create(
+        [User(pk=NEW_MEMBER_PKS + i, username=f"bench_new_{i}", password="!") for i in range(n)]
+    )
+    expires, store = timezone.now() + datetime.timedelta(days=1), SessionStore()
+    sessions = Session.objects.bulk_create(
+        Session(
+            session_key=get_random_string(32),
+            session_data=store.encode(
+                {
+                    SESSION_KEY: str(user.pk),
+                    BACKEND_SESSION_KEY: backend,
+                    HASH_SESSION_KEY: user.get_session_auth_hash(),
+                }
+            ),
+            expire_date=expires,
+        )
+        for user in users
+    )
+    for session in sessions:
+        yield GUEST_POOL[0], {settings.SESSION_COOKIE_NAME: session.session_key}
+    raise RuntimeError(f"the {n} new members ran out: make more")
+
+
+# The new members' pks: above any population's (populations.py).
+NEW_MEMBER_PKS = 10_000_000
 
 
 def _start_response(status: str, headers: Any, exc_info: Any = None) -> Any:
@@ -218,6 +290,7 @@ class Asgi:
         cookies: Mapping[str, str] = {},
         path: str = "/async/",
         headers: Mapping[str, str] = {},
+        visitors: Iterator[Visitor] | None = None,
     ) -> None:
         self.loop = loop
         with override_settings(MIDDLEWARE=middleware):
@@ -225,12 +298,23 @@ class Asgi:
         raw = [(b"host", b"testserver"), (b"user-agent", BROWSER.encode())]
         raw += [(k.lower().encode(), v.encode()) for k, v in headers.items()]
         if cookies:
-            raw.append((b"cookie", "; ".join(f"{k}={v}" for k, v in cookies.items()).encode()))
+            raw.append((b"cookie", _cookie_header(cookies).encode()))
         scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1"}
         scope |= {"method": "GET", "scheme": "http", "path": path, "raw_path": path.encode()}
         scope |= {"query_string": b"", "root_path": "", "headers": raw}
         scope |= {"server": ("testserver", 80)}
-        self.scopes = itertools.cycle([{**scope, "client": (ip, 50000)} for ip in _pool(cookies)])
+        self.scopes: Iterator[dict[str, Any]] = (
+            itertools.cycle([{**scope, "client": (ip, 50000)} for ip in _pool(cookies)])
+            if visitors is None
+            else (
+                {
+                    **scope,
+                    "client": (ip, 50000),
+                    "headers": [*raw, (b"cookie", _cookie_header(sent).encode())],
+                }
+                for ip, sent in visitors
+            )
+        )
 
     def __call__(self, n: int) -> None:
         self.loop.run_until_complete(self._serve(n, _discard))

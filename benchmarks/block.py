@@ -23,8 +23,8 @@ from paths import HIREDIS, WHOS_ONLINE
 from runner import Case, extra, ratio, table, us, verdict
 
 from whos_online import presence
-from whos_online.connection import get_client
 from whos_online.settings_table import DEFAULTS
+from whos_online.store.connection import get_client
 
 CACHED = "WHOS_ONLINE_BLOCK_CACHE" in DEFAULTS  # the resilience issue's per-process cache
 MISS = {"WHOS_ONLINE_BLOCK_CACHE": 0} if CACHED else {}

@@ -1,6 +1,7 @@
 """Before and after: the request rows of two checkouts of whos_online, timed in one run.
 
-    git worktree add ../before 827c1cf                   # the checkout to compare against
+    git worktree add ../before c56ff5b                   # the checkout to compare against
+    # or an export named by its commit: mkdir ../c56ff5b && git archive c56ff5b | tar -x -C ../c56ff5b
     .venv/bin/python benchmarks/compare.py ../before     # ~2 minutes; rewrites BEFORE_AFTER.md
     .venv/bin/python benchmarks/compare.py ../before --print   # prints only
 
@@ -11,8 +12,11 @@ case of both into one order and has the process that owns a slice time it, as
 runner.py does within one process, so both checkouts see the same machine slice
 by slice. A figure is a case's fastest slice in a round, median over rounds;
 "× bare" is taken within each process and round, "after ÷ before" between the
-two processes within each round. Needs what run.py needs; each process writes
-only its own keys and deletes them at the end.
+two processes within each round. Besides paths.py's rows, a new guest and a new
+member per request (``paths.new_visitor_cases``). An older checkout works as long
+as it serves this benchmark site: c56ff5b, from before the ``store`` package, does
+(``benchsite.store`` finds its modules at the top). Needs what run.py needs; each
+process writes only its own keys and deletes them at the end.
 """
 
 from __future__ import annotations
@@ -49,7 +53,8 @@ def child(checkout: str) -> None:
         raise SystemExit(f"whos_online came from {whos_online.__file__}, not {checkout}")
     admin = run.redis.Redis.from_url(run.REDIS_URL, socket_timeout=120)
     try:
-        cases = paths.cases(run.prepare(admin, [1_000], []))
+        setup = run.prepare(admin, [1_000], [])
+        cases = paths.cases(setup) + paths.new_visitor_cases(setup)
         for case in cases:
             runner.count(case)
             runner.size(case, SLICE_MS)
@@ -149,8 +154,9 @@ def report(before: Checkout, after: Checkout, seed: int, load: list[float], base
 
 
 def commit(path: Path = HERE) -> str:
+    """The checkout's commit, or its directory's name if it is no git checkout (an export)."""
     git = ["git", "-C", str(path), "describe", "--always", "--dirty"]
-    return subprocess.run(git, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(git, capture_output=True, text=True).stdout.strip() or path.name
 
 
 def main() -> None:

@@ -54,12 +54,14 @@ def side(action: str) -> None:
     import django
 
     django.setup()
+    from benchsite import store  # either layout: --before may name a checkout from before store/
     from django.test.utils import override_settings
 
-    from whos_online import presence, sockets, stats
+    from whos_online import presence
     from whos_online.conf import conf
-    from whos_online.connection import get_client
-    from whos_online.recording import record_member
+
+    sockets, stats = store("sockets"), store("stats")
+    get_client, record_member = store("connection").get_client, store("recording").record_member
 
     client = get_client()
     out: dict[str, Any] = {}

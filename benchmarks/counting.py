@@ -56,9 +56,10 @@ django.setup()
 
 from django.test import override_settings  # noqa: E402
 
-from whos_online import counting, presence  # noqa: E402
+from whos_online import presence  # noqa: E402
 from whos_online.conf import Settings, conf  # noqa: E402
-from whos_online.connection import get_client  # noqa: E402
+from whos_online.store import counting  # noqa: E402
+from whos_online.store.connection import get_client  # noqa: E402
 
 # The guests are made in Redis, ARGV[2] of them from number ARGV[1]: a guest's
 # id is 16 hex digits of SHA-1(ARGV[3] .. number), as random as guest ids are.

@@ -30,9 +30,9 @@ django.setup()
 
 from django.test.utils import override_settings  # noqa: E402
 
-from whos_online import sockets  # noqa: E402
 from whos_online.conf import Settings  # noqa: E402
-from whos_online.connection import get_client  # noqa: E402
+from whos_online.store import sockets  # noqa: E402
+from whos_online.store.connection import get_client  # noqa: E402
 
 SOCKETS = 2_000
 ROUNDS = 5

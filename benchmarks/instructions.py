@@ -106,10 +106,10 @@ def per_request(case: str, checkout: Path) -> float:
     return (collected(case, REQUESTS, checkout) - collected(case, 0, checkout)) / REQUESTS
 
 
-def counted(checkout: Path) -> dict[str, float]:
-    """Each case's instructions per request on ``checkout``'s whos_online."""
+def counted(checkout: Path, cases: list[str]) -> dict[str, float]:
+    """Each of ``cases``' instructions per request on ``checkout``'s whos_online."""
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(zip(CASES, pool.map(per_request, CASES, [checkout] * len(CASES))))
+        return dict(zip(cases, pool.map(per_request, cases, [checkout] * len(cases))))
 
 
 def describe(checkout: Path) -> str:
@@ -120,16 +120,20 @@ def describe(checkout: Path) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n", 1)[0])
     parser.add_argument("--before", type=Path, help="another checkout to count beside this one")
+    parser.add_argument(
+        "--only", nargs="+", choices=CASES, help="count these cases (and bare) and print, no file"
+    )
     args = parser.parse_args()
     started, load = datetime.now(timezone.utc), os.getloadavg()[0]
-    counts = counted(HERE.parent)
+    cases = list(CASES) if args.only is None else list(dict.fromkeys([BARE, *args.only]))
+    counts = counted(HERE.parent, cases)
     bare = counts[BARE]
     header, rows = ["Request", "Instructions", "× bare"], []
     for case, count in counts.items():
         rows.append([case, f"{count:,.0f}", f"{count / bare:.3f}"])
     if args.before:
         args.before = args.before.resolve()
-        before = counted(args.before)
+        before = counted(args.before, cases)
         header = [
             "Request",
             f"Instructions ({describe(HERE.parent)})",
@@ -138,7 +142,7 @@ def main() -> None:
             "× bare",
             "After ÷ before",
         ]
-        for row, case in zip(rows, CASES):
+        for row, case in zip(rows, cases):
             old = before[case]
             row += [f"{old:,.0f}", f"{old / before[BARE]:.3f}", f"{counts[case] / old:.3f}"]
     text = "\n".join(
@@ -163,7 +167,8 @@ def main() -> None:
             "",
         ]
     )
-    (HERE / "INSTRUCTIONS.md").write_text(text)
+    if args.only is None:
+        (HERE / "INSTRUCTIONS.md").write_text(text)
     print(text)
 
 

@@ -34,10 +34,11 @@ from django.contrib.auth.models import AnonymousUser  # noqa: E402
 from django.test import RequestFactory  # noqa: E402
 from runner import table  # noqa: E402
 
-from whos_online import presence, sockets, views  # noqa: E402
+from whos_online import presence, views  # noqa: E402
 from whos_online.conf import conf  # noqa: E402
-from whos_online.connection import get_client  # noqa: E402
 from whos_online.realtime import hub  # noqa: E402
+from whos_online.store import sockets  # noqa: E402
+from whos_online.store.connection import get_client  # noqa: E402
 
 TABS = 10_000
 POLL = 30  # s: {% whos_online live=30 %}

@@ -45,7 +45,7 @@ from django.urls import include, path  # noqa: E402
 
 from whos_online import presence  # noqa: E402
 from whos_online.conf import Settings  # noqa: E402
-from whos_online.connection import get_client  # noqa: E402
+from whos_online.store.connection import get_client  # noqa: E402
 
 BROWSER = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
 BLOCK = engines["django"].from_string("{% load whos_online %}{% whos_online live=30 %}")

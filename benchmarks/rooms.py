@@ -48,7 +48,7 @@ def main() -> None:
 
     from whos_online import presence
     from whos_online.conf import Settings
-    from whos_online.connection import get_client
+    from whos_online.store.connection import get_client
 
     client = get_client()
     print(f"| {args.rooms:,} rooms, one address | keys | memory | prune | calls | longest call |")
@@ -90,8 +90,8 @@ class Queued:
 
 
 def fill(presence: Any, client: Any, rooms: int) -> None:
-    from whos_online import recording, scripts
     from whos_online.conf import conf
+    from whos_online.store import recording, scripts
 
     client.script_load(scripts.RECORD.text)  # so the pipelined EVALSHAs find it
     pipe = client.pipeline(transaction=False)

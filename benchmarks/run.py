@@ -70,13 +70,18 @@ class Setup:
         return f"{PREFIX}:baseline{n}"
 
     def driver(
-        self, interface: str, middleware: list[str], cookies: dict[str, str], *rest: Any
+        self,
+        interface: str,
+        middleware: list[str],
+        cookies: dict[str, str],
+        *rest: Any,
+        visitors: Any = None,
     ) -> Any:
         from benchsite import Asgi, Wsgi
 
         if interface == "WSGI":
-            return Wsgi(middleware, cookies, *rest)
-        return Asgi(self.loop, middleware, cookies, *(rest or ("/async/",)))
+            return Wsgi(middleware, cookies, *rest, visitors=visitors)
+        return Asgi(self.loop, middleware, cookies, *(rest or ("/async/",)), visitors=visitors)
 
     @staticmethod
     def expect(driver: Any, sets_cookie: bool, body: bytes | None = b"ok") -> Any:

@@ -27,32 +27,29 @@ import redis
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from whos_online import scripts  # noqa: E402
 from whos_online.conf import Settings, conf  # noqa: E402
+from whos_online.store import scripts  # noqa: E402
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/13")
 KEY = f"whos_online_scale:{os.getpid()}"
 POPULATION = 1_000_000
 COOKIE_AGE = conf.cookie_age  # at the default window
 MAX_GUESTS = Settings.max_guests
-MAX_ROOMS = Settings.max_rooms
 
 
 def records_per_second() -> float:
     """redis-benchmark's rate for the record script, each call a random one of the million."""
     url = urlparse(REDIS_URL)
     # As presence.record_guest for the site's guest, exact counting (see
-    # whos_online/lua/record.lua): KEYS: the guests, the set to drop from (itself:
-    # none), the rooms, the cards, the guests, the peak, the change mark, the
-    # member's rooms (unused: itself), the generation, the guests and change mark of
-    # a room left (none: itself), the hour's and the day's HyperLogLogs; ARGV:
-    # score, member, TTL, cap, room, kind, card, guest, approximate, counted since,
-    # window, trim per write, rooms cap, the notices channel, keep the card (no), the
-    # room left (none), the HyperLogLogs' TTLs.
-    keys = [KEY, KEY, f"{KEY}:rooms", f"{KEY}:cards", KEY, f"{KEY}:peak", f"{KEY}:changed", KEY]
-    keys += [f"{KEY}:generation", KEY, KEY, f"{KEY}:hour", f"{KEY}:day"]
-    argv = ["__rand_int__", "__rand_int__", "600", str(MAX_GUESTS * 20), "", "", "", "", ""]
-    argv += ["0", "600", "100", str(MAX_ROOMS), f"{KEY}:notices", "", "", "90000", "2764800"]
+    # whos_online/store/lua/record.lua; ARGV[1] says which of its roles are sent): KEYS:
+    # the guests, the change mark, the generation, the peak, the hour's and the day's
+    # HyperLogLogs; ARGV: score, member, TTL, window, the notices channel, counted
+    # since, cap, trim per write, the HyperLogLogs' TTLs.
+    keys = [KEY, f"{KEY}:changed", f"{KEY}:generation", f"{KEY}:peak", f"{KEY}:hour"]
+    keys += [f"{KEY}:day"]
+    roles = 0b1000111 + (0b11111111 << 16)  # into changed generation peak / now … trim
+    argv = [str(roles), "__rand_int__", "__rand_int__", "600", "600", f"{KEY}:notices", "0"]
+    argv += [str(MAX_GUESTS * 20), "100", "90000", "2764800"]
     out = subprocess.run(
         ["redis-benchmark", "-h", url.hostname or "127.0.0.1", "-p", str(url.port or 6379)]
         + ["--dbnum", (url.path or "/0").lstrip("/") or "0", "-c", "16", "-P", "32", "-q"]
@@ -91,7 +88,7 @@ def main() -> None:
     try:
         records, per_guest = measure(client)
     finally:
-        client.delete(KEY, f"{KEY}:rooms", f"{KEY}:cards", f"{KEY}:generation", f"{KEY}:hour")
+        client.delete(KEY, f"{KEY}:changed", f"{KEY}:generation", f"{KEY}:peak", f"{KEY}:hour")
         client.delete(f"{KEY}:day")
     text = "\n".join(
         [

@@ -37,8 +37,9 @@ from live_push import Member  # noqa: E402
 from runner import table  # noqa: E402
 
 from tests.redis_server import RedisServer  # noqa: E402
-from whos_online import presence, status  # noqa: E402
+from whos_online import presence  # noqa: E402
 from whos_online.realtime.routing import websocket_urlpatterns  # noqa: E402
+from whos_online.store import status  # noqa: E402
 
 MEMBERS = 20
 FAULT = float(os.environ.get("FAULT", 15))  # s a killed or frozen Redis stays down

@@ -1,6 +1,6 @@
 """Mutation testing for whos_online: does breaking a line make a test fail?
 
-    python3 dev.py mutate [module ...]     e.g. settings_checks.py templatetags/whos_online.py
+    python3 dev.py mutate [module ...]     e.g. checks/settings.py templatetags/whos_online.py
     python3 dev.py mutate --since REV      only the lines changed since the git revision REV
 
 A run of named modules replaces their rows in ``results.md`` and keeps the
@@ -12,7 +12,7 @@ return value or a call statement removed, a ``max`` turned into ``min``) put
 into one module; the Lua scripts (``lua/*.lua``, ``lua/lib/*.lua``) are modules too
 (``'+inf'`` and ``'-inf'`` swapped, ``>`` and ``>=``, an ``ARGV``/``KEYS`` index
 moved, a ``redis.call`` line or a ``GT``/``REV`` option dropped), tested by
-``scripts.py``'s tests. Off-the-shelf tools miss
+``store/scripts.py``'s tests. Off-the-shelf tools miss
 much of this package: mutmut 3 skips decorated functions, module constants and
 string contents, and cosmic-ray mutates no Lua either and runs one test command
 for every mutant.
@@ -53,20 +53,20 @@ WORKERS = int(os.environ.get("MUTATE_WORKERS", "2"))  # the machine's cores are 
 TESTS = {
     "__init__.py": ["test_app.py"],
     "admin.py": ["test_admin.py", "test_chart.py"],
-    "announcements.py": ["test_live.py", "test_consumers.py", "test_realtime_trust.py"],
+    "rendering/announcements.py": ["test_live.py", "test_consumers.py", "test_realtime_trust.py"],
     "apps.py": ["test_app.py", "test_checks.py"],
-    "blockcache.py": ["test_blockcache.py", "test_templatetag.py"],
-    "bots.py": ["test_bots.py", "test_checks.py"],
+    "rendering/blockcache.py": ["test_blockcache.py", "test_templatetag.py"],
+    "visitors/bots.py": ["test_bots.py", "test_checks.py"],
     "chart.py": ["test_chart.py", "test_admin.py"],
-    "client_ip.py": ["test_client_ip.py", "test_middleware.py", "test_guests.py"],
+    "visitors/client_ip.py": ["test_client_ip.py", "test_middleware.py", "test_guests.py"],
     "conf.py": ["test_conf.py"],
-    "connection.py": ["test_connection.py"],
-    "counting.py": ["test_counting.py"],
-    "deployment_checks.py": ["test_checks.py", "test_url_rooms.py"],
-    "failsafe.py": ["test_failsafe.py"],
-    "guests.py": ["test_guests.py", "test_presence.py"],
+    "store/connection.py": ["test_connection.py"],
+    "store/counting.py": ["test_counting.py"],
+    "checks/deployment.py": ["test_checks.py", "test_url_rooms.py"],
+    "store/failsafe.py": ["test_failsafe.py"],
+    "visitors/guests.py": ["test_guests.py", "test_presence.py"],
     "jinja2.py": ["test_jinja2.py"],
-    "members.py": ["test_members.py", "test_hidden.py", "test_long_lists.py"],
+    "store/members.py": ["test_members.py", "test_hidden.py", "test_long_lists.py"],
     "middleware.py": [
         "test_middleware.py",
         "test_http_caching.py",
@@ -79,23 +79,23 @@ TESTS = {
     "realtime/consumers.py": ["test_consumers.py", "test_realtime_trust.py"],
     "realtime/hub.py": ["test_consumers.py"],
     "realtime/routing.py": ["test_consumers.py"],
-    "reading.py": [
+    "store/reading.py": [
         "test_presence.py",
         "test_status.py",
         "test_hidden.py",
         "test_counting.py",
         "test_long_lists.py",
     ],
-    "recording.py": [
+    "store/recording.py": [
         "test_presence.py",
         "test_guests.py",
         "test_flood.py",
         "test_rooms.py",
         "test_counting.py",
     ],
-    "room_names.py": ["test_conf.py", "test_rooms.py"],
-    "rooms.py": ["test_rooms.py"],
-    "scripts.py": [
+    "rooms/names.py": ["test_conf.py", "test_rooms.py"],
+    "rooms/pages.py": ["test_rooms.py"],
+    "store/scripts.py": [
         "test_scripts.py",
         "test_presence.py",
         "test_peak.py",
@@ -104,13 +104,13 @@ TESTS = {
         "test_long_lists.py",
         "test_counting.py",
     ],
-    "settings_checks.py": ["test_checks.py"],
+    "checks/settings.py": ["test_checks.py"],
     "settings_table.py": ["test_conf.py", "test_checks.py", "test_docs.py"],
     "signals.py": ["test_middleware.py"],
-    "sockets.py": ["test_consumers.py", "test_scripts.py", "test_status.py"],
-    "stats.py": ["test_peak.py", "test_presence.py", "test_command.py", "test_counting.py"],
+    "store/sockets.py": ["test_consumers.py", "test_scripts.py", "test_status.py"],
+    "store/stats.py": ["test_peak.py", "test_presence.py", "test_command.py", "test_counting.py"],
     "tasks.py": ["test_tasks.py"],
-    "templatetags/whos_online.py": [
+    "rendering/block.py": [
         "test_templatetag.py",
         "test_live.py",
         "test_status.py",
@@ -118,9 +118,15 @@ TESTS = {
         "test_rooms.py",
         "test_hidden.py",
     ],
+    "templatetags/whos_online.py": ["test_templatetag.py", "test_status.py", "test_jinja2.py"],
     "urls.py": ["test_live.py"],
     "views.py": ["test_live.py"],
-    "visits.py": ["test_middleware.py", "test_not_visits.py", "test_bots.py", "test_faults.py"],
+    "visitors/visits.py": [
+        "test_middleware.py",
+        "test_not_visits.py",
+        "test_bots.py",
+        "test_faults.py",
+    ],
     "management/commands/whos_online_prune.py": ["test_command.py", "test_flood.py"],
 }
 # Pins behaviour across modules, so it runs for every mutant.
@@ -129,7 +135,7 @@ ALWAYS = ["test_pinned.py"]
 
 @dataclass(frozen=True)
 class Mutant:
-    module: str  # relative to the package, e.g. "settings_checks.py"
+    module: str  # relative to the package, e.g. "checks/settings.py"
     line: int
     code: str  # the line as written, stripped
     old: str
@@ -403,9 +409,9 @@ def importers() -> dict[str, set[str]]:
 
 def test_files(module: str, importing: dict[str, set[str]]) -> list[str]:
     """The tests of ``module``, then those of the modules importing it (a script's:
-    scripts.py's, which reads it)."""
+    store/scripts.py's, which reads it)."""
     if module.endswith(".lua"):
-        module = "scripts.py"
+        module = "store/scripts.py"
     files = TESTS.get(module, []) + ALWAYS
     for importer in sorted(importing[module]):
         files += TESTS.get(importer, [])

@@ -19,25 +19,36 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
 from django.test import AsyncClient, Client
+from django.utils.timezone import get_default_timezone
 
 from tests.counted import CountedConnection, CountedFakeConnection, Wire, listening
 from tests.redis_server import REDIS_CLI, REDIS_SERVER
-from whos_online import blockcache, failsafe, scripts, sockets
-from whos_online.connection import get_client
-from whos_online.members import default_card
+from whos_online.rendering import blockcache
+from whos_online.store import failsafe, scripts, sockets
+from whos_online.store.connection import get_client
+from whos_online.store.members import default_card
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 
 # Time-travel tests start near the real clock: fakeredis expires keys by the
 # travelled clock, a real Redis by its own, and both must agree.
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
+
+
+def on_one_day(moment: datetime) -> datetime:
+    """``moment``, or the next local day's first minute if its own (``TIME_ZONE``) ends
+    within the hour: the start for a test that travels on from it and counts one day."""
+    local = moment.astimezone(get_default_timezone())
+    if local.hour < 23:
+        return moment
+    return (local + timedelta(hours=1)).replace(minute=1, second=0).astimezone(timezone.utc)
 
 
 # The default bot filter ignores requests without a User-Agent, as Django's
@@ -238,7 +249,7 @@ def names(members: Any) -> list[str]:
 @pytest.fixture(autouse=True)
 def _failsafe_tracebacks(caplog: pytest.LogCaptureFixture) -> None:
     """Capture the breaker's DEBUG record too: it carries the exception an outage began with."""
-    caplog.set_level(logging.DEBUG, logger="whos_online.failsafe")
+    caplog.set_level(logging.DEBUG, logger="whos_online.store.failsafe")
 
 
 @pytest.fixture(autouse=True)

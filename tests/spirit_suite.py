@@ -31,8 +31,8 @@ from django.test.utils import iter_test_cases, override_settings
 
 from tests.redis_server import REDIS_SERVER, RedisServer
 from whos_online.conf import conf
-from whos_online.connection import get_client
-from whos_online.templatetags.whos_online import SITE_TEMPLATE
+from whos_online.rendering.block import SITE_TEMPLATE
+from whos_online.store.connection import get_client
 
 # Spirit 0.14.3 ships 645 tests: one is left out below, and Spirit skips two itself
 # (they test Django < 3.1).

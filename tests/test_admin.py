@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.utils.dateformat import format as format_date
 from django.utils.timezone import localtime
 
-from tests.conftest import NOW, BrowserClient
+from tests.conftest import NOW, BrowserClient, on_one_day
 from whos_online import chart, presence
 from whos_online.models import OnlineNow
 
@@ -74,7 +74,7 @@ def test_staff_see_members_hidden_ones_guests_peak_and_the_chart(
     settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_hidden.private_card"
     (alice,) = people("alice")
     (shy,) = people("Shy", email="hidden")
-    with time_machine.travel(NOW, tick=False) as traveller:
+    with time_machine.travel(on_one_day(NOW), tick=False) as traveller:
         presence.record_user(alice)
         presence.record_user(shy)
         prune()

@@ -26,10 +26,12 @@ from tests.conftest import NOW, BrowserAsyncClient, BrowserClient, RoundTrips
 from tests.test_faults import members
 from tests.test_hidden import staff_client
 from tests.test_middleware import async_get
-from whos_online import blockcache, presence, scripts
+from whos_online import presence
 from whos_online.conf import Settings
-from whos_online.reading import Summary
-from whos_online.templatetags.whos_online import members_html
+from whos_online.rendering import blockcache
+from whos_online.rendering.block import members_html
+from whos_online.store import scripts
+from whos_online.store.reading import Summary
 
 pytestmark = pytest.mark.django_db
 

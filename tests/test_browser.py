@@ -67,7 +67,7 @@ NAMES = {"alice": "Alice Archer", "bob": "Bob Baker", "admin": "Ada Admin"}
 STAFF_COLOUR = "rgb(22, 101, 52)"  # .whos-online-role-staff in the demo's base.html
 LIVE_TIMEOUT = 25_000  # ms: the demo's block refreshes every 10 s
 PUSH_TIMEOUT = 5_000  # ms: a push reaches a subscriber within the hub's tick (0.5 s)
-SOCKET_GRACE = 5  # s: whos_online.status.SOCKET_GRACE, before a closed tab makes one idle
+SOCKET_GRACE = 5  # s: whos_online.store.status.SOCKET_GRACE, before a closed tab makes one idle
 STEP_TIMEOUT = 10_000  # ms: any other wait
 SERVER_START_TIMEOUT = 30  # s
 

@@ -21,7 +21,7 @@ from django.contrib.auth.models import User
 
 from tests.conftest import BrowserClient
 from whos_online import presence
-from whos_online.stats import Sample
+from whos_online.store.stats import Sample
 
 pytestmark = pytest.mark.django_db
 

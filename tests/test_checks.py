@@ -13,7 +13,7 @@ from django.core.management.base import SystemCheckError
 from django.db import models
 
 from tests.conftest import django_redis_cache
-from whos_online import settings_checks
+from whos_online.checks import settings as settings_checks
 from whos_online.settings_table import DEFAULTS, SETTINGS, Setting
 
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
@@ -145,7 +145,9 @@ def test_websocket_settings_of_the_wrong_type(
     assert found.hint == f"Fix or remove it (the default is {DEFAULTS[name]!r})."
 
 
-@pytest.mark.parametrize("value", ["whos_online.bots.no_such_filter", "no.such.module", 42])
+@pytest.mark.parametrize(
+    "value", ["whos_online.visitors.bots.no_such_filter", "no.such.module", 42]
+)
 @pytest.mark.parametrize(
     "name, error_id",
     [
@@ -294,7 +296,9 @@ def test_email_login_sites_are_told_how_members_are_named(
         '(e.g. {"name": user.profile.nickname}); see the docs\' how-to "Sites whose users '
         'log in by email address".',
     )
-    settings.WHOS_ONLINE_MEMBER_CARD = "whos_online.members.default_card"  # set, even as default
+    settings.WHOS_ONLINE_MEMBER_CARD = (
+        "whos_online.store.members.default_card"  # set, even as default
+    )
     assert ids() == []
 
 

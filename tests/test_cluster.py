@@ -66,9 +66,9 @@ from tests.redis_server import (
 )
 from tests.test_docs import install_recipe
 from tests.test_faults import UNAVAILABLE, block, get, log_records, members, the_error
-from whos_online import failsafe
 from whos_online.conf import Settings
-from whos_online.connection import get_client
+from whos_online.store import failsafe
+from whos_online.store.connection import get_client
 
 pytestmark = [pytest.mark.topology, pytest.mark.django_db]
 

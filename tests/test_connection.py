@@ -13,7 +13,7 @@ from redis.sentinel import SentinelConnectionPool
 
 from tests.conftest import django_redis_cache
 from whos_online import presence
-from whos_online.connection import _one_round_trip, get_client
+from whos_online.store.connection import _one_round_trip, get_client
 
 
 # Each case a URL (here a database) of its own: django-redis keeps one pool per URL.

@@ -26,11 +26,12 @@ from django.urls import path
 
 from tests.conftest import NOW, BrowserClient, RoundTrips, names
 from tests.test_live import rendered_shown
-from whos_online import presence, scripts, sockets, status
+from whos_online import presence
 from whos_online.conf import conf
 from whos_online.realtime import hub
 from whos_online.realtime.consumers import PresenceMixin
 from whos_online.realtime.routing import websocket_urlpatterns
+from whos_online.store import scripts, sockets, status
 
 pytestmark = pytest.mark.django_db
 
@@ -349,7 +350,7 @@ def test_redis_down_never_closes_a_socket_or_raises(
 
     with caplog.at_level(logging.ERROR, logger="whos_online"):
         run(scenario)
-    assert [r.name for r in caplog.records] == ["whos_online.failsafe"]  # logged once
+    assert [r.name for r in caplog.records] == ["whos_online.store.failsafe"]  # logged once
 
 
 def test_the_merge_holds_with_approximate_counting_and_the_day_total(

@@ -23,8 +23,8 @@ from tests.conftest import BrowserClient, RoundTrips
 from tests.test_blockcache import POLL, member, reads, traveller
 from tests.test_consumers import run, tab, until
 from tests.test_faults import members
-from whos_online import blockcache
 from whos_online.conf import Settings
+from whos_online.rendering import blockcache
 
 pytestmark = pytest.mark.django_db
 __all__ = ["traveller"]  # the fixture, for this module's tests

@@ -20,8 +20,10 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 
 from tests.conftest import NOW, BrowserClient
-from whos_online import counting, presence, settings_checks, stats
+from whos_online import presence
+from whos_online.checks import settings as settings_checks
 from whos_online.conf import Settings
+from whos_online.store import counting, stats
 
 pytestmark = pytest.mark.django_db
 
@@ -159,7 +161,7 @@ def test_every_counter_carries_a_ttl_that_ends_when_no_count_reads_it(
     for key in (f"guests:day:{day}", f"members:day:{day}"):
         assert 31 * 86400 < ttls[key] <= 32 * 86400
     assert ("guests" in ttls) is (mode == "exact")
-    # All but the generation: one small key per site, kept (see whos_online.recovery).
+    # All but the generation: one small key per site, kept (see whos_online.store.recovery).
     assert ttls.pop("generation") == -1 and all(ttl > 0 for ttl in ttls.values()), ttls
 
 

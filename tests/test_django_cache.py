@@ -14,7 +14,7 @@ from tests.conftest import BrowserClient, RoundTrips
 from tests.counted import listening
 from tests.test_faults import UNAVAILABLE
 from tests.test_templatetag import listed
-from whos_online.connection import get_client
+from whos_online.store.connection import get_client
 
 pytestmark = pytest.mark.django_db
 

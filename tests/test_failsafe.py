@@ -24,8 +24,9 @@ from django.contrib.auth.models import User
 from tests.conftest import FAKE_CACHE, NOW, BrowserClient, django_redis_cache
 from tests.counted import Wire
 from tests.test_faults import answers_again, log_records, the_error
-from whos_online import failsafe, presence
+from whos_online import presence
 from whos_online.conf import Settings
+from whos_online.store import failsafe
 
 pytestmark = pytest.mark.django_db
 

@@ -39,8 +39,10 @@ from tests.conftest import (
 )
 from tests.counted import Wire
 from tests.redis_server import RedisServer
-from whos_online import failsafe, guests, presence
+from whos_online import presence
 from whos_online.conf import Settings
+from whos_online.store import failsafe
+from whos_online.visitors import guests
 
 pytestmark = pytest.mark.django_db
 
@@ -134,7 +136,9 @@ def members(html: str) -> list[str]:
 
 
 def log_records(caplog: pytest.LogCaptureFixture, level: int) -> list[logging.LogRecord]:
-    return [r for r in caplog.records if r.name == "whos_online.failsafe" and r.levelno == level]
+    return [
+        r for r in caplog.records if r.name == "whos_online.store.failsafe" and r.levelno == level
+    ]
 
 
 def the_error(caplog: pytest.LogCaptureFixture) -> BaseException:

@@ -18,8 +18,10 @@ import time_machine
 from django.core.management import call_command
 
 from tests.conftest import NOW, BrowserClient
-from whos_online import guests, presence, stats
+from whos_online import presence
 from whos_online.conf import Settings, conf
+from whos_online.store import stats
+from whos_online.visitors import guests
 
 pytestmark = pytest.mark.django_db
 

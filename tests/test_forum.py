@@ -23,7 +23,8 @@ from tests.conftest import BrowserClient, names
 from tests.settings_forum import ATTACHMENTS_CACHE
 from tests.test_docs import apply_settings, snippets
 from tests.test_rooms import listed, logged_in, room_keys
-from whos_online import deployment_checks, presence
+from whos_online import presence
+from whos_online.checks import deployment as deployment_checks
 
 __test__ = "machina" in settings.INSTALLED_APPS
 

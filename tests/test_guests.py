@@ -10,9 +10,10 @@ import redis
 import time_machine
 
 from tests.conftest import NOW, BrowserClient
-from whos_online import counting, presence, recording, stats
+from whos_online import presence
 from whos_online.conf import Settings
-from whos_online.guests import guest_id
+from whos_online.store import counting, recording, stats
+from whos_online.visitors.guests import guest_id
 
 pytestmark = pytest.mark.django_db
 
@@ -176,7 +177,7 @@ def test_every_key_written_carries_a_ttl(
     }
     assert 0 < ttls["users"] <= 600 and 0 < ttls["cards"] <= 600 and 0 < ttls["guests"] <= 600
     assert 0 < ttls["changed"] <= 600  # the mark the live blocks' hubs compare
-    assert ttls["generation"] == -1  # one small key per site, kept (see whos_online.recovery)
+    assert ttls["generation"] == -1  # one small key per site, kept (see whos_online.store.recovery)
     assert 0 < ttls["peak"] <= stats.PEAK_TTL  # "most ever online" outlives the window
     assert 0 < ttls["history"] <= stats.HISTORY_SECONDS  # the admin's 24-hour chart
 

@@ -13,7 +13,8 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.template import engines
 
 from tests.conftest import NOW, BrowserClient, hiding, names, tab
-from whos_online import presence, recording, sockets
+from whos_online import presence
+from whos_online.store import recording, sockets
 
 pytestmark = pytest.mark.django_db
 

@@ -17,9 +17,10 @@ import redis
 import time_machine
 
 from tests.conftest import NOW, hiding, names, tab
-from whos_online import presence, scripts, sockets
+from whos_online import presence
 from whos_online.conf import conf
-from whos_online.sockets import Connection
+from whos_online.store import scripts, sockets
+from whos_online.store.sockets import Connection
 
 pytestmark = pytest.mark.django_db
 

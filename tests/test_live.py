@@ -22,7 +22,7 @@ from django.urls import include, path, set_urlconf
 from tests.conftest import BrowserAsyncClient, BrowserClient, names
 from tests.test_middleware import async_get
 from whos_online import presence
-from whos_online.announcements import SHOWN_HEADER
+from whos_online.rendering.announcements import SHOWN_HEADER
 
 pytestmark = pytest.mark.django_db
 
@@ -268,7 +268,7 @@ def test_live_without_the_urls_shows_the_block_and_says_so_once(
     redis_db: redis.Redis, settings: Any, caplog: pytest.LogCaptureFixture, monkeypatch: Any
 ) -> None:
     """In production a forgotten include is no 500: the block shows, without refreshing."""
-    from whos_online.templatetags import whos_online as tags
+    from whos_online.rendering import block as tags
 
     monkeypatch.setattr(tags, "_told_of_live_urls", False)
     settings.ROOT_URLCONF = "tests.urls_without_whos_online"

@@ -15,8 +15,9 @@ from django.core import checks
 from django.template import engines
 
 from tests.conftest import NOW, BrowserClient, names
-from whos_online import failsafe, presence
-from whos_online.members import MAX_CARD_BYTES, Member, card_json, default_card, read_member
+from whos_online import presence
+from whos_online.store import failsafe
+from whos_online.store.members import MAX_CARD_BYTES, Member, card_json, default_card, read_member
 
 pytestmark = pytest.mark.django_db
 
@@ -147,7 +148,7 @@ def test_email_login_models_without_a_card_callable_are_warned(
     assert w007() == []
     monkeypatch.setattr(django_user_model, "USERNAME_FIELD", "email")
     assert w007() == ["whos_online.W007"]
-    settings.WHOS_ONLINE_MEMBER_CARD = "whos_online.members.default_card"
+    settings.WHOS_ONLINE_MEMBER_CARD = "whos_online.store.members.default_card"
     assert w007() == []
 
 

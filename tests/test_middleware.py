@@ -15,8 +15,9 @@ from django.test import AsyncClient, Client
 from django.utils.http import http_date
 
 from tests.conftest import NOW, BrowserAsyncClient, BrowserClient, names
-from whos_online import presence, visits
+from whos_online import presence
 from whos_online.middleware import WhosOnlineMiddleware
+from whos_online.visitors import visits
 
 pytestmark = pytest.mark.django_db
 

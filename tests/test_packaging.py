@@ -27,8 +27,11 @@ CATALOGS = {
     path.relative_to(ROOT).as_posix()
     for path in (ROOT / "whos_online" / "locale").glob("*/LC_MESSAGES/django.mo")
 }
-# The Lua scripts (whos_online/scripts.py reads them at import) and their shared parts.
-LUA = {path.relative_to(ROOT).as_posix() for path in (ROOT / "whos_online" / "lua").rglob("*.lua")}
+# The Lua scripts (whos_online/store/scripts.py reads them at import) and their shared parts.
+LUA = {
+    path.relative_to(ROOT).as_posix()
+    for path in (ROOT / "whos_online" / "store" / "lua").rglob("*.lua")
+}
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +60,7 @@ def test_the_wheel_has_the_app_its_data_and_the_catalogs(dist: Path) -> None:
             wheel.read(f"whos_online-{VERSION}.dist-info/METADATA").decode()
         )
     assert CATALOGS <= names
-    assert LUA <= names and "whos_online/lua/lib/leave.lua" in LUA
+    assert LUA <= names and "whos_online/store/lua/lib/leave.lua" in LUA
     assert {
         "whos_online/py.typed",
         "whos_online/migrations/0001_initial.py",

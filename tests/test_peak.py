@@ -15,7 +15,8 @@ from django.template import engines
 from fakeredis import FakeRedisConnection
 
 from tests.conftest import NOW, django_redis_cache
-from whos_online import presence, stats
+from whos_online import presence
+from whos_online.store import stats
 
 pytestmark = pytest.mark.django_db
 

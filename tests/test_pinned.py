@@ -26,8 +26,8 @@ from django.test import RequestFactory
 
 from tests.conftest import BROWSER, NOW, BrowserAsyncClient, BrowserClient, hiding
 from whos_online.models import OnlineNow
-from whos_online.room_names import room_name
-from whos_online.rooms import in_room
+from whos_online.rooms.names import room_name
+from whos_online.rooms.pages import in_room
 from whos_online.settings_table import SETTINGS
 
 pytestmark = pytest.mark.django_db
@@ -301,8 +301,8 @@ DOCUMENTED_DEFAULTS = {
     "WHOS_ONLINE_BLOCK_CACHE": 1.0,
     "WHOS_ONLINE_RETENTION": None,
     "WHOS_ONLINE_REDIS_CLIENT": None,
-    "WHOS_ONLINE_IS_BOT": "whos_online.bots.is_bot",
-    "WHOS_ONLINE_MEMBER_CARD": "whos_online.members.default_card",
+    "WHOS_ONLINE_IS_BOT": "whos_online.visitors.bots.is_bot",
+    "WHOS_ONLINE_MEMBER_CARD": "whos_online.store.members.default_card",
     "WHOS_ONLINE_TRACK_PAGES": False,
 }
 

@@ -12,8 +12,9 @@ import redis
 import time_machine
 
 from tests.conftest import NOW, names, tab
-from whos_online import presence, sockets, stats
+from whos_online import presence
 from whos_online.conf import Settings
+from whos_online.store import sockets, stats
 
 
 def test_keys_are_prefix_users_by_pk_and_prefix_guests(

@@ -18,8 +18,9 @@ import time_machine
 from tests.conftest import NOW, RoundTrips, tab
 from tests.test_consumers import DEADLINE, SITE, DrivenHub, Page, run, until
 from tests.test_consumers import tab as tab_in
-from whos_online import presence, scripts, sockets
+from whos_online import presence
 from whos_online.realtime import hub
+from whos_online.store import scripts, sockets
 
 pytestmark = pytest.mark.django_db
 

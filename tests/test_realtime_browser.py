@@ -33,9 +33,10 @@ from tests.test_browser import (
     running_demo,
     server_log_on_failure,
 )
-from whos_online import presence, status
+from whos_online import presence
 from whos_online.conf import HEARTBEATS_TO_TIMEOUT, conf
-from whos_online.connection import get_client
+from whos_online.store import status
+from whos_online.store.connection import get_client
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page

@@ -32,8 +32,9 @@ import pytest
 from tests.conftest import django_redis_cache, require
 from tests.load_site import uvicorn
 from tests.redis_server import RedisServer
-from whos_online import presence, sockets, status
+from whos_online import presence
 from whos_online.conf import conf
+from whos_online.store import sockets, status
 
 pytestmark = pytest.mark.load
 

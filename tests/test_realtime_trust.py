@@ -39,11 +39,12 @@ from tests.test_consumers import (
     ticked_after_a_read,
     until,
 )
-from whos_online import presence, status
+from whos_online import presence
 from whos_online.access import RoomAccess, room_access
 from whos_online.conf import Settings
 from whos_online.realtime import hub
 from whos_online.realtime.consumers import PresenceMixin
+from whos_online.store import status
 
 pytestmark = pytest.mark.django_db
 

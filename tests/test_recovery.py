@@ -22,7 +22,8 @@ from django.utils.dateformat import format as format_date
 from django.utils.timezone import localtime
 
 from tests.conftest import NOW, BrowserClient, RoundTrips, names
-from whos_online import failsafe, presence
+from whos_online import presence
+from whos_online.store import failsafe
 
 pytestmark = pytest.mark.django_db
 

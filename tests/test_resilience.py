@@ -46,8 +46,8 @@ import pytest
 from tests.conftest import require
 from tests.redis_server import RedisServer, spare_port
 from tests.test_load import ROOT, serving, tail
-from whos_online.blockcache import STALE_IF_ERROR
 from whos_online.conf import Settings
+from whos_online.rendering.blockcache import STALE_IF_ERROR
 from whos_online.settings_table import DEFAULTS
 
 pytestmark = pytest.mark.faults

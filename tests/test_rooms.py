@@ -18,9 +18,11 @@ from django.test import RequestFactory
 
 from tests.conftest import BROWSER, NOW, BrowserAsyncClient, BrowserClient, names, tab
 from tests.test_middleware import async_get
-from whos_online import guests, presence, recording, scripts, sockets
+from whos_online import presence
 from whos_online.conf import Settings, conf
-from whos_online.rooms import in_room
+from whos_online.rooms.pages import in_room
+from whos_online.store import recording, scripts, sockets
+from whos_online.visitors import guests
 
 pytestmark = pytest.mark.django_db
 
@@ -306,7 +308,7 @@ def test_a_room_that_add_left_empty_is_a_warning_without_debug(
     response = BrowserClient().get("/forum/add/42/")
     html = response.content.decode()
     assert response.status_code == 200 and html == "<h1>Topic 42</h1>"  # never "Nobody is here"
-    [warning] = [r for r in caplog.records if r.name == "whos_online.rooms"]
+    [warning] = [r for r in caplog.records if r.name == "whos_online.rooms.pages"]
     assert warning.levelname == "WARNING"
     assert warning.getMessage().startswith("whos_here: ('',) names no room: '' is empty.")
     assert presence.guest_count(room="topic:42") == 1  # the view's room is recorded still
@@ -332,7 +334,7 @@ def test_a_view_whose_room_has_an_empty_part(
             tag_page(request, "")
     else:
         assert tag_page(request, "").content == b"tagged"
-        assert [r.getMessage() for r in caplog.records if r.name == "whos_online.rooms"] == [
+        assert [r.getMessage() for r in caplog.records if r.name == "whos_online.rooms.pages"] == [
             message
         ]
     assert room_keys(redis_db, settings) == []
@@ -443,7 +445,7 @@ def test_an_async_room_view_without_the_block_records_after_it_answers(
     from django.test import AsyncRequestFactory
 
     from tests.conftest import BROWSER
-    from whos_online.rooms import in_room
+    from whos_online.rooms.pages import in_room
 
     @in_room("kitchen")
     async def kitchen(request: Any) -> HttpResponse:

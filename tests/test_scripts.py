@@ -1,4 +1,4 @@
-"""The Lua scripts (whos_online/scripts.py), pinned through what they leave behind.
+"""The Lua scripts (whos_online/store/scripts.py), pinned through what they leave behind.
 
 Each test drives the public presence API and checks what a site or an operator
 sees: counts, lists, statuses, the peak, the keys and their TTLs. The scripts'
@@ -8,6 +8,7 @@ are reached by time travel, never by sleeping.
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -16,12 +17,13 @@ import pytest
 import redis
 import time_machine
 
-from tests.conftest import DECLARED_KEYS_ONLY, NOW, hiding, names, tab
-from whos_online import counting, presence, scripts, sockets, stats, status
+from tests.conftest import DECLARED_KEYS_ONLY, NOW, hiding, names, on_one_day, tab
+from whos_online import presence
 from whos_online.conf import Settings, conf
-from whos_online.guests import guest_id
-from whos_online.sockets import Connection
-from whos_online.stats import Peak
+from whos_online.store import counting, scripts, sockets, stats, status
+from whos_online.store.sockets import Connection
+from whos_online.store.stats import Peak
+from whos_online.visitors.guests import guest_id
 
 pytestmark = pytest.mark.django_db
 TRAVELLED_TTLS = pytest.mark.parametrize("redis_db", ["fake"], indirect=True)
@@ -197,7 +199,8 @@ def test_every_script_touches_only_the_keys_it_declares(
 ) -> None:
     monkeypatch.setattr(Settings, "max_rooms", 2)
     (alice,) = people("alice")
-    with time_machine.travel(NOW, tick=False) as traveller:
+    start = on_one_day(NOW)
+    with time_machine.travel(start, tick=False) as traveller:
         presence.record_user(alice, room="topic:1")
         presence.record_user(alice, room="topic:2")  # a move: she leaves topic:1
         traveller.shift(1)
@@ -208,11 +211,11 @@ def test_every_script_touches_only_the_keys_it_declares(
         sockets.connect(connection)
         assert sockets.check([None, "lobby"])[0].keys() == {None, "lobby"}
         sockets.disconnect(connection)
-        assert presence.summary(day=True).peak == Peak(1, at(1))
+        assert presence.summary(day=True).peak == Peak(1, start + timedelta(seconds=1))
         traveller.shift(1)
         redis_db.delete(*redis_db.scan_iter(match=key(settings, "*")))  # a cache clear
         presence.record_guest("203.0.113.3")  # a new generation: the peak is written back
-        assert presence.peak() == Peak(1, at(1))
+        assert presence.peak() == Peak(1, start + timedelta(seconds=1))
         traveller.shift(299)
         presence.record_guest("203.0.113.2", room="lobby")
         traveller.shift(301)
@@ -222,6 +225,19 @@ def test_every_script_touches_only_the_keys_it_declares(
         assert presence.forget_user(alice) is False  # pruned from the site already
     assert [script.name for script in SCRIPTS if not round_trips.ran(script)] == []
     assert redis_db.exists(key(settings, f"member:{alice.pk}:rooms")) == 0
+
+
+def test_a_record_and_record_lua_agree_on_the_roles_and_their_order() -> None:
+    """A record says which roles it sends by their place (lib/named.lua): a role out of
+    place would hand the script one key or value for another."""
+    key_roles, arg_roles = re.findall(r"\{('[^}]*')\}", scripts.RECORD.text.split("named(\n")[-1])[
+        :2
+    ]
+    assert re.findall(r"'(\w+)'", key_roles) == list(scripts.RecordKeys._fields)
+    assert re.findall(r"'(\w+)'", arg_roles) == list(scripts.RecordArgs._fields)
+    unread = [f"key.{name}" for name in scripts.RecordKeys._fields]
+    unread += [f"arg.{name}" for name in scripts.RecordArgs._fields]
+    assert [name for name in unread if name not in scripts.RECORD.text] == []
 
 
 def test_a_move_marks_and_announces_the_room_left_unless_they_are_back_in_it(
@@ -254,6 +270,29 @@ def test_a_move_marks_and_announces_the_room_left_unless_they_are_back_in_it(
         assert scripts.leave_room(redis_db, member_rooms=member_rooms, keys=room_keys, **late)
         assert presence.online_users(room="topic:1") == []
         assert not scripts.leave_room(redis_db, member_rooms=member_rooms, keys=room_keys, **late)
+    notices.close()
+
+
+def test_a_member_seen_again_is_announced_and_a_guest_only_when_new_to_the_window(
+    redis_db: redis.Redis, people: Any
+) -> None:
+    (alice,) = people("alice")
+    notices = redis_db.pubsub()
+    notices.subscribe(conf.notices_channel)
+    assert notices.get_message(timeout=5)["type"] == "subscribe"
+    with time_machine.travel(NOW, tick=False) as traveller:
+        for _ in range(2):
+            presence.record_user(alice, where="/a/")
+            presence.record_guest("203.0.113.1")
+            traveller.shift(60)
+        presence.record_user(alice, room="topic:1")
+        published = []
+        while (message := notices.get_message(timeout=0.5)) is not None:
+            published.append(message["data"])
+    # Her card says which page she is on: each record of hers may change the block;
+    # the guest's second record, inside the window, changes no count.
+    assert published == [b"", b"", b"", b"topic:1"]
+    assert float(redis_db.get(conf.changes_key())) == T + 60
     notices.close()
 
 
@@ -333,7 +372,9 @@ def test_a_record_writes_the_member_their_card_counters_and_ttls(
     settings.WHOS_ONLINE_MAX_AGE = 600
     settings.WHOS_ONLINE_RETENTION = 3600
     alice, bob = people("alice", "bob")
-    with time_machine.travel(NOW, tick=False) as traveller:
+    start = on_one_day(NOW)
+    t = start.timestamp()
+    with time_machine.travel(start, tick=False) as traveller:
         assert presence.record_guest("203.0.113.1")[1:] == (None, None, False)
         assert presence.record_guest("203.0.113.2").before is None
         visit = presence.record_user(alice, guest_ip="203.0.113.1")  # logging in
@@ -341,25 +382,25 @@ def test_a_record_writes_the_member_their_card_counters_and_ttls(
         presence.record_user(bob)
         assert presence.guest_count() == 1  # alice is no longer a guest too
         traveller.shift(5)
-        assert presence.record_user(alice).before == T
-        assert presence.record_guest("203.0.113.2").before == T
+        assert presence.record_user(alice).before == t
+        assert presence.record_guest("203.0.113.2").before == t
         for name, ttl in (("users", 3600), ("cards", 3600), ("guests", 600)):
             assert redis_db.ttl(key(settings, name)) == ttl, name
-        hour, ttl = counting.hour_bucket(T + 5)
+        hour, ttl = counting.hour_bucket(t + 5)
         assert redis_db.ttl(hour) == ttl
         for who in ("members", "guests"):
             # Set when first counted today, 5 s ago: a visitor counted already skips the counters.
-            day = conf.day_key(who, counting.local_date(T))
+            day = conf.day_key(who, counting.local_date(t))
             assert redis_db.ttl(day) == counting.DAYS_KEPT * counting.DAY - 5
-        traveller.move_to(at(2))  # an app server whose clock lags
-        assert presence.record_user(alice).before == T + 5
-        assert presence.last_seen(alice) == at(5)
-    assert redis_db.hget(key(settings, "cards"), str(alice.pk)) == b'{"name":"alice"}'
-    assert names(presence.online_users()) == ["alice", "bob"]
-    assert redis_db.exists(key(settings, "hidden"), key(settings, "rooms")) == 0
-    # The day's unique visitors: two members, two guests (alice was one before logging in).
-    (today,) = presence.daily_visitors(1)
-    assert (today.members, today.guests) == (2, 2)
+        traveller.move_to(start + timedelta(seconds=2))  # an app server whose clock lags
+        assert presence.record_user(alice).before == t + 5
+        assert presence.last_seen(alice) == start + timedelta(seconds=5)
+        assert names(presence.online_users()) == ["alice", "bob"]
+        # The day's unique visitors: two members, two guests (alice was one before logging in).
+        (today,) = presence.daily_visitors(1)
+        assert (today.members, today.guests) == (2, 2)
+        assert redis_db.hget(key(settings, "cards"), str(alice.pk)) == b'{"name":"alice"}'
+        assert redis_db.exists(key(settings, "hidden"), key(settings, "rooms")) == 0
 
 
 def test_a_member_who_hides_moves_between_the_sets(
@@ -369,7 +410,7 @@ def test_a_member_who_hides_moves_between_the_sets(
     settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_scripts.shy_card"
     presence.record_user(member)
     assert redis_db.zcard(key(settings, "hidden")) == 1
-    settings.WHOS_ONLINE_MEMBER_CARD = "whos_online.members.default_card"
+    settings.WHOS_ONLINE_MEMBER_CARD = "whos_online.store.members.default_card"
     presence.record_user(member)
     assert redis_db.zcard(key(settings, "hidden")) == 0
     assert presence.user_count() == 1 and names(presence.online_users()) == ["shy"]

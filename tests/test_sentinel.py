@@ -38,7 +38,7 @@ from tests.test_faults import (
     the_error,
 )
 from whos_online.conf import Settings, conf
-from whos_online.connection import get_client
+from whos_online.store.connection import get_client
 
 pytestmark = [pytest.mark.topology, pytest.mark.django_db]
 

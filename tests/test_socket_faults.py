@@ -30,10 +30,11 @@ from tests.test_consumers import (  # noqa: F401 (public_rooms: a fixture)
     tab,
     until,
 )
-from whos_online import failsafe, presence, recovery, sockets, status
-from whos_online.blockcache import STALE_IF_ERROR
+from whos_online import presence
 from whos_online.conf import conf
 from whos_online.realtime import hub
+from whos_online.rendering.blockcache import STALE_IF_ERROR
+from whos_online.store import failsafe, recovery, sockets, status
 
 pytestmark = pytest.mark.django_db
 
@@ -128,7 +129,7 @@ def test_a_sites_own_socket_in_a_room_counts_again_though_no_page_listens(
         await eventually(lambda: listed("lobby") == {"alice": "online"})
         own_redis.restart()  # empty
         if not knew:
-            recovery.forget()
+            recovery.reset()
         await clock.travel(hub.SOCKET_CHECK)  # its check (5 s), not a heartbeat (25 s), tells
         await clock.until(lambda: presence.user_count() == 1, within=3)
         assert listed("lobby") == listed() == {"alice": "online"}

@@ -20,7 +20,8 @@ from django.core.management import call_command
 
 from tests.conftest import BrowserClient, names
 from tests.test_rooms import logged_in, room_keys
-from whos_online import deployment_checks, presence
+from whos_online import presence
+from whos_online.checks import deployment as deployment_checks
 
 __test__ = "spirit.core" in settings.INSTALLED_APPS
 

@@ -12,8 +12,9 @@ from django.template import engines
 from django.utils import translation
 
 from tests.conftest import NOW, BrowserClient, tab
-from whos_online import presence, sockets, status
-from whos_online.status import status_of
+from whos_online import presence
+from whos_online.store import sockets, status
+from whos_online.store.status import status_of
 
 pytestmark = pytest.mark.django_db
 

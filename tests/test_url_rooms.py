@@ -19,7 +19,8 @@ from django.core.management.base import SystemCheckError
 from tests.conftest import BrowserAsyncClient, BrowserClient, names, passes_on_its_own_settings
 from tests.test_middleware import async_get
 from tests.test_rooms import listed, logged_in, room_keys
-from whos_online import deployment_checks, presence
+from whos_online import presence
+from whos_online.checks import deployment as deployment_checks
 
 pytestmark = pytest.mark.django_db
 
@@ -178,7 +179,7 @@ def test_a_url_that_leaves_a_field_empty_is_a_warning_without_debug(
     settings.WHOS_ONLINE_ROOMS = {"board:topic": "topic:{slug}"}
     response = BrowserClient().get("/board/topic/-3/")
     assert response.status_code == 200 and "<h1>Topic 3</h1>" in response.content.decode()
-    [warning] = [r for r in caplog.records if r.name == "whos_online.rooms"]
+    [warning] = [r for r in caplog.records if r.name == "whos_online.rooms.pages"]
     assert warning.getMessage().startswith("WHOS_ONLINE_ROOMS['board:topic']: 'topic:{slug}'")
     assert room_keys(redis_db, settings) == []  # never the room "topic:" shared by all
 
@@ -295,5 +296,5 @@ def test_an_unsaved_page_s_preview_is_in_no_room(
     settings.DEBUG, settings.ROOT_URLCONF = debug, "tests.urls_cms"
     response = BrowserClient().get("/?preview")
     assert (response.status_code, response.content.decode()) == (200, "<h1>Draft</h1>")
-    assert [r for r in caplog.records if r.name == "whos_online.rooms"] == []
+    assert [r for r in caplog.records if r.name == "whos_online.rooms.pages"] == []
     assert room_keys(redis_db, settings) == []

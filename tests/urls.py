@@ -13,7 +13,7 @@ from django.urls import include, path, re_path
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_POST
 
-from whos_online.rooms import in_room
+from whos_online.rooms.pages import in_room
 
 BLOCK = engines["django"].from_string("{% load whos_online %}{% whos_online %}")
 LIVE_BLOCK = engines["django"].from_string("{% load whos_online %}{% whos_online live=30 %}")

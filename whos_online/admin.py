@@ -13,9 +13,10 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString
 from django.utils.text import capfirst
 
-from whos_online import chart, counting, failsafe, presence
+from whos_online import chart, presence
 from whos_online.conf import conf
 from whos_online.models import OnlineNow
+from whos_online.store import counting, failsafe
 
 # Members listed on the page; the counts cover everyone.
 PAGE_LIMIT = 500

@@ -12,4 +12,5 @@ class WhosOnlineConfig(AppConfig):
     default_auto_field = "django.db.models.AutoField"
 
     def ready(self) -> None:
-        from whos_online import deployment_checks, settings_checks, signals  # noqa: F401  (registers them)
+        from whos_online import signals  # noqa: F401  (connects the receivers)
+        from whos_online.checks import deployment, settings  # noqa: F401  (registers them)

@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.utils.dateformat import format as format_date
 from django.utils.translation import gettext, ngettext
 
-from whos_online.stats import Sample
+from whos_online.store.stats import Sample
 
 WIDTH, HEIGHT = 720, 240
 # Room for the y labels (left), the peak's label (top) and the x labels (bottom).
@@ -52,7 +52,7 @@ class Hover:
 
 
 @dataclass(frozen=True)
-class Peak:
+class PeakMark:
     """The sample with the most people online (members and guests together), marked
     on both lines; its label gives the total, which neither line shows."""
 
@@ -72,7 +72,7 @@ class Chart:
     guests: str
     x_ticks: list[Tick]
     y_ticks: list[Tick]
-    peak: Peak
+    peak: PeakMark
     hovers: list[Hover]
     title: str  # the time axis's span, from its first to its last moment
     width: int = WIDTH
@@ -120,7 +120,7 @@ def draw(samples: list[Sample]) -> Chart | None:
     best = max(samples, key=lambda s: s.users + s.guests)
     total = best.users + best.guests
     peak_x = x(best.at)
-    peak = Peak(
+    peak = PeakMark(
         x=round(peak_x, 1),
         members_y=round(y(best.users), 1),
         guests_y=round(y(best.guests), 1),

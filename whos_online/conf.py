@@ -21,7 +21,7 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.http import HttpRequest
 
-from whos_online.room_names import room_name
+from whos_online.rooms.names import room_name
 from whos_online.settings_table import (
     DEFAULTS,
     Network,
@@ -164,7 +164,7 @@ class Settings:
         """When a namespace last changed (a mark the hubs compare, in case a notice was lost)."""
         return f"{self._namespace(room)}:changed"
 
-    # The HyperLogLogs (see whos_online.counting): a namespace's guests per time
+    # The HyperLogLogs (see whos_online.store.counting): a namespace's guests per time
     # bucket of the window, and the union of the window's buckets but the newest;
     # the site's guests per hour, and the union of the past 24 hours' but this one;
     # the site's guests and members per day.
@@ -213,7 +213,7 @@ class Settings:
 
     @cached_setting
     def generation_key(self) -> str:
-        """The second this Redis's data began (see whos_online.recovery); never expires."""
+        """The second this Redis's data began (see whos_online.store.recovery); never expires."""
         return f"{self.key_prefix}:generation"
 
     @cached_setting
@@ -383,7 +383,7 @@ class Settings:
 
     @cached_setting
     def rooms(self) -> dict[str, object]:
-        """URL name -> the room its views record into (see whos_online.url_rooms), a dotted
+        """URL name -> the room its views record into (see whos_online.rooms.url_names), a dotted
         path imported; {} when the setting is no dict, and no entry for a path that names no
         callable (check E015)."""
         value = _get("WHOS_ONLINE_ROOMS")

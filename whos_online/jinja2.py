@@ -14,13 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from django.template import Context
 from jinja2 import Environment, pass_context
 from jinja2.ext import Extension
 from jinja2.runtime import Context as JinjaContext
 from markupsafe import Markup
 
-from whos_online.templatetags import whos_online as tags
+from whos_online.rendering import block
 
 
 class WhosOnlineExtension(Extension):
@@ -29,29 +28,24 @@ class WhosOnlineExtension(Extension):
     def __init__(self, environment: Environment) -> None:
         super().__init__(environment)
         environment.globals.update(
-            whos_online=whos_online, whos_here=whos_here, presence_statuses=presence_statuses
+            whos_online=_site_block, whos_here=_room_block, presence_statuses=_statuses
         )
-        environment.filters["presence"] = tags.presence_word
-
-
-def _django(context: JinjaContext) -> Context:
-    # The tags read only the request (who is looking: staff see hidden members).
-    return Context({"request": context.get("request")})
+        environment.filters["presence"] = block.status_word
 
 
 @pass_context
-def whos_online(context: JinjaContext, live: int = 0, cached: bool = False) -> Markup:
+def _site_block(context: JinjaContext, live: int = 0, cached: bool = False) -> Markup:
     """The ``{% whos_online %}`` block."""
-    return Markup(tags.site_html(context.get("request"), live, cached=cached))
+    return Markup(block.site_html(context.get("request"), live, cached=cached))
 
 
 @pass_context
-def whos_here(context: JinjaContext, *room: Any, live: bool = False) -> Markup:
+def _room_block(context: JinjaContext, *room: Any, live: bool = False) -> Markup:
     """The ``{% whos_here room %}`` block: ``whos_here("topic", topic.pk)`` as the tag takes parts."""
-    return Markup(tags.room_html(context.get("request"), room, live))
+    return Markup(block.room_html(context.get("request"), room, live))
 
 
 @pass_context
-def presence_statuses(context: JinjaContext, users: Iterable[Any]) -> Mapping[str, str]:
+def _statuses(context: JinjaContext, users: Iterable[Any]) -> Mapping[str, str]:
     """``{% set statuses = presence_statuses(members) %}``: one round trip for a page."""
-    return tags.presence_statuses(_django(context), users)
+    return block.statuses_of(users, getattr(context.get("request"), "user", None))

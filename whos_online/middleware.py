@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from functools import lru_cache
-from typing import Awaitable, Callable, NamedTuple, cast
+from typing import Awaitable, Callable, NamedTuple
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
@@ -13,21 +13,22 @@ from django.http import HttpRequest, HttpResponseBase
 from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.utils.http import http_date
 
-from whos_online import recovery
-from whos_online.client_ip import address_of, believed_header, client_address
 from whos_online.conf import conf, on_settings_change
-from whos_online.guests import network
-from whos_online.url_rooms import due as url_room
-from whos_online.url_rooms import enter as enter_url_room
-from whos_online.visits import (
+from whos_online.rooms.url_names import due as url_room
+from whos_online.rooms.url_names import enter as enter_url_room
+from whos_online.store import recovery
+from whos_online.visitors.client_ip import address_of, believed_header, client_address
+from whos_online.visitors.guests import network
+from whos_online.visitors.visits import (
+    HANDED,
+    PAGE_MARKS,
     SOCKET_PAGE,
     STAFF_PAGE,
-    Visit,
+    DueRecord,
     cancel,
     finish_async,
     is_visit,
     load_user_async,
-    note_handed_user,
 )
 
 
@@ -57,30 +58,40 @@ class WhosOnlineMiddleware:
         if self.async_mode:
             markcoroutinefunction(self)
         # Django calls a process_view only where the middleware has one: a site that maps
-        # no URL name to a room pays nothing for the mapping. Django runs a sync
-        # process_view of an async chain in a thread; the async one needs none.
-        if conf.rooms:
+        # no URL name to a room pays nothing for the mapping, not even a look for the
+        # room's visit after the view. Django runs a sync process_view of an async
+        # chain in a thread; the async one needs none.
+        self.maps_rooms = bool(conf.rooms)
+        if self.maps_rooms:
             self.process_view = self._aprocess_view if self.async_mode else self._process_view
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase | Awaitable[HttpResponseBase]:
         if self.async_mode:
             return self.__acall__(request)
-        note_handed_user(request)
+        # The user the middleware was handed, by identity (a lazy user stays unread):
+        # see visits.viewer.
+        setattr(request, HANDED, getattr(request, "user", None))
         # Most requests: the cookie says the site's record is done.
-        visit = Visit(request) if _due(request) and is_visit(request) else None
-        response = cast(HttpResponseBase, self.get_response(request))
-        room = url_room(request)
-        if room is not None:
-            room.finish(response)
+        visit = DueRecord(request) if _due(request) and is_visit(request) else None
+        response: HttpResponseBase = self.get_response(request)  # type: ignore[assignment]
+        if self.maps_rooms:
+            room = url_room(request)
+            if room is not None:
+                room.finish(response)
+        if visit is None and not hasattr(request, PAGE_MARKS):
+            return response  # most requests: nothing more to do
         return _after(request, response, visit is not None and visit.finish(response))
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
-        note_handed_user(request)
-        visit = Visit(request) if _due(request) and is_visit(request) else None
-        response = await cast(Awaitable[HttpResponseBase], self.get_response(request))
-        room = url_room(request)
-        if room is not None:
-            await finish_async(room, response)
+        setattr(request, HANDED, getattr(request, "user", None))
+        visit = DueRecord(request) if _due(request) and is_visit(request) else None
+        response: HttpResponseBase = await self.get_response(request)  # type: ignore[misc]
+        if self.maps_rooms:
+            room = url_room(request)
+            if room is not None:
+                await finish_async(room, response)
+        if visit is None and not hasattr(request, PAGE_MARKS):
+            return response
         return _after(request, response, visit is not None and await finish_async(visit, response))
 
     process_view: Callable[[HttpRequest, object, object, object], Awaitable[None] | None]
@@ -106,10 +117,11 @@ class WhosOnlineMiddleware:
 def _after(request: HttpRequest, response: HttpResponseBase, recorded: bool) -> HttpResponseBase:
     """The cookie only when recorded, so a failed write is retried; none for a page that
     opens a member's socket (see visits.mark_socket_page). A staff page is private."""
-    if hasattr(request, STAFF_PAGE):
+    marks = getattr(request, PAGE_MARKS, ())
+    if STAFF_PAGE in marks:
         patch_cache_control(response, private=True)
         patch_vary_headers(response, ["Cookie"])
-    if hasattr(request, SOCKET_PAGE):
+    if SOCKET_PAGE in marks:
         response.delete_cookie(conf.cookie_name)
     elif recorded:
         _set_cookie(request, response)

@@ -1,6 +1,6 @@
 """Every ``WHOS_ONLINE_*`` setting, declared once: its default, its check and its docs.
 
-``DEFAULTS`` (read by ``whos_online.conf``), the system checks (whos_online.settings_checks)
+``DEFAULTS`` (read by ``whos_online.conf``), the system checks (whos_online.checks.settings)
 and the docs' settings reference (docs/_ext/settings_reference.py) are all made
 from ``SETTINGS``, so none of them can disagree with another. The readers at
 the end turn a value of the kinds the table takes into what ``conf`` keeps.
@@ -27,7 +27,7 @@ class Setting(NamedTuple):
     ``SETTINGS`` below is the one place a setting is declared: ``DEFAULTS`` is made
     from it, ``check`` names the system check that validates it (E005 checks
     ``accepts``, ``minimum``, ``maximum`` and ``choices``; the others are checks of
-    their own in whos_online.settings_checks), and the docs' settings reference is generated from it.
+    their own in whos_online.checks.settings), and the docs' settings reference is generated from it.
     """
 
     name: str
@@ -100,7 +100,7 @@ SETTINGS: tuple[Setting, ...] = (
         'proxies\' networks (e.g. `["10.0.0.0/8"]`, the safer): hops are read from '
         "`REMOTE_ADDR` leftwards and the first address outside them is the guest. Left at "
         "`0` behind a proxy, every guest has the proxy's address (one WARNING per process, "
-        "logger `whos_online.client_ip`).",
+        "logger `whos_online.visitors.client_ip`).",
         check="whos_online.E010",
     ),
     Setting(
@@ -130,7 +130,7 @@ SETTINGS: tuple[Setting, ...] = (
         NUMBER, 0,
     ),
     _callable_setting(
-        "WHOS_ONLINE_IS_BOT", "whos_online.bots.is_bot",
+        "WHOS_ONLINE_IS_BOT", "whos_online.visitors.bots.is_bot",
         'Called with the request of a would-be guest; `True` means "not a visitor": not '
         "counted, no cookie. `None` counts every request.",
         "whos_online.E006",
@@ -151,7 +151,7 @@ SETTINGS: tuple[Setting, ...] = (
         "whos_online.E008",
     ),
     _callable_setting(
-        "WHOS_ONLINE_MEMBER_CARD", "whos_online.members.default_card",
+        "WHOS_ONLINE_MEMBER_CARD", "whos_online.store.members.default_card",
         "Called with a member's user when they are recorded; returns the card the block "
         "shows: `name`, `url`, `avatar` and up to five small extra fields, or "
         '`"hidden": True` to keep the member out of every list but the staff\'s. The '

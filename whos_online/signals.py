@@ -7,8 +7,9 @@ from typing import Any
 from django.contrib.auth.signals import user_logged_in, user_logged_out
 from django.dispatch import receiver
 
-from whos_online import failsafe, presence
-from whos_online.visits import record_member
+from whos_online import presence
+from whos_online.store import failsafe
+from whos_online.visitors.visits import record_logged_in
 
 
 @receiver(user_logged_in, dispatch_uid="whos_online.record_login")
@@ -18,7 +19,7 @@ def record_login(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
     If Redis fails here, the next request records them the same way, so a login
     during an outage still never counts one person twice.
     """
-    record_member(user, request)
+    record_logged_in(user, request)
 
 
 @receiver(user_logged_out, dispatch_uid="whos_online.forget_logout")

@@ -10,10 +10,10 @@ from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 from django.utils.cache import get_conditional_response, patch_cache_control
 from django.views.decorators.http import require_GET
 
-from whos_online.announcements import SHOWN_HEADER, since_shown
 from whos_online.conf import conf
-from whos_online.reading import Summary
-from whos_online.templatetags.whos_online import SITE_TEMPLATE, render_block, site_block
+from whos_online.rendering.announcements import SHOWN_HEADER, since_shown
+from whos_online.rendering.block import SITE_TEMPLATE, render_block, site_block
+from whos_online.store.reading import Summary
 
 
 @require_GET

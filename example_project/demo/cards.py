@@ -18,7 +18,7 @@ from typing import Any
 from django.urls import reverse
 
 from demo.people import login_of
-from whos_online import members
+from whos_online.store import members
 
 HIDDEN = frozenset({"carol", "heidi"})
 

@@ -14,10 +14,11 @@ from django.views.decorators.http import require_GET, require_POST
 from redis.exceptions import RedisError
 
 from demo.simulation import THREAD_ROOM, simulate
-from whos_online import blockcache, presence
+from whos_online import presence
 from whos_online.conf import conf
-from whos_online.members import default_card
-from whos_online.rooms import in_room
+from whos_online.rendering import blockcache
+from whos_online.rooms.pages import in_room
+from whos_online.store.members import default_card
 
 # What one click on the home page's button adds.
 BUTTON_MEMBERS = 5

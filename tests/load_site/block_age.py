@@ -13,7 +13,7 @@ import time
 from contextvars import ContextVar
 from typing import Any, Callable
 
-from whos_online import blockcache
+from whos_online.rendering import blockcache
 
 _age: ContextVar[float | None] = ContextVar("block_age", default=None)
 _read = blockcache.read

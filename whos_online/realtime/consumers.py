@@ -11,7 +11,7 @@ gets presence by inheriting the mixin::
 ``WhosOnlineConsumer`` is routed by :mod:`whos_online.realtime.routing` and
 pushes the who's-online block (site-wide or of a room the site declared: see
 :mod:`whos_online.access`) to the page as it changes. Redis errors
-never reach a socket: every call goes through :mod:`whos_online.failsafe`.
+never reach a socket: every call goes through :mod:`whos_online.store.failsafe`.
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib.auth.models import AnonymousUser
 
-from whos_online import failsafe, reading, sockets
 from whos_online.access import REFUSED, TOO_MANY_CONNECTIONS, RoomAccess, room_access
-from whos_online.announcements import shown_in_query
 from whos_online.realtime.hub import View, get_hub
 from whos_online.realtime.language import socket_language
-from whos_online.room_names import room_name
+from whos_online.rendering.announcements import shown_in_query
+from whos_online.rooms.names import room_name
+from whos_online.store import failsafe, reading, sockets
 
 logger = logging.getLogger(__name__)
 

@@ -19,10 +19,10 @@ are the writers' clocks, so this trusts servers' clocks to agree, as NTP keeps
 them, closer than a notice's way to a read); a listener that
 (re)subscribes marks every view due. Every ``WHOS_ONLINE_HEARTBEAT`` seconds
 the ticker beats for all of the process's connections. All Redis work goes
-through :mod:`whos_online.failsafe`, and no socket is closed for Redis.
+through :mod:`whos_online.store.failsafe`, and no socket is closed for Redis.
 
 Through faults: a heartbeat or check whose reply says Redis lost its data
-(:mod:`whos_online.recovery`) has the ticker record every connection's member
+(:mod:`whos_online.store.recovery`) has the ticker record every connection's member
 again; a close Redis did not take is kept (MAX_PENDING_LEAVES) and written at
 the next ticks once it answers; and a view Redis could not be read for longer
 than a rendered block shows its last read (``blockcache.STALE_IF_ERROR``) is
@@ -47,12 +47,13 @@ from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import translation
 
-from whos_online import failsafe, presence, recovery, sockets
-from whos_online.announcements import Cards, announce, diff, since_shown
-from whos_online.blockcache import STALE_IF_ERROR
+from whos_online import presence
 from whos_online.conf import conf
-from whos_online.connection import get_client
-from whos_online.templatetags.whos_online import members_html
+from whos_online.rendering.announcements import Cards, announce, diff, since_shown
+from whos_online.rendering.block import members_html
+from whos_online.rendering.blockcache import STALE_IF_ERROR
+from whos_online.store import failsafe, recovery, sockets
+from whos_online.store.connection import get_client
 
 logger = logging.getLogger(__name__)
 

@@ -5,7 +5,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from redis.exceptions import RedisClusterException, RedisError
 
-from whos_online import presence, stats
+from whos_online import presence
+from whos_online.store import stats
 
 
 class Command(BaseCommand):

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Any, NamedTuple
 
-from whos_online import counting, recovery, scripts
 from whos_online.conf import Keys, conf
-from whos_online.connection import get_client, text
+from whos_online.store import counting, recovery, scripts
+from whos_online.store.connection import get_client, text
 
 
 @dataclass(frozen=True)

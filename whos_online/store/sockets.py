@@ -1,9 +1,9 @@
 """WebSocket presence: a member's open connections, their heartbeats and closes,
 and a hub's check for dead processes (see :mod:`whos_online.realtime.consumers`).
 
-A connection is recorded as a visit (see ``whos_online.recording``), then
+A connection is recorded as a visit (see ``whos_online.store.recording``), then
 kept alive by its process's batched heartbeats, whose beats also keep the member
-inside the window (see :mod:`whos_online.status`); see :mod:`whos_online.presence`
+inside the window (see :mod:`whos_online.store.status`); see :mod:`whos_online.presence`
 for the keys.
 """
 
@@ -15,12 +15,12 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from whos_online import socket_scripts
 from whos_online.conf import conf
-from whos_online.connection import get_client, text
-from whos_online.members import card_of
-from whos_online.recording import record_member, room_arg
-from whos_online.stats import learn_generation
+from whos_online.store import socket_scripts
+from whos_online.store.connection import get_client, text
+from whos_online.store.members import card_of
+from whos_online.store.recording import record_member, room_arg
+from whos_online.store.stats import learn_generation
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ HEARTBEAT_BATCH = 200
 def heartbeat(connections: Iterable[Connection]) -> bool:
     """Mark every connection alive now: one round trip per HEARTBEAT_BATCH connections.
 
-    Returns whether Redis had lost its data (see ``whos_online.recovery``): then
+    Returns whether Redis had lost its data (see ``whos_online.store.recovery``): then
     the beats stop, since beats keep only members Redis holds; record them again.
     """
     batch = list(connections)

@@ -29,7 +29,7 @@
 --
 -- A member is inside the window while their score or a socket sign of them is
 -- (see lib/kept.lua). Whether each listed member is online or idle is decided
--- in Python (whos_online/status.py) from the signs listing returns.
+-- in Python (whos_online/store/status.py) from the signs listing returns.
 --@include lib/count_and_raise_peak.lua
 --@include lib/kept.lua
 local live, left, generation = KEYS[#KEYS - 4], KEYS[#KEYS - 3], KEYS[#KEYS]

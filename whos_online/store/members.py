@@ -21,8 +21,8 @@ from django.db.models import EmailField
 from django.utils.translation import gettext
 
 from whos_online.conf import conf
-from whos_online.connection import text
-from whos_online.status import Status
+from whos_online.store.connection import text
+from whos_online.store.status import Status
 
 # Caps that keep one card small whatever the callable returns (bytes of JSON,
 # characters per field, extra fields): a card is written on every record.
@@ -171,7 +171,7 @@ def read_member(pk: Any, seen: float, raw_card: Any, status: Status, hidden: boo
 
 def member_from(pk: Any, seen: float, card: dict[str, Any], status: Status, hidden: bool) -> Member:
     """Build a Member from its pk, last sign, parsed card (which it takes over) and
-    status (see whos_online.status)."""
+    status (see whos_online.store.status)."""
     # Not Member(...): a frozen dataclass's __init__ sets each field through
     # object.__setattr__. callgrind, 100 members (CPython 3.11): 1.60 M instructions
     # this way, 2.80 M through the constructor (benchmarks/INSTRUCTIONS.md).

@@ -25,8 +25,8 @@ from typing import Any
 from django.http import HttpRequest
 
 from whos_online.conf import conf
-from whos_online.rooms import checked_room, no_room
-from whos_online.visits import Visit, is_visit
+from whos_online.rooms.pages import checked_room, no_room
+from whos_online.visitors.visits import DueRecord, is_visit
 
 # Where a request keeps the visit of the room its URL name maps to.
 ATTRIBUTE = "_whos_online_url_room"
@@ -59,7 +59,7 @@ def formatted(spec: object, kwargs: dict[str, Any]) -> object:
     return spec.format(**kwargs)
 
 
-def enter(request: HttpRequest) -> Visit | None:
+def enter(request: HttpRequest) -> DueRecord | None:
     """Before the view: make the visit of its URL's room due (no Redis yet), and return it."""
     match = request.resolver_match
     spec = conf.rooms.get(match.view_name) if match is not None else None
@@ -77,10 +77,10 @@ def enter(request: HttpRequest) -> Visit | None:
     name = checked_room(room, where)
     if name is None:
         return None
-    visit = request.__dict__[ATTRIBUTE] = Visit(request, name)
+    visit = request.__dict__[ATTRIBUTE] = DueRecord(request, name)
     return visit
 
 
-def due(request: HttpRequest) -> Visit | None:
+def due(request: HttpRequest) -> DueRecord | None:
     """The visit ``enter`` made due, for the middleware to finish after the view."""
     return request.__dict__.get(ATTRIBUTE)

@@ -20,8 +20,8 @@ from asgiref.sync import iscoroutinefunction
 from django.conf import settings
 from django.http import HttpRequest
 
-from whos_online.room_names import room_name
-from whos_online.visits import Visit, finish_async, is_visit, load_user_async
+from whos_online.rooms.names import room_name
+from whos_online.visitors.visits import DueRecord, finish_async, is_visit, load_user_async
 
 ViewFunction = TypeVar("ViewFunction", bound=Callable[..., Any])
 
@@ -61,14 +61,14 @@ def in_room(room: object | Callable[..., object]) -> Callable[[ViewFunction], Vi
     by the view records first, and a view that does not show the room (raises,
     or answers other than 2xx: an error, a redirect to the login page) records
     nothing. ``WHOS_ONLINE_ROOMS`` does the same for views the site does not own
-    (``whos_online.url_rooms``).
+    (``whos_online.rooms.url_names``).
     """
 
-    def visit(request: HttpRequest, args: Any, kwargs: Any, where: str) -> Visit | None:
+    def visit(request: HttpRequest, args: Any, kwargs: Any, where: str) -> DueRecord | None:
         if not is_visit(request):
             return None
         name = checked_room(room(request, *args, **kwargs) if callable(room) else room, where)
-        return None if name is None else Visit(request, name)
+        return None if name is None else DueRecord(request, name)
 
     def decorate(view: ViewFunction) -> ViewFunction:
         where = f"@in_room on {view.__module__}.{view.__qualname__}"

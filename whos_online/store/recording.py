@@ -15,13 +15,13 @@ import math
 import time
 from typing import Any, NamedTuple
 
-from whos_online import counting, scripts
 from whos_online.conf import Keys, conf
-from whos_online.connection import get_client, text
-from whos_online.guests import Address, guest_id
-from whos_online.members import Member, card_of, read_member
-from whos_online.room_names import room_kind, room_name
-from whos_online.stats import learn_generation
+from whos_online.rooms.names import room_kind, room_name
+from whos_online.store import counting, scripts
+from whos_online.store.connection import get_client, text
+from whos_online.store.members import Member, card_of, read_member
+from whos_online.store.stats import learn_generation
+from whos_online.visitors.guests import Address, guest_id
 
 
 class Visit(NamedTuple):
@@ -193,41 +193,43 @@ def _record(
     known before, so leaving it is part of the record.
     """
     client = get_client()
-    name = room_arg(room)
+    name = None if room is None else room_arg(room)
+    member_rooms = conf.member_rooms_key(member) if room is not None and card else None
+    capped = bool(keep) and listed
     recorded = scripts.record(
         client,
         keys=scripts.RecordKeys(
-            into=key,
-            drop_from=drop_from,
-            rooms=conf.rooms_key,
-            cards=keys.cards,
-            guests=keys.guests,
-            peak=keys.peak,
+            into=key if listed else None,
             changed=conf.changes_key(room),
-            member_rooms=conf.member_rooms_key(member) if room is not None and card else None,
             generation=conf.generation_key,
-            counters=counters or (),
+            drop_from=drop_from,
+            cards=keys.cards if card else None,
+            guests=keys.guests if guest else None,
+            peak=keys.peak if capped and room is None else None,
+            rooms=None if room is None else conf.rooms_key,
+            member_rooms=member_rooms,
             left_guests=None if left is None else conf.keys(left).guests,
             left_changed=None if left is None else conf.changes_key(left),
             kept=None if key == keys.guests else conf.kept_key(key),
             kept_from=None if drop_from is None else conf.kept_key(drop_from),
         ),
-        now=now,
-        member=member,
-        ttl=math.ceil(ttl),
-        guest_cap=keep or 0,
-        room=name,
-        kind=room_kind(name),
-        card=card,
-        guest=guest,
-        approximate=not listed,
-        counted_since=counting.counted_since(now) if counters else 0,
-        window=conf.window(room),
-        trim=TRIM_PER_WRITE,
-        max_rooms=conf.max_rooms,
-        channel=conf.notices_channel,
-        keep_card=keep_card,
-        left_room=room_arg(left),
+        args=scripts.RecordArgs(
+            now=now,
+            member=member,
+            ttl=math.ceil(ttl),
+            window=conf.window(room),
+            channel=conf.notices_channel,
+            counted_since=counting.counted_since(now) if counters else None,
+            cap=keep if capped else None,
+            trim=TRIM_PER_WRITE if capped or room is not None else None,
+            room=name,
+            max_rooms=None if room is None else conf.max_rooms,
+            card=card or None,
+            keep_card="1" if keep_card else None,
+            guest=guest or None,
+            left_room=None if left is None else room_arg(left),
+        ),
+        counters=counters or (),
     )
     learn_generation(client, recorded.generation, now)
     if recorded.left is not None:

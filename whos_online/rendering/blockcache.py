@@ -20,10 +20,12 @@ from collections import OrderedDict
 from dataclasses import replace
 from typing import Any, Hashable, NamedTuple
 
-from whos_online import failsafe, presence, reading, visits
+from whos_online import presence
 from whos_online.conf import conf, on_settings_change
 from whos_online.middleware import issued_at
-from whos_online.reading import Summary
+from whos_online.store import failsafe, reading
+from whos_online.store.reading import Summary
+from whos_online.visitors import visits
 
 MAX_ENTRIES = 256  # distinct blocks kept (rooms make many); the least recently read go first
 STALE_IF_ERROR = 10.0  # seconds

@@ -1,12 +1,12 @@
 """The typed wrappers of the WebSocket presence scripts (lua/heartbeat.lua,
-lua/disconnect.lua, lua/check.lua), apart from the store's in :mod:`whos_online.scripts`,
+lua/disconnect.lua, lua/check.lua), apart from the store's in :mod:`whos_online.store.scripts`,
 which holds every script."""
 
 from __future__ import annotations
 
 from typing import Any, NamedTuple, Sequence
 
-from whos_online.scripts import CHECK, DISCONNECT, HEARTBEAT
+from whos_online.store.scripts import CHECK, DISCONNECT, HEARTBEAT
 
 
 class Beat(NamedTuple):

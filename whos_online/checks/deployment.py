@@ -1,6 +1,6 @@
 """System checks of the site around whos_online: its middleware, its caches and its URLconf.
 
-The checks of whos_online's own settings are in whos_online.settings_checks.
+The checks of whos_online's own settings are in whos_online.checks.settings.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.urls import NoReverseMatch, URLResolver, get_resolver, reverse
 
 from whos_online.conf import conf
-from whos_online.connection import DJANGO_BACKEND, DJANGO_REDIS_BACKEND
+from whos_online.rooms.url_names import format_fields
 from whos_online.settings_table import DOTTED_PATH, imported
-from whos_online.url_rooms import format_fields
+from whos_online.store.connection import DJANGO_BACKEND, DJANGO_REDIS_BACKEND
 
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
 AUTH_MIDDLEWARE = "django.contrib.auth.middleware.AuthenticationMiddleware"

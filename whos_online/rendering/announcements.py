@@ -18,7 +18,7 @@ from urllib.parse import unquote
 
 from django.utils.translation import gettext_lazy, ngettext_lazy
 
-from whos_online.reading import Summary
+from whos_online.store.reading import Summary
 
 # The header a poll sends: the members its block showed, as URL-encoded JSON
 # ``[[pk, name, status], ...]``. A longer one is ignored (the change goes unsaid).

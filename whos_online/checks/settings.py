@@ -1,7 +1,7 @@
 """System checks of whos_online's settings: each value as settings_table declares it, and
 the settings against each other.
 
-The checks of the site around whos_online are in whos_online.deployment_checks.
+The checks of the site around whos_online are in whos_online.checks.deployment.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from django.contrib.auth import get_user_model
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.utils.module_loading import import_string
 
-from whos_online.client_ip import HEADERS
 from whos_online.conf import conf
-from whos_online.members import logs_in_by_email
 from whos_online.settings_table import SETTINGS, Setting, seconds
+from whos_online.store.members import logs_in_by_email
+from whos_online.visitors.client_ip import HEADERS
 
 HASH_TAG = re.compile(r"\{[^}]+\}")
 SANE_SOCKET_TIMEOUT = (0.01, 2)

@@ -68,10 +68,10 @@ def see_peak(count: int, at: float) -> None:
         _peak = (count, at)
 
 
-def forget() -> None:
+def reset() -> None:
     """Know nothing (tests; a process that switched to another Redis)."""
     global began, losses, _known, _known_asked_at, _peak
     began, losses, _known, _known_asked_at, _peak = 0.0, 0, None, -math.inf, None
 
 
-on_settings_change(forget)  # another key prefix or Redis: another generation
+on_settings_change(reset)  # another key prefix or Redis: another generation

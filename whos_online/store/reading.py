@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterable, TypeVar
 
-from whos_online import counting, recovery, scripts
 from whos_online.conf import conf
-from whos_online.connection import get_client, text
-from whos_online.members import Member, member_from, parse_cards
-from whos_online.recording import member_id
-from whos_online.stats import (
+from whos_online.store import counting, recovery, scripts
+from whos_online.store.connection import get_client, text
+from whos_online.store.members import Member, member_from, parse_cards
+from whos_online.store.recording import member_id
+from whos_online.store.stats import (
     PEAK_TTL,
     Peak,
     count,
@@ -27,7 +27,7 @@ from whos_online.stats import (
     learn_generation,
     peak_from,
 )
-from whos_online.status import Status, beating, last_sign, status_of
+from whos_online.store.status import Status, beating, last_sign, status_of
 
 Key = TypeVar("Key", bound=Hashable)
 
@@ -49,7 +49,7 @@ class Summary:
     # When this picture changes by time alone (Unix time: a member turning idle,
     # someone leaving the window), None if nothing will until someone acts.
     changes_at: float | None = None
-    # When Redis's data began (its generation, see whos_online.recovery): nothing
+    # When Redis's data began (its generation, see whos_online.store.recovery): nothing
     # older survived a restart without persistence or a cache clear.
     since: datetime | None = None
     # Renderings of this very summary (e.g. the block's member list per language),
@@ -239,7 +239,7 @@ def last_seen_many(
 
 
 def status(user: Any, *, include_hidden: bool = False, viewer: Any = None) -> Status:
-    """Online, idle or offline: the rule of :mod:`whos_online.status`."""
+    """Online, idle or offline: the rule of :mod:`whos_online.store.status`."""
     return statuses([user], include_hidden=include_hidden, viewer=viewer)[user]
 
 

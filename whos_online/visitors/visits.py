@@ -19,14 +19,15 @@ from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import SynchronousOnlyOperation
 from django.http import HttpRequest, HttpResponseBase
 
-from whos_online import access, failsafe, recording
-from whos_online.client_ip import client_address, note_unknown_proxy
+from whos_online import access
 from whos_online.conf import conf
-from whos_online.guests import guest_rooms, keep_guest_rooms
-from whos_online.room_names import room_kind
+from whos_online.rooms.names import room_kind
+from whos_online.store import failsafe, recording
+from whos_online.visitors.client_ip import client_address, note_unknown_proxy
+from whos_online.visitors.guests import guest_rooms, keep_guest_rooms
 
 VISIT_METHODS = frozenset({"GET", "HEAD", "POST"})
-# Where a request keeps its due records: {room or None (the site): Visit}.
+# Where a request keeps its due records: {room or None (the site): DueRecord}.
 ATTRIBUTE = "_whos_online_visits"
 
 
@@ -38,7 +39,7 @@ def is_visit(request: HttpRequest) -> bool:
     return paths is None or not paths.match(request.path_info)
 
 
-class Visit:
+class DueRecord:
     """A record due for one request, on the site or in a room, made at most once."""
 
     def __init__(self, request: HttpRequest, room: str | None = None) -> None:
@@ -83,7 +84,7 @@ def _load_user(request: HttpRequest, room: str | None) -> None:
         access_of(request, room)
 
 
-async def finish_async(visit: Visit, response: HttpResponseBase) -> bool:
+async def finish_async(visit: DueRecord, response: HttpResponseBase) -> bool:
     """``visit.finish()`` from async code: the record in a thread, if one is still due."""
     if visit.recorded is None and not visit.cancelled and _succeeded(response, visit.room):
         return await sync_to_async(visit.finish)(response)
@@ -130,10 +131,25 @@ def access_of(request: Any, room: str | None = None) -> access.RoomAccess | None
     return kept[room]
 
 
-# Where the middleware keeps the request.user it was handed, unread.
+# Where the middleware keeps the request.user it was handed, unread (the
+# middleware sets it first thing, on every request).
 HANDED = "_whos_online_handed_user"
-# Set on a member's page that opens a live socket (see mark_socket_page).
-SOCKET_PAGE = "_whos_online_socket_page"
+# What the middleware does to a page's response, set while the page renders: a
+# set of SOCKET_PAGE and STAFF_PAGE. One attribute, so a request that set none
+# (most) costs the middleware one look.
+PAGE_MARKS = "_whos_online_page_marks"
+# A member's page that opens a live socket (see mark_socket_page).
+SOCKET_PAGE = "socket"
+# A page whose block shows the staff view (see mark_staff_page).
+STAFF_PAGE = "staff"
+
+
+def _mark_page(request: Any, mark: str) -> None:
+    marks = getattr(request, PAGE_MARKS, None)
+    if marks is None:
+        marks = set()
+        setattr(request, PAGE_MARKS, marks)
+    marks.add(mark)
 
 
 def mark_socket_page(request: Any) -> None:
@@ -145,11 +161,7 @@ def mark_socket_page(request: Any) -> None:
     """
     user = viewer(request)
     if user is not None and user.is_authenticated:
-        setattr(request, SOCKET_PAGE, True)
-
-
-# Set on a page whose block shows the staff view (see mark_staff_page).
-STAFF_PAGE = "_whos_online_staff_page"
+        _mark_page(request, SOCKET_PAGE)
 
 
 def mark_staff_page(request: Any) -> None:
@@ -159,12 +171,7 @@ def mark_staff_page(request: Any) -> None:
     middleware) then never serves it to another visitor.
     """
     if request is not None:
-        request.__dict__[STAFF_PAGE] = True
-
-
-def note_handed_user(request: HttpRequest) -> None:
-    """Keep the user the middleware was handed (by identity: a lazy user stays unread)."""
-    setattr(request, HANDED, getattr(request, "user", None))
+        _mark_page(request, STAFF_PAGE)
 
 
 def record_before_reading(request: Any, room: str | None = None) -> None:
@@ -208,7 +215,7 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
     # logged someone in (a login POST), whom the login signal just recorded.
     user = viewer(request)
     if user is not None and user.is_authenticated:
-        return record_member(user, request, room)
+        return record_logged_in(user, request, room)
     if not conf.track_guests:
         return False
     is_bot = conf.is_bot
@@ -230,7 +237,7 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
     return _remember(request, room, visit)
 
 
-def record_member(user: Any, request: HttpRequest | None, room: str | None = None) -> bool:
+def record_logged_in(user: Any, request: HttpRequest | None, room: str | None = None) -> bool:
     """Record a logged-in user with a fresh card, no longer as a guest; False if Redis failed."""
     where = request.path if request is not None and conf.track_pages else None
     ip = client_address(request) if request is not None and conf.track_guests else None

@@ -1,0 +1,306 @@
+"""The site and room blocks as HTML: what the template tags, the Jinja2 globals, the JSON
+endpoint and the hub's pushes all render, so a block looks the same on every surface.
+
+A block is a context (``site_block``, ``room_block``) filled into whos_online's
+templates (``render_block``), rendered once per cached summary and language where
+the templates are whos_online's own.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from html import escape
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+from weakref import WeakKeyDictionary
+
+from django import template
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured, SynchronousOnlyOperation
+from django.template import Engine
+from django.template.context import make_context
+from django.urls import NoReverseMatch, reverse
+from django.utils.safestring import SafeString
+from django.utils.text import slugify
+from django.utils.timezone import get_current_timezone
+from django.utils.translation import get_language, gettext
+
+from whos_online import presence
+from whos_online.access import RoomAccess, failed
+from whos_online.conf import conf
+from whos_online.rendering import announcements, blockcache
+from whos_online.rooms.pages import checked_room
+from whos_online.store import failsafe, recording
+from whos_online.store.members import Member
+from whos_online.visitors.visits import access_of, mark_socket_page, record_before_reading
+
+logger = logging.getLogger(__name__)
+
+# Seconds; a faster poll would cost every open tab a request for little news.
+MIN_REFRESH = 5
+
+
+SITE_TEMPLATE = "whos_online/whos_online.html"
+ROOM_TEMPLATE = "whos_online/room.html"
+# Every template the blocks render, for telling whos_online's own from a site's override.
+TEMPLATES = (SITE_TEMPLATE, ROOM_TEMPLATE, "whos_online/counts.html", "whos_online/members.html")
+OWN_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+
+
+# Said with a bad room: a missing variable, or add, which gives "" for text plus a number.
+ROOM_HINT = (
+    ' Pass the parts of the name, e.g. {% whos_here "topic" topic.pk %} (in Jinja2,'
+    ' whos_here("topic", topic.pk)): "topic:"|add:topic.pk is "", add does not join text'
+    " and a number."
+)
+
+
+def room_html(
+    request: Any, parts: tuple[Any, ...], live: bool, context: template.Context | None = None
+) -> SafeString:
+    """The room block; for parts that name no room an error under DEBUG, else nothing."""
+    name = checked_room(parts, "whos_here", ROOM_HINT)
+    block = None if name is None else room_block(request, name, live)
+    return SafeString("") if block is None else render_block(ROOM_TEMPLATE, block, context)
+
+
+def site_html(
+    request: Any, live: int, context: template.Context | None = None, cached: bool = False
+) -> SafeString:
+    """The site block; nothing for a viewer ``WHOS_ONLINE_ACCESS`` shows nothing."""
+    block = site_block(request, live, cached)
+    return SafeString("") if block is None else render_block(SITE_TEMPLATE, block, context)
+
+
+def shown_access(request: Any, room: str | None) -> RoomAccess | None:
+    """What ``WHOS_ONLINE_ACCESS`` shows this request's viewer of ``room`` (None: the site).
+
+    A policy that needs the database cannot be asked on the event loop (a block
+    rendered by an async view): that viewer is shown nothing.
+    """
+    try:
+        return access_of(request, room)
+    except SynchronousOnlyOperation as error:
+        failed(error)
+        return None
+
+
+def site_block(request: Any, live: int = 0, cached: bool = False) -> dict[str, Any] | None:
+    """The context of ``whos_online/whos_online.html``; ``online`` is None if Redis is down.
+
+    None if ``WHOS_ONLINE_ACCESS`` shows this viewer nothing. ``cached``: what an
+    anonymous visitor is shown, for a page a cache may keep for anyone.
+    """
+    record_before_reading(request)  # the viewer counts on this very page
+    granted = shown_access(None if cached else request, None)
+    if granted is None:
+        return None
+    online = blockcache.for_request(request, names=granted.names, shared=cached)
+    block: dict[str, Any] = {
+        "online": online,
+        "members_html": members_html(online, "whos-online"),
+        "window_minutes": conf.window_minutes,
+        "request": request,
+        "counts_only": not granted.names,
+    }
+    if live or cached:
+        try:
+            block["live_url"] = reverse("whos_online:live")
+        except NoReverseMatch:
+            _no_live_urls()
+            return block  # as a block without live=: it shows, it does not refresh
+        block["fill"] = cached
+    if live:
+        block["live"] = max(int(live), MIN_REFRESH)
+        block["ws_url"] = conf.websocket_url
+        # A cached page's block is nobody's: its first poll only learns what is shown.
+        block["shown"] = "" if cached else shown_members(online)
+        if conf.websocket_url:
+            mark_socket_page(request)
+    return block
+
+
+NO_LIVE_URLS = (
+    "{% whos_online live=… %} and cached=True read an endpoint: add "
+    'path("whos-online/", include("whos_online.urls")) to your URLconf.'
+)
+_told_of_live_urls = False
+
+
+def _no_live_urls() -> None:
+    """A live block without its endpoint: an error under DEBUG; else one ERROR per process,
+    and the block is shown without its live part (a page is never a 500 for it)."""
+    global _told_of_live_urls
+    if settings.DEBUG:
+        raise ImproperlyConfigured(NO_LIVE_URLS)
+    if not _told_of_live_urls:
+        _told_of_live_urls = True
+        logger.error("%s Until then live blocks show without refreshing.", NO_LIVE_URLS)
+
+
+def room_block(request: Any, name: str, live: bool = False) -> dict[str, Any] | None:
+    """The context of ``whos_online/room.html``; ``online`` is None if Redis is down.
+
+    None if ``WHOS_ONLINE_ACCESS`` shows this viewer nothing of the room.
+    """
+    record_before_reading(request, name)
+    granted = shown_access(request, name)
+    if granted is None:
+        return None
+    online = blockcache.for_request(request, name, granted.names)
+    ws_url = conf.websocket_url
+    live = live and bool(ws_url)
+    if live:
+        mark_socket_page(request)
+    return {
+        "online": online,
+        "members_html": members_html(online, "whos-here"),
+        "room": name,
+        "window_minutes": conf.room_window_minutes,
+        "request": request,
+        "ws_url": f"{ws_url}{quote(name, safe='')}/" if live else None,
+        "shown": shown_members(online) if live else "",
+        "counts_only": not granted.names,
+    }
+
+
+def shown_members(online: presence.Summary | None) -> str:
+    """The members a live block shows, as ``X-Whos-Online-Shown`` carries them, for its
+    ``data-whos-online-shown``: ``live.js`` then says a change that comes before the
+    block's first update. Built once per cached summary."""
+    if online is None:
+        return ""
+    done = online.rendered.get("shown")
+    if done is None:
+        done = online.rendered["shown"] = announcements.shown(online)
+    return str(done)
+
+
+def render_block(
+    name: str, block: dict[str, Any], context: template.Context | None = None
+) -> SafeString:
+    """A block's template filled with ``block``, rendered once per cached summary where it can be.
+
+    The template language costs ~1.5 ms for a block (benchmarks/RESULTS.md),
+    nearly all of a cached block's time. whos_online's own templates read
+    nothing of the request, so their output for one summary depends only on the
+    keys below, and is kept with the summary for as long as the block cache
+    keeps that (``WHOS_ONLINE_BLOCK_CACHE``). A site's override may read
+    ``request`` or anything else, so it is rendered every time. Without a
+    template ``context`` (the JSON endpoint, Jinja2) the block renders with
+    the request's context processors, as ``render_to_string`` does.
+    """
+    bound = context.template if context is not None else None
+    engine = bound.engine if bound is not None else Engine.get_default()
+    online = block["online"]
+    if online is None or not _own_templates(engine):
+        return _render(engine, name, block, context)
+    flags = (context.autoescape, context.use_l10n, context.use_tz) if context else None
+    key: tuple[Any, ...] = (name, engine, get_language(), get_current_timezone(), flags)
+    varies = ("window_minutes", "live", "live_url", "ws_url", "fill")
+    key += tuple(block.get(vary) for vary in varies)
+    done = online.rendered.get(key)
+    if done is None:
+        done = online.rendered[key] = _render(engine, name, block, context)
+    return SafeString(done)
+
+
+def _render(
+    engine: Engine, name: str, block: dict[str, Any], context: template.Context | None
+) -> SafeString:
+    found = engine.get_template(name)
+    if context is None:  # as render_to_string(name, block, request) does
+        return SafeString(found.render(make_context(block, block["request"])))
+    return SafeString(found.render(context.new(block)))
+
+
+_own: WeakKeyDictionary[Engine, bool] = WeakKeyDictionary()
+
+
+def _own_templates(engine: Engine) -> bool:
+    """Whether ``engine`` finds whos_online's own block templates, not a site's overrides.
+
+    Looked up once per engine, but each time under DEBUG, where an override
+    may be added while the development server runs.
+    """
+    known = _own.get(engine)
+    if known is None:
+        origins = [Path(engine.get_template(name).origin.name) for name in TEMPLATES]
+        known = all(origin.is_relative_to(OWN_TEMPLATES) for origin in origins)
+        if not engine.debug:
+            _own[engine] = known
+    return known
+
+
+def members_html(online: presence.Summary | None, css: str) -> SafeString:
+    """The listed members as ``<li>`` items, for ``whos_online/members.html``.
+
+    Built here rather than by a template loop, which cost ~100 µs per member
+    (benchmarks/RESULTS.md); an overriding template may still loop over
+    ``online.members``. Every value is escaped (``html.escape``: Django's
+    ``escape`` is the same on text, with a lazy-string wrapper costing more).
+    A summary from the block cache is rendered once per language.
+    """
+    if online is None:
+        return SafeString("")
+    key = ("members_html", css, get_language())
+    done = online.rendered.get(key)
+    if done is None:
+        done = online.rendered[key] = _members_html(online.members, css)
+    return SafeString(done)
+
+
+def _members_html(members: list[Member], css: str) -> str:
+    hidden_mark = escape(gettext("(hidden)"))
+    # In words, not by a colour alone (the stylesheet adds a dot).
+    idle_word = escape(gettext("(idle)"))
+    idle_mark = f'<span class="{css}-status">{idle_word}</span>'
+    items = []
+    for member in members:
+        classes = f"{css}-member {css}-{member.status}"
+        if member.hidden:
+            classes += f" {css}-hidden"
+        role = member.extra.get("role")
+        if role:
+            classes += f" {css}-role-{_slug(role)}"
+        name = f"<bdi>{escape(member.name)}</bdi>"
+        if member.url:
+            name = f'<a href="{escape(member.url)}">{name}</a>'
+        if member.avatar:
+            name = (
+                f'<img class="{css}-avatar" src="{escape(member.avatar)}" alt="" width="20" '
+                f'height="20" loading="lazy"> {name}'
+            )
+        if member.hidden:
+            name += f" {hidden_mark}"
+        if member.status == "idle":
+            name += f" {idle_mark}"
+        items.append(f'<li class="{escape(classes)}">{name}</li>')
+    # A line between items: a site's CSS that makes them inline still shows them apart.
+    return "\n".join(items)
+
+
+@lru_cache(maxsize=256)
+def _slug(role: Any) -> str:
+    return str(slugify(role))
+
+
+def statuses_of(users: Iterable[Any], viewer: Any) -> Mapping[str, str]:
+    """Statuses of users (or members, or pks) in one round trip; empty if Redis is down.
+
+    Hidden members read as offline unless ``viewer`` is staff.
+    """
+    pks = [recording.member_id(user) for user in users]
+    return failsafe.call(presence.statuses, pks, viewer=viewer) or {}
+
+
+def status_word(user: Any, statuses: Mapping[str, str] | None = None) -> str:
+    """A user's (or member's, or pk's) status word, from ``statuses`` if given, else from
+    Redis, where nobody is looking: a hidden member reads as offline."""
+    pk = recording.member_id(user)
+    if statuses is None:
+        statuses = statuses_of([pk], None)
+    return statuses.get(pk, "offline")
