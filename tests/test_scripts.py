@@ -339,8 +339,8 @@ def test_a_logout_leaves_the_rooms_it_read_and_not_one_joined_after(
             },
         )
         args = dict(pk=pk, now=T, ttl=600, channel=conf.notices_channel)
-        assert scripts.forget(redis_db, keys=keys, **args) is True
-        assert scripts.forget(redis_db, keys=keys, **args) is False  # not listed any more
+        assert scripts.remove_member(redis_db, keys=keys, **args) is True
+        assert scripts.remove_member(redis_db, keys=keys, **args) is False  # not listed any more
     assert presence.online_users() == [] and presence.online_users(room="topic:1") == []
     assert presence.user_count("lobby") == 1  # listed there still (her card went with her)
     assert redis_db.hgetall(conf.member_rooms_key(pk)) == {b"lobby": b"lobby"}

@@ -154,7 +154,7 @@ def summary(
         day_guests,
         oldest,
         generation,
-    ) = scripts.summary(
+    ) = scripts.read_summary(
         client,
         keys=scripts.SummaryKeys(keys, buckets, hours, conf.socket_keys(room), conf.generation_key),
         window_start=now - window,

@@ -126,7 +126,7 @@ def forget_user(user: Any) -> bool:
     # Two round trips (a logout is rare): a script touches only the keys it is
     # given, and the rooms' keys are known once their names are read.
     rooms = sorted({text(room) for room in client.hvals(member_rooms)})
-    return scripts.forget(
+    return scripts.remove_member(
         client,
         keys=scripts.ForgetKeys(
             keys.users,

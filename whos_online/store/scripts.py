@@ -269,7 +269,9 @@ class ForgetKeys(NamedTuple):
     rooms: dict[str, RoomMemberKeys]
 
 
-def forget(client: Any, *, keys: ForgetKeys, pk: str, now: float, ttl: int, channel: str) -> bool:
+def remove_member(
+    client: Any, *, keys: ForgetKeys, pk: str, now: float, ttl: int, channel: str
+) -> bool:
     """The member ``pk`` out of the site and the rooms of ``keys``; whether they were
     listed on the site."""
     room_keys = [key for keys_of_room in keys.rooms.values() for key in keys_of_room]
@@ -341,7 +343,7 @@ class SummaryReply(NamedTuple):
     generation: Any
 
 
-def summary(
+def read_summary(
     client: Any,
     *,
     keys: SummaryKeys,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from whos_online.conf import conf
-from whos_online.store import socket_scripts
+from whos_online.store import scripts
 from whos_online.store.connection import get_client, text
 from whos_online.store.members import card_of
 from whos_online.store.recording import record_member, room_arg
@@ -88,98 +88,60 @@ def heartbeat(connections: Iterable[Connection]) -> bool:
 
 
 def _beat(connections: list[Connection]) -> bool:
-    beats = []
+    """One HEARTBEAT call (see lua/heartbeat.lua) for ``connections``, each in each of its
+    namespaces: its live, left, index and connections keys, its member set and change mark."""
+    now = time.time()
+    timeout = conf.heartbeat_timeout
+    keys = [conf.keys().cards, conf.rooms_key]
+    args: list[Any] = [now, math.ceil(timeout), math.ceil(conf.retention), now - timeout]
+    args.append(conf.notices_channel)
     for connection in connections:
         for room in connection.namespaces:
             ns, socket = conf.keys(room), conf.socket_keys(room)
             kept, other_kept = socket.kept_users, socket.kept_hidden
             if connection.hidden:
                 kept, other_kept = other_kept, kept
-            beats.append(
-                socket_scripts.Beat(
-                    live=socket.live,
-                    left=socket.left,
-                    kept=kept,
-                    other_kept=other_kept,
-                    connections=conf.connections_key(room, connection.pk),
-                    member_set=ns.hidden if connection.hidden else ns.users,
-                    changed=conf.changes_key(room),
-                    pk=connection.pk,
-                    connection_id=connection.id,
-                    room=room_arg(room),
-                )
-            )
-    now = time.time()
-    timeout = conf.heartbeat_timeout
+            keys += [socket.live, socket.left, kept, other_kept]
+            keys.append(conf.connections_key(room, connection.pk))
+            keys += [ns.hidden if connection.hidden else ns.users, conf.changes_key(room)]
+            args += [connection.pk, connection.id, room_arg(room)]
     client = get_client()
-    generation, lost = socket_scripts.heartbeat(
-        client,
-        cards=conf.keys().cards,
-        rooms_key=conf.rooms_key,
-        beats=beats,
-        generation=conf.generation_key,
-        now=now,
-        connections_ttl=math.ceil(timeout),
-        ttl=math.ceil(conf.retention),
-        beat_cutoff=now - timeout,
-        channel=conf.notices_channel,
-    )
+    generation, lost = scripts.HEARTBEAT(client, [*keys, conf.generation_key], args)
     learn_generation(client, generation, now)
-    return lost
+    return bool(lost)
 
 
 def disconnect(connection: Connection, at: float | None = None) -> float:
     """``connection`` closed (now, or ``at``: a close Redis took late): the member leaves at
-    once unless another connection is alive.
+    once unless another connection is alive (see lua/disconnect.lua).
 
     Returns when the close was written.
     """
-    namespaces = [
-        socket_scripts.Closed(
-            *conf.socket_keys(room),
-            *conf.keys(room)[:2],
-            connections=conf.connections_key(room, connection.pk),
-            changed=conf.changes_key(room),
-            room=room_arg(room),
-        )
-        for room in connection.namespaces
-    ]
     now = time.time() if at is None else at
-    socket_scripts.disconnect(
-        get_client(),
-        rooms_key=conf.rooms_key,
-        namespaces=namespaces,
-        now=now,
-        beat_cutoff=now - conf.heartbeat_timeout,
-        ttl=math.ceil(conf.max_age),
-        pk=connection.pk,
-        connection_id=connection.id,
-        channel=conf.notices_channel,
-    )
+    keys = [conf.rooms_key]
+    for room in connection.namespaces:
+        keys += [*conf.socket_keys(room), *conf.keys(room)[:2]]
+        keys += [conf.connections_key(room, connection.pk), conf.changes_key(room)]
+    args = [now, now - conf.heartbeat_timeout, math.ceil(conf.max_age), connection.pk]
+    args += [connection.id, conf.notices_channel, *map(room_arg, connection.namespaces)]
+    scripts.DISCONNECT(get_client(), keys, args)
     return now
 
 
 def check(rooms: list[str | None]) -> tuple[dict[str | None, Any], bool]:
     """Sweep the namespaces of ``rooms`` (None: the site) for connections of dead
-    processes: one round trip. Returns each one's change mark (what the hub compares,
-    to catch a lost notice), and whether Redis had lost its data (see ``heartbeat``)."""
-    namespaces = [
-        socket_scripts.Checked(*conf.socket_keys(room), conf.changes_key(room), room_arg(room))
-        for room in rooms
-    ]
+    processes (see lua/check.lua): one round trip. Returns each one's change mark (what
+    the hub compares, to catch a lost notice), and whether Redis had lost its data (see
+    ``heartbeat``)."""
     now = time.time()
+    keys = [key for room in rooms for key in (*conf.socket_keys(room), conf.changes_key(room))]
+    args = [now - conf.heartbeat_timeout, now, math.ceil(conf.retention), conf.notices_channel]
     client = get_client()
-    marks, generation, lost = socket_scripts.check(
-        client,
-        namespaces=namespaces,
-        generation=conf.generation_key,
-        beat_cutoff=now - conf.heartbeat_timeout,
-        now=now,
-        ttl=math.ceil(conf.retention),
-        channel=conf.notices_channel,
+    *marks, generation, lost = scripts.CHECK(
+        client, [*keys, conf.generation_key], [*args, *map(room_arg, rooms)]
     )
     learn_generation(client, generation, now)
-    return dict(zip(rooms, marks)), lost
+    return dict(zip(rooms, marks)), bool(lost)
 
 
 def connected(room: str | None = None) -> list[str]:
