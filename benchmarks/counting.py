@@ -142,10 +142,10 @@ def count_at(now: float) -> tuple[int, float]:
     meanwhile), and the median time of its one round trip over BLOCKS blocks, in µs."""
     spent = []
     with time_machine.travel(now, tick=False):  # time.time() only: perf_counter still runs
-        count = presence.summary(0).guest_count
+        count = presence.summary(limit=0).guest_count
         for _ in range(BLOCKS):
             start = time.perf_counter()
-            presence.summary(0)
+            presence.summary(limit=0)
             spent.append((time.perf_counter() - start) * 1e6)
     return count, statistics.median(spent)
 
@@ -198,7 +198,7 @@ def sweep(client: redis.Redis) -> list[tuple[int, int, float, float]]:
                 # assumes never happens: make it anew.
                 client.delete(counting.past_union(conf.guests_key, now)[0])
                 with time_machine.travel(now, tick=False):
-                    errors[n].append(presence.summary(0).guest_count - n)
+                    errors[n].append(presence.summary(limit=0).guest_count - n)
             wipe(client)
     return [
         (

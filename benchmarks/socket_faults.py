@@ -36,6 +36,7 @@ from django.test.utils import override_settings  # noqa: E402
 from live_push import Member  # noqa: E402
 from runner import table  # noqa: E402
 
+from tests.conftest import STAFF  # noqa: E402
 from tests.redis_server import RedisServer  # noqa: E402
 from whos_online import presence  # noqa: E402
 from whos_online.realtime.routing import websocket_urlpatterns  # noqa: E402
@@ -65,7 +66,7 @@ async def seconds_until(condition: Callable[[], bool], limit: float = 120.0) -> 
 
 def agrees(pks: list[str]) -> str:
     """Whether ``connected()`` lists exactly ``pks``, each of them online."""
-    statuses = presence.statuses(pks, include_hidden=True)
+    statuses = presence.statuses(pks, viewer=STAFF)
     right = sorted(presence.connected()) == sorted(pks) and set(statuses.values()) == {"online"}
     return "yes" if right else "**no**"
 

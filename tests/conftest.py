@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -40,6 +41,10 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 # Time-travel tests start near the real clock: fakeredis expires keys by the
 # travelled clock, a real Redis by its own, and both must agree.
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
+
+
+# A staff viewer, for the API's ``viewer=``: staff see hidden members.
+STAFF = SimpleNamespace(is_staff=True)
 
 
 def on_one_day(moment: datetime) -> datetime:

@@ -60,7 +60,7 @@ def test_every_answer_on_every_surface(
 ) -> None:
     alice, carol = people("alice", "carol")
     for room in (None, "thread:1", "topic:2"):
-        presence.record_user(alice, room)
+        presence.record_user(alice, room=room)
     settings.WHOS_ONLINE_ACCESS = answering(answer)
     settings.WHOS_ONLINE_ROOMS = {"board:topic": "topic:{pk}"}
     user = carol if viewer == "member" else AnonymousUser()
@@ -78,8 +78,8 @@ def test_every_answer_on_every_surface(
         assert ("1 member" in html or "2 members" in html) == (shown != NOTHING)
         if shown == NOTHING:
             assert "whos-online" not in html and "whos-here" not in html
-    in_room = presence.user_count("thread:1") + presence.guest_count(room="thread:1")
-    in_board = presence.user_count("topic:2") + presence.guest_count(room="topic:2")
+    in_room = presence.user_count(room="thread:1") + presence.guest_count(room="thread:1")
+    in_board = presence.user_count(room="topic:2") + presence.guest_count(room="topic:2")
     assert (in_room, in_board) == ((2, 2) if joins else (1, 1))
 
     endpoint = client.get("/whos-online/")
@@ -101,7 +101,7 @@ def test_every_answer_on_every_surface(
             assert ("alice" in str(state)) == (shown == NAMES) and state["users"] >= 1
             if member:  # on the site once connected; in the room only if it joins
                 await eventually(lambda: str(carol.pk) in presence.connected())
-                assert (str(carol.pk) in presence.connected("thread:1")) == (
+                assert (str(carol.pk) in presence.connected(room="thread:1")) == (
                     joins and "thread" in path
                 )
             await socket.disconnect()
@@ -134,7 +134,7 @@ def test_a_policy_that_raises_shows_nothing_and_is_logged_once(
     redis_db: redis.Redis, people: Any, settings: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     alice, carol = people("alice", "carol")
-    presence.record_user(alice, "thread:1")
+    presence.record_user(alice, room="thread:1")
 
     def policy(user: Any, room: str | None) -> str:
         raise KeyError(f"no such page for {user.pk}")  # a message per viewer: one cause
@@ -144,7 +144,7 @@ def test_a_policy_that_raises_shows_nothing_and_is_logged_once(
     pages.append(BrowserClient().get("/block/"))
     assert [page.status_code for page in pages] == [200, 200, 200]
     assert all(b"alice" not in page.content and b"whos-" not in page.content for page in pages)
-    assert presence.user_count("thread:1") == 1  # carol was not put in the room
+    assert presence.user_count(room="thread:1") == 1  # carol was not put in the room
     assert BrowserClient().get("/whos-online/").status_code == 403
 
     async def socket() -> None:
@@ -178,11 +178,11 @@ def test_an_async_view_asks_a_policy_that_reads_the_database_off_the_event_loop(
     settings.WHOS_ONLINE_ROOMS = {"board:async_topic": "topic:{pk}"}
     alice, bob = people("alice", "bob")
     room = "lobby" if path == "/lobby/" else "topic:5"
-    presence.record_user(alice, room)
+    presence.record_user(alice, room=room)
     client = BrowserAsyncClient()
     client.force_login(bob)
     html = async_get(client, path).content.decode()
-    assert listed(html) == ["bob", "alice"] and presence.user_count(room) == 2
+    assert listed(html) == ["bob", "alice"] and presence.user_count(room=room) == 2
     assert not [r for r in caplog.records if r.name == "whos_online.access"]
 
 

@@ -30,7 +30,7 @@ from whos_online import presence
 from whos_online.conf import Settings
 from whos_online.rendering import blockcache
 from whos_online.rendering.block import members_html
-from whos_online.store import scripts
+from whos_online.store import reading, scripts
 from whos_online.store.reading import Summary
 
 pytestmark = pytest.mark.django_db
@@ -136,7 +136,7 @@ def test_a_due_entry_is_refreshed_by_one_request_while_the_others_show_the_last_
     presence.record_user(User.objects.create_user("alice"))
     entered, release = threading.Event(), threading.Event()
     calls = []
-    original = presence.summary
+    original = reading.read
 
     def slow_summary(*args: Any, **kwargs: Any) -> Any:
         calls.append(args)
@@ -144,7 +144,7 @@ def test_a_due_entry_is_refreshed_by_one_request_while_the_others_show_the_last_
         assert release.wait(10)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(presence, "summary", slow_summary)
+    monkeypatch.setattr(reading, "read", slow_summary)
     refreshed: list[Any] = []
     refresher = threading.Thread(target=lambda: refreshed.append(blockcache.read()))
     refresher.start()
@@ -173,7 +173,7 @@ def test_a_page_served_while_a_read_hangs_never_shows_a_block_past_the_limit(
         assert release.wait(10)
         raise redis.TimeoutError("Timeout reading from socket")
 
-    monkeypatch.setattr(presence, "summary", hanging)
+    monkeypatch.setattr(reading, "read", hanging)
     traveller.shift(age)
     refresher = threading.Thread(target=blockcache.read)
     refresher.start()
@@ -193,7 +193,7 @@ def test_when_redis_fails_the_last_block_is_shown_for_a_few_seconds(
 ) -> None:
     presence.record_user(User.objects.create_user("alice"))
     assert names(summary()) == ["alice"]
-    monkeypatch.setattr(presence, "summary", gone)
+    monkeypatch.setattr(reading, "read", gone)
     traveller.shift(9.99)
     assert names(summary()) == ["alice"]
     traveller.shift(0.01)  # 10 s after it was read
@@ -209,7 +209,7 @@ def test_a_clock_that_went_back_makes_the_block_due_and_never_stretches_it(
     traveller.shift(-0.5)
     assert names(summary()) == ["alice"] and reads(round_trips) == 1
     traveller.shift(-0.5)
-    monkeypatch.setattr(presence, "summary", gone)
+    monkeypatch.setattr(reading, "read", gone)
     assert summary() is None  # read "later" than now: not shown as if fresh
 
 
@@ -267,7 +267,7 @@ def test_zero_reads_redis_for_every_block(
     for _ in range(5):
         alice.get("/block/")
     assert reads(round_trips) == 5
-    monkeypatch.setattr(presence, "summary", gone)
+    monkeypatch.setattr(reading, "read", gone)
     assert "unavailable right now" in alice.get("/block/").content.decode()  # no stale block
 
 

@@ -24,7 +24,7 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 from django.urls import path
 
-from tests.conftest import NOW, BrowserClient, RoundTrips, names
+from tests.conftest import NOW, STAFF, BrowserClient, RoundTrips, names
 from tests.test_live import rendered_shown
 from whos_online import presence
 from whos_online.conf import conf
@@ -87,12 +87,12 @@ async def ticked_after_a_read(ticks: list[Any], mark: float) -> None:
 
 
 def status_of(pk: Any) -> str:
-    return presence.statuses([str(pk)], include_hidden=True)[str(pk)]
+    return presence.statuses([str(pk)], viewer=STAFF)[str(pk)]
 
 
 def listed(room: str | None = None) -> dict[str, str]:
     """What the block lists (staff view): name -> status."""
-    return {m.name: m.status for m in presence.summary(None, room, include_hidden=True).members}
+    return {m.name: m.status for m in presence.summary(limit=None, room=room, viewer=STAFF).members}
 
 
 def test_a_connected_member_is_online_and_subscribers_get_their_card(
@@ -233,12 +233,14 @@ def test_one_heartbeat_round_trip_per_batch_of_a_process_connections(
     redis_db: redis.Redis, round_trips: RoundTrips, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(sockets, "HEARTBEAT_BATCH", 20)
-    presence.record_guest("203.0.113.9", "thread:1")  # heartbeats write to registered rooms only
+    presence.record_guest(
+        "203.0.113.9", room="thread:1"
+    )  # heartbeats write to registered rooms only
     connections = [sockets.Connection(str(pk), f"c{pk}", "thread:1") for pk in range(50)]
     round_trips.clear()
     sockets.heartbeat(connections)
     assert round_trips.commands == [["EVALSHA"]] * 3  # 20 + 20 + 10
-    assert len(presence.connected()) == 50 and len(presence.connected("thread:1")) == 50
+    assert len(presence.connected()) == 50 and len(presence.connected(room="thread:1")) == 50
 
 
 def test_hidden_members_reach_staff_subscribers_alone(
@@ -367,7 +369,7 @@ def test_the_merge_holds_with_approximate_counting_and_the_day_total(
         assert listed() == {"alice": "online"}
         traveller.shift(status.SOCKET_GRACE)
         sockets.disconnect(connection)
-        online = presence.summary(None, None, include_hidden=True)
+        online = presence.summary(limit=None, room=None, viewer=STAFF)
     assert [(m.name, m.status) for m in online.members] == [("alice", "idle")]
     assert (online.user_count, online.guest_count, online.day_total) == (1, 1, 2)
 
@@ -586,7 +588,7 @@ def test_a_push_renders_the_site_override_of_the_block_with_the_page_context(
         }
     ]
     (alice,) = people("alice")
-    presence.record_user(alice, room)
+    presence.record_user(alice, room=room)
     ticker, page = DrivenHub(), Page()
     ticker.subscribe(hub.View(room, staff=False), page)
     run(ticker.tick)

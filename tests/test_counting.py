@@ -270,7 +270,7 @@ def test_rooms_count_approximate_guests_too(redis_db: redis.Redis, settings: Any
     settings.WHOS_ONLINE_GUESTS = "approximate"
     for i in range(3):
         visit(f"203.0.113.{i}", "/thread/7/")
-    assert presence.guest_count("thread:7") == 3
+    assert presence.guest_count(room="thread:7") == 3
     assert presence.summary(room="thread:7").guest_count == 3
 
 
@@ -300,7 +300,9 @@ def test_a_visitor_seen_again_counts_in_each_new_hour_and_each_new_day(
 
     seen_every_5_minutes(18, range(25, 51, 5))  # 23:55 to 00:20 local
     with at(18, 52):
-        assert [(d.day.isoformat(), d.members, d.guests) for d in presence.daily_visitors(2)] == [
+        assert [
+            (d.day.isoformat(), d.members, d.guests) for d in presence.daily_visitors(days=2)
+        ] == [
             ("2026-03-04", 1, 1),
             ("2026-03-03", 1, 1),
         ]

@@ -503,7 +503,7 @@ def test_the_access_recipes_show_each_viewer_what_they_say(
     members, staff-only presence (a ticket tracker), a page's own restriction (a CMS)."""
     alice, customer = people("alice", "customer")
     (agent,) = people("agent", is_staff=True)
-    presence.record_user(alice, "thread:1")
+    presence.record_user(alice, room="thread:1")
     member, agent_page, guest = BrowserClient(), BrowserClient(), BrowserClient()
     member.force_login(customer)
     agent_page.force_login(agent)
@@ -516,9 +516,9 @@ def test_the_access_recipes_show_each_viewer_what_they_say(
     install_recipe("howto/access.md", monkeypatch, settings, number=1)  # staff only
     ticket = member.get("/thread/2/")
     assert ticket.status_code == 200 and b"whos-here" not in ticket.content
-    assert presence.user_count("thread:2") == 0  # the customer was not put in the room
+    assert presence.user_count(room="thread:2") == 0  # the customer was not put in the room
     assert "<bdi>customer</bdi>" not in agent_page.get("/thread/2/").content.decode()
-    assert presence.user_count("thread:2") == 1  # the agent is
+    assert presence.user_count(room="thread:2") == 1  # the agent is
 
     install_recipe("howto/access.md", monkeypatch, settings, number=2)  # a CMS
     # A person's page (its room "auth.user:<pk>") is shown to them and to staff only.
@@ -529,7 +529,7 @@ def test_the_access_recipes_show_each_viewer_what_they_say(
     assert b"whos-here" not in BrowserClient().get(page).content
     assert "<bdi>customer</bdi>" in member.get(page).content.decode()
     assert "<bdi>agent</bdi>" in agent_page.get(page).content.decode()
-    assert presence.user_count(f"auth.user:{customer.pk}") == 2
+    assert presence.user_count(room=f"auth.user:{customer.pk}") == 2
     assert presence.guest_count(room=f"auth.user:{customer.pk}") == 0
 
     own = run_snippet(snippets("howto/access.md", "python")[-1], "docs/howto/access.md", "site")

@@ -212,7 +212,7 @@ def waiting_call(fake: FakeRedis) -> threading.Thread:
 def open_the_reads(fake: FakeRedis, traveller: Any) -> None:
     """A connection error opens the breaker; then travel to when a probe is due."""
     fake.error = redis.ConnectionError("Connection refused.")
-    assert failsafe.call(fake) is None
+    assert failsafe.call(fake) is failsafe.UNAVAILABLE
     traveller.shift(failsafe.FIRST_BACKOFF)
     fake.error = None
     fake.calls = 0
@@ -229,7 +229,7 @@ def test_half_open_lets_exactly_one_thread_probe_the_others_skip_at_once(
     others, results = in_threads(40, lambda: failsafe.write(fake))
     for thread in others:
         thread.join(10)
-    assert results == [None] * 40 and fake.calls == 1
+    assert results == [failsafe.UNAVAILABLE] * 40 and fake.calls == 1
     fake.release()
     probe.join(10)
     assert probed == ["ok"]
@@ -256,7 +256,7 @@ def test_half_open_lets_exactly_one_coroutine_probe_the_others_skip_at_once(
         return await asyncio.gather(*calls)
 
     results = asyncio.run(asyncio.wait_for(main(), 10))
-    assert results.count("ok") == 1 and results.count(None) == 39
+    assert results.count("ok") == 1 and results.count(failsafe.UNAVAILABLE) == 39
 
 
 def test_while_a_call_is_stuck_past_the_budget_the_others_skip_redis(
@@ -269,7 +269,9 @@ def test_while_a_call_is_stuck_past_the_budget_the_others_skip_redis(
     fake.hang = False
     assert failsafe.call(fake) == "ok"  # within the budget: Redis is not suspect yet
     traveller.shift(0.11)
-    assert failsafe.write(fake) is None and failsafe.call(fake) is None
+    assert (
+        failsafe.write(fake) is failsafe.UNAVAILABLE and failsafe.call(fake) is failsafe.UNAVAILABLE
+    )
     assert fake.calls == 2
     fake.release()
     stuck.join(10)
@@ -288,7 +290,9 @@ def test_slow_calls_in_a_row_open_the_breaker_one_does_not(
     for _ in range(failsafe.SLOW_CALLS_TO_OPEN):
         assert failsafe.call(fake) == "ok"  # slow answers are still used
     calls = fake.calls
-    assert failsafe.call(fake) is None and failsafe.write(fake) is None
+    assert (
+        failsafe.call(fake) is failsafe.UNAVAILABLE and failsafe.write(fake) is failsafe.UNAVAILABLE
+    )
     assert fake.calls == calls
     [record] = outage_records(caplog)
     assert record.getMessage().startswith(
@@ -300,7 +304,7 @@ def test_slow_calls_in_a_row_open_the_breaker_one_does_not(
     traveller.shift(failsafe.FIRST_BACKOFF)
     assert failsafe.call(fake) == "ok"
     traveller.shift(failsafe.FIRST_BACKOFF)
-    assert failsafe.call(fake) is None and fake.calls == calls + 1
+    assert failsafe.call(fake) is failsafe.UNAVAILABLE and fake.calls == calls + 1
     traveller.shift(failsafe.FIRST_BACKOFF)
     fake.takes = 0.0
     assert failsafe.call(fake) == "ok" and failsafe.call(fake) == "ok"
@@ -314,10 +318,10 @@ def test_refused_writes_open_the_writes_only(
     fake: FakeRedis, traveller: Any, error: BaseException, caplog: pytest.LogCaptureFixture
 ) -> None:
     fake.error = error
-    assert failsafe.write(fake) is None
+    assert failsafe.write(fake) is failsafe.UNAVAILABLE
     fake.error = None
     for _ in range(10):
-        assert failsafe.write(fake) is None  # skipped: no call
+        assert failsafe.write(fake) is failsafe.UNAVAILABLE  # skipped: no call
         assert failsafe.call(fake) == "ok"  # reads go on
     assert fake.calls == 11
     traveller.shift(failsafe.FIRST_BACKOFF)
@@ -328,9 +332,11 @@ def test_refused_writes_open_the_writes_only(
 
 def test_a_redis_that_is_gone_fails_reads_and_writes(fake: FakeRedis) -> None:
     fake.error = redis.TimeoutError("Timeout reading from socket")
-    assert failsafe.write(fake) is None
+    assert failsafe.write(fake) is failsafe.UNAVAILABLE
     fake.error = None
-    assert failsafe.call(fake) is None and failsafe.write(fake) is None
+    assert (
+        failsafe.call(fake) is failsafe.UNAVAILABLE and failsafe.write(fake) is failsafe.UNAVAILABLE
+    )
     assert fake.calls == 1
 
 
@@ -340,21 +346,23 @@ def test_the_back_off_doubles_with_jitter_up_to_5_s_by_default(
     """However long the outage, a process retries at least every 5 s: a repaired Redis
     is used again within 5 s, at one probe per process per 3.75-5 s meanwhile."""
     fake.error = redis.ConnectionError("Connection refused.")
-    assert failsafe.call(fake) is None
+    assert failsafe.call(fake) is failsafe.UNAVAILABLE
     for backoff in (1, 2, 4, 5, 5, 5):
         calls = fake.calls
         traveller.shift(backoff * failsafe.JITTER[0] - 0.01)  # before the earliest retry
-        assert failsafe.call(fake) is None and fake.calls == calls
+        assert failsafe.call(fake) is failsafe.UNAVAILABLE and fake.calls == calls
         traveller.shift(backoff * (1 - failsafe.JITTER[0]) + 0.02)  # the latest retry is due
-        assert failsafe.call(fake) is None and fake.calls == calls + 1  # one probe, failed
+        assert (
+            failsafe.call(fake) is failsafe.UNAVAILABLE and fake.calls == calls + 1
+        )  # one probe, failed
     assert [r.levelname for r in outage_records(caplog)] == ["ERROR"]
     fake.error = None
     traveller.shift(5)
     assert failsafe.call(fake) == "ok"
     fake.error = redis.ConnectionError("Connection refused.")
-    assert failsafe.call(fake) is None
+    assert failsafe.call(fake) is failsafe.UNAVAILABLE
     traveller.shift(failsafe.FIRST_BACKOFF)  # a new outage starts short again
-    assert failsafe.call(fake) is None and fake.calls == 10
+    assert failsafe.call(fake) is failsafe.UNAVAILABLE and fake.calls == 10
     assert [r.levelname for r in outage_records(caplog)] == ["ERROR", "WARNING", "ERROR"]
 
 
@@ -425,9 +433,9 @@ def probes_at(fake: FakeRedis, traveller: Any, wait: float) -> None:
     """Redis still fails: skipped until exactly ``wait`` seconds on, then probed once."""
     calls = fake.calls
     traveller.shift(wait - 1 / 64)
-    assert failsafe.call(fake) is None and fake.calls == calls
+    assert failsafe.call(fake) is failsafe.UNAVAILABLE and fake.calls == calls
     traveller.shift(1 / 64)
-    assert failsafe.call(fake) is None and fake.calls == calls + 1
+    assert failsafe.call(fake) is failsafe.UNAVAILABLE and fake.calls == calls + 1
 
 
 @pytest.mark.parametrize(("end", "factor"), [("earliest", 0.75), ("latest", 1.0)])
@@ -443,8 +451,10 @@ def test_each_wait_is_the_back_off_times_a_factor_between_three_quarters_and_one
     monkeypatch.setattr(Settings, "backoff", 5)
     jitter(end)
     fake.error = REFUSED
-    assert failsafe.call(fake) is None
-    assert failsafe.call(fake) is None and fake.calls == 1  # the same instant: skipped
+    assert failsafe.call(fake) is failsafe.UNAVAILABLE
+    assert (
+        failsafe.call(fake) is failsafe.UNAVAILABLE and fake.calls == 1
+    )  # the same instant: skipped
     for backoff in (1, 2, 4, 5, 5):
         probes_at(fake, traveller, backoff * factor)
 
@@ -462,11 +472,15 @@ def test_the_setting_caps_the_first_wait_too_and_zero_retries_every_call(
     monkeypatch.setattr(Settings, "backoff", backoff)
     jitter("latest")
     fake.error = REFUSED
-    assert failsafe.call(fake) is None
+    assert failsafe.call(fake) is failsafe.UNAVAILABLE
     if backoff:
         probes_at(fake, traveller, backoff)
     else:
-        assert failsafe.call(fake) is None and failsafe.call(fake) is None and fake.calls == 3
+        assert (
+            failsafe.call(fake) is failsafe.UNAVAILABLE
+            and failsafe.call(fake) is failsafe.UNAVAILABLE
+            and fake.calls == 3
+        )
     [record] = outage_records(caplog)
     assert record.getMessage().endswith(
         f"retrying after {backoff:g} s, then at growing intervals up to {backoff:g} s."
@@ -478,7 +492,7 @@ def test_the_error_line_and_the_recovery_line_say_what_happened(
 ) -> None:
     jitter("latest")
     fake.error = REFUSED
-    assert failsafe.call(fake) is None
+    assert failsafe.call(fake) is failsafe.UNAVAILABLE
     traveller.shift(1)
     fake.error = None
     assert failsafe.call(fake) == "ok"
@@ -496,7 +510,7 @@ def test_a_clock_that_goes_back_ends_the_back_off(
     fake: FakeRedis, traveller: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     fake.error = REFUSED
-    assert failsafe.call(fake) is None
+    assert failsafe.call(fake) is failsafe.UNAVAILABLE
     traveller.shift(-10)
     fake.error = None
     assert failsafe.call(fake) == "ok" and fake.calls == 2
@@ -507,9 +521,13 @@ def test_a_read_that_redis_refuses_opens_the_reads(
     fake: FakeRedis, caplog: pytest.LogCaptureFixture
 ) -> None:
     fake.error = redis.ResponseError("WRONGTYPE Operation against a key")
-    assert failsafe.call(fake) is None
+    assert failsafe.call(fake) is failsafe.UNAVAILABLE
     fake.error = None
-    assert failsafe.call(fake) is None and failsafe.write(fake) is None and fake.calls == 1
+    assert (
+        failsafe.call(fake) is failsafe.UNAVAILABLE
+        and failsafe.write(fake) is failsafe.UNAVAILABLE
+        and fake.calls == 1
+    )
     [record] = outage_records(caplog)
     assert record.getMessage().startswith(
         "Redis is unavailable (ResponseError: WRONGTYPE Operation against a key); "
@@ -520,7 +538,7 @@ def test_the_refused_writes_line_says_reads_go_on(
     fake: FakeRedis, caplog: pytest.LogCaptureFixture
 ) -> None:
     fake.error = redis.exceptions.ReadOnlyError("READONLY")
-    assert failsafe.write(fake) is None
+    assert failsafe.write(fake) is failsafe.UNAVAILABLE
     [record] = outage_records(caplog)
     assert record.getMessage() == (
         "Redis refuses writes (ReadOnlyError: READONLY); whos_online still shows who is online "
@@ -536,7 +554,7 @@ def test_five_slow_calls_from_the_start_open_the_breaker_and_the_line_says_so(
     fake.takes = 0.15
     for _ in range(5):
         assert failsafe.call(fake) == "ok"
-    assert failsafe.call(fake) is None and fake.calls == 5
+    assert failsafe.call(fake) is failsafe.UNAVAILABLE and fake.calls == 5
     [record] = outage_records(caplog)
     assert record.getMessage() == (
         "Redis is slow (5 calls in a row over 0.1 s, 0.4 × WHOS_ONLINE_SOCKET_TIMEOUT; the last "
@@ -567,7 +585,7 @@ def test_a_call_in_flight_while_the_process_works_is_not_stuck(
     traveller.shift(0.02)
     assert failsafe.call(fake) == "ok"
     traveller.shift(0.011)  # it now waits idle past the budget: stuck
-    assert failsafe.call(fake) is None and fake.calls == 2
+    assert failsafe.call(fake) is failsafe.UNAVAILABLE and fake.calls == 2
     fake.release()
     waiting.join(10)
 
@@ -589,7 +607,7 @@ def test_only_a_call_in_flight_past_the_budget_makes_the_others_skip(
     traveller.shift(0.25)  # the first has waited exactly the budget: not stuck yet
     assert failsafe.call(fake) == "ok"
     traveller.shift(1 / 64)  # now it is, though the second is not
-    assert failsafe.call(fake) is None and fake.calls == 3
+    assert failsafe.call(fake) is failsafe.UNAVAILABLE and fake.calls == 3
     fake.release()
     first.join(10)
     second.join(10)
@@ -600,14 +618,14 @@ def test_a_write_refused_while_the_reads_probe_is_due_hands_the_probe_back(
 ) -> None:
     jitter("latest")
     fake.error = redis.exceptions.ReadOnlyError("READONLY")
-    assert failsafe.write(fake) is None
+    assert failsafe.write(fake) is failsafe.UNAVAILABLE
     traveller.shift(1)
-    assert failsafe.write(fake) is None  # the writes' probe, refused: 2 s more
+    assert failsafe.write(fake) is failsafe.UNAVAILABLE  # the writes' probe, refused: 2 s more
     fake.error = REFUSED
-    assert failsafe.call(fake) is None  # Redis is gone too: the reads wait 1 s
+    assert failsafe.call(fake) is failsafe.UNAVAILABLE  # Redis is gone too: the reads wait 1 s
     traveller.shift(1)
     fake.error = None
-    assert failsafe.write(fake) is None and fake.calls == 3  # writes still wait
+    assert failsafe.write(fake) is failsafe.UNAVAILABLE and fake.calls == 3  # writes still wait
     assert failsafe.call(fake) == "ok"  # so the read probes
 
 
@@ -618,10 +636,10 @@ def test_a_write_that_finds_redis_gone_waits_for_the_reads_only(
     jitter("latest")
     if writes == "probing":
         fake.error = redis.exceptions.ReadOnlyError("READONLY")
-        assert failsafe.write(fake) is None
+        assert failsafe.write(fake) is failsafe.UNAVAILABLE
         traveller.shift(1)
     fake.error = REFUSED
-    assert failsafe.write(fake) is None
+    assert failsafe.write(fake) is failsafe.UNAVAILABLE
     traveller.shift(1)
     fake.error = None
     assert failsafe.call(fake) == "ok"
@@ -645,16 +663,18 @@ def test_a_call_that_raises_something_else_leaves_a_closed_breaker_as_it_was(
     with pytest.raises(ValueError):
         failsafe.call(fake)
     fake.error = REFUSED
-    assert failsafe.call(fake) is None
+    assert failsafe.call(fake) is failsafe.UNAVAILABLE
     calls = fake.calls
-    assert failsafe.call(fake) is None and fake.calls == calls  # the usual first back-off
+    assert (
+        failsafe.call(fake) is failsafe.UNAVAILABLE and fake.calls == calls
+    )  # the usual first back-off
 
 
 def test_a_write_probe_that_raises_something_else_hands_the_permit_on(
     fake: FakeRedis, traveller: Any
 ) -> None:
     fake.error = redis.exceptions.ReadOnlyError("READONLY")
-    assert failsafe.write(fake) is None
+    assert failsafe.write(fake) is failsafe.UNAVAILABLE
     traveller.shift(1)
     fake.error = ValueError("not an IP address")
     with pytest.raises(ValueError):

@@ -110,7 +110,7 @@ def test_a_guest_refused_at_the_cap_is_no_error(
     assert visit_one.status_code == visit_two.status_code == 200
     assert "1 guest" in visit_two.content.decode()
     # Refused means not counted anywhere: not in the day's unique visitors either.
-    assert presence.daily_visitors(1)[0].guests == 1
+    assert presence.daily_visitors(days=1)[0].guests == 1
 
 
 def test_reset_peak_forgets_a_pinned_peak(redis_db: redis.Redis, settings: Any) -> None:

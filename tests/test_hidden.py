@@ -12,7 +12,7 @@ import time_machine
 from django.contrib.auth.models import AnonymousUser, User
 from django.template import engines
 
-from tests.conftest import NOW, BrowserClient, hiding, names, tab
+from tests.conftest import NOW, STAFF, BrowserClient, hiding, names, tab
 from whos_online import presence
 from whos_online.store import recording, sockets
 
@@ -93,11 +93,11 @@ def test_a_hidden_member_reads_offline_in_templates_except_to_staff(
 
 def test_the_python_api_reports_the_truth_when_asked(site: dict[str, BrowserClient]) -> None:
     shy = User.objects.get(username="shy")
-    assert presence.status(shy, include_hidden=True) == "online"
-    assert set(names(presence.online_users(include_hidden=True))) == {"alice", "shy"}
+    assert presence.status(shy, viewer=STAFF) == "online"
+    assert set(names(presence.online_users(viewer=STAFF))) == {"alice", "shy"}
     assert names(presence.online_users()) == ["alice"]
     assert presence.user_count() == 2  # a count names nobody
-    assert presence.last_seen(shy, include_hidden=True) is not None
+    assert presence.last_seen(shy, viewer=STAFF) is not None
 
 
 # How each kind of caller asks (made inside the test: viewers are users), and
@@ -106,7 +106,6 @@ ASKED: dict[str, tuple[Callable[[], dict[str, Any]], bool]] = {
     "default": (lambda: {}, False),
     "anonymous viewer": (lambda: {"viewer": AnonymousUser()}, False),
     "member viewer": (lambda: {"viewer": User.objects.get(username="alice")}, False),
-    "include_hidden": (lambda: {"include_hidden": True}, True),
     "staff viewer": (lambda: {"viewer": User.objects.create(username="boss", is_staff=True)}, True),
 }
 
@@ -160,7 +159,7 @@ def test_logout_and_prune_cover_hidden_members(site: dict[str, BrowserClient]) -
     site["shy"].logout()
     assert presence.user_count() == 1
     shy = User.objects.get(username="shy")
-    assert presence.status(shy, include_hidden=True) == "offline"
+    assert presence.status(shy, viewer=STAFF) == "offline"
 
 
 def test_the_peak_counts_hidden_members(site: dict[str, BrowserClient]) -> None:
@@ -180,15 +179,15 @@ def test_staff_see_everyone_newest_first_within_the_limit(
         for user in (alice, shy, bob):
             presence.record_user(user)
             traveller.shift(10)
-        assert names(presence.online_users(include_hidden=True)) == ["bob", "shy", "alice"]
-        assert names(presence.online_users(limit=2, include_hidden=True)) == ["bob", "shy"]
+        assert names(presence.online_users(viewer=STAFF)) == ["bob", "shy", "alice"]
+        assert names(presence.online_users(limit=2, viewer=STAFF)) == ["bob", "shy"]
 
 
 def test_where_a_member_was_is_for_staff_alone(redis_db: redis.Redis, people: Any) -> None:
     (alice,) = people("alice")
     presence.record_user(alice, where="/private/messages/")
     assert [m.where for m in presence.online_users()] == [None]
-    assert [m.where for m in presence.online_users(include_hidden=True)] == ["/private/messages/"]
+    assert [m.where for m in presence.online_users(viewer=STAFF)] == ["/private/messages/"]
 
 
 def test_a_hidden_members_open_socket_does_not_show_them(
@@ -198,4 +197,4 @@ def test_a_hidden_members_open_socket_does_not_show_them(
     (shy,) = people("shy", email="hidden")
     sockets.connect(tab(shy))
     assert presence.status(shy) == "offline"
-    assert presence.status(shy, include_hidden=True) == "online"
+    assert presence.status(shy, viewer=STAFF) == "online"

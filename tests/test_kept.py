@@ -16,7 +16,7 @@ import pytest
 import redis
 import time_machine
 
-from tests.conftest import NOW, hiding, names, tab
+from tests.conftest import NOW, STAFF, hiding, names, tab
 from whos_online import presence
 from whos_online.conf import conf
 from whos_online.store import scripts, sockets
@@ -120,7 +120,7 @@ def test_a_hidden_member_is_kept_and_moves_with_their_set(
     with time_machine.travel(NOW, tick=False) as traveller:
         sockets.connect(connection)
         beat(traveller, [connection], 25, 700)
-        block, staff = presence.summary(), presence.summary(include_hidden=True)
+        block, staff = presence.summary(), presence.summary(viewer=STAFF)
         assert (block.user_count, block.hidden_count, names(block.members)) == (1, 1, [])
         assert names(staff.members) == ["shy"]
         assert indexed(redis_db) == {"users": [], "hidden": [str(shy.pk)]}
@@ -144,12 +144,12 @@ def test_a_room_keeps_members_by_its_own_window_and_a_move_takes_them_out(
             sockets.connect(opened)
             traveller.shift(1)
         beat(traveller, tabs, 25, 400)  # inside the site's window by their connect, not the room's
-        assert presence.user_count("topic:1") == presence.user_count() == 2
+        assert presence.user_count(room="topic:1") == presence.user_count() == 2
         assert names(presence.online_users(room="topic:1")) == ["bob", "alice"]
         presence.record_user(alice, room="topic:2")  # she moved on: out of topic:1
         assert names(presence.online_users(room="topic:1")) == ["bob"]
         beat(traveller, tabs, 425, 450)  # her topic:1 socket beats, but she is not listed there
-        assert presence.user_count("topic:1") == 1
+        assert presence.user_count(room="topic:1") == 1
         assert indexed(redis_db, "topic:1") == {"users": [str(bob.pk)], "hidden": []}
 
 

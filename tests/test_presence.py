@@ -284,7 +284,7 @@ def test_connect_records_the_member_and_returns_when(
         assert at == NOW.timestamp()
         assert names(presence.online_users()) == ["alice"]
         assert names(presence.online_users(room=room)) == ["alice"]
-        assert presence.connected(room) == [str(alice.pk)]
+        assert presence.connected(room=room) == [str(alice.pk)]
 
 
 def test_a_member_leaves_when_their_last_connection_closes(
@@ -298,10 +298,10 @@ def test_a_member_leaves_when_their_last_connection_closes(
             sockets.connect(opened)
         traveller.shift(5)
         sockets.disconnect(tabs[0])
-        assert presence.connected() == presence.connected("thread:1") == [pk]
+        assert presence.connected() == presence.connected(room="thread:1") == [pk]
         assert presence.status(alice) == "online"
         sockets.disconnect(tabs[1])
-        assert presence.connected() == presence.connected("thread:1") == []
+        assert presence.connected() == presence.connected(room="thread:1") == []
         assert presence.status(alice) == "idle"  # a closed tab is not "online" for the window
 
 
@@ -330,7 +330,7 @@ def test_rooms_keep_no_peak(redis_db: redis.Redis, settings: Any, people: Any) -
 def test_daily_visitors_lists_at_most_30_days(
     redis_db: redis.Redis, days: int, listed: int
 ) -> None:
-    assert len(presence.daily_visitors(days)) == listed
+    assert len(presence.daily_visitors(days=days)) == listed
 
 
 def test_record_user_returns_the_visit_and_the_members_card(
@@ -418,7 +418,21 @@ def test_the_public_api_is_what_all_names_and_its_options_are_keywords() -> None
     import inspect
 
     assert all(hasattr(presence, name) for name in presence.__all__)
+    # The one thing a call is about may be positional; every option is a keyword.
+    about = {"record_user": "user", "record_guest": "ip", "forget_user": "user"}
+    about |= {"forget_guest": "ip", "in_room": "room", "status": "user", "last_seen": "user"}
+    about |= {"statuses": "users", "last_seen_many": "users"}
+    for name in presence.__all__:
+        function = getattr(presence, name)
+        if not inspect.isfunction(function):
+            continue  # Summary, Member
+        positional = [
+            parameter.name
+            for parameter in inspect.signature(function).parameters.values()
+            if parameter.kind is not inspect.Parameter.KEYWORD_ONLY
+        ]
+        assert positional == ([about[name]] if name in about else []), name
+    # One way to ask for the staff view.
     for name in ("summary", "online_users", "status", "statuses", "last_seen", "last_seen_many"):
         options = inspect.signature(getattr(presence, name)).parameters
-        for option in ("include_hidden", "viewer"):
-            assert options[option].kind is inspect.Parameter.KEYWORD_ONLY, (name, option)
+        assert "viewer" in options and "include_hidden" not in options, name

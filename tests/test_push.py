@@ -114,11 +114,11 @@ def test_a_change_made_in_another_process_reaches_the_page_by_its_notice(
         await asyncio.to_thread(ticker.listener.subscribed.wait, DEADLINE)
         page.sent.clear()
         # Nothing here reads the empty room again until told: its data names no expiry.
-        await asyncio.to_thread(presence.record_user, alice, "topic:1")
+        await asyncio.to_thread(presence.record_user, alice, room="topic:1")
         await asyncio.wait_for(page.sent.wait(), DEADLINE)  # well before a check (10 s)
         assert list(page.messages[-1]["joins"]) == [str(alice.pk)]
         page.sent.clear()
-        await asyncio.to_thread(presence.record_user, alice, "topic:2")  # she moves on
+        await asyncio.to_thread(presence.record_user, alice, room="topic:2")  # she moves on
         await asyncio.wait_for(page.sent.wait(), DEADLINE)
         assert list(page.messages[-1]["leaves"]) == [str(alice.pk)]
         assert page.messages[-1]["joins"] == {} and page.messages[-1]["users"] == 0
@@ -137,7 +137,7 @@ def test_a_lost_notice_is_caught_by_the_next_check(
         run(ticker.tick)
         traveller.shift(10)
         run(ticker.tick)  # the first check: the room has no mark yet
-        presence.record_user(alice, "topic:1")
+        presence.record_user(alice, room="topic:1")
         traveller.shift(5)
         run(ticker.tick)
         assert len(page.messages) == 1  # not yet
@@ -162,7 +162,7 @@ def test_a_check_sweeps_a_dead_process_connections_where_no_process_beats(
         run(ticker.tick)
         traveller.shift(61)
         run(ticker.tick)
-        assert presence.connected("topic:1") == presence.connected() == []
+        assert presence.connected(room="topic:1") == presence.connected() == []
     statuses = [m["joins"][str(alice.pk)]["status"] for m in page.messages]
     assert statuses == ["online", "idle"]
 
@@ -251,7 +251,7 @@ def test_a_check_rereads_only_views_no_read_has_shown_the_change_of(
         traveller.shift(10)
         run(ticker.tick)  # the first check takes the room's mark
         traveller.shift(1)
-        presence.record_user(alice, "topic:1")
+        presence.record_user(alice, room="topic:1")
         traveller.shift(1)
         ticker.changed("topic:1")  # its notice came: the room is read
         run(ticker.tick)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.conftest import REAL_CACHE, require
+from tests.conftest import REAL_CACHE, STAFF, require
 from tests.test_browser import (
     NAMES,
     ROOT,
@@ -103,13 +103,13 @@ def beaten_past_the_grace() -> bool:
     return all(
         (client.zscore(live, member.pk) or 0)
         >= (client.zscore(keys.users, member.pk) or 0) + status.SOCKET_GRACE
-        for member in presence.summary(-1).members
+        for member in presence.summary(limit=-1).members
     )
 
 
 def connected_names(room: str | None = None) -> set[str]:
-    cards = {m.pk: m.name for m in presence.summary(-1, room, include_hidden=True).members}
-    return {cards.get(pk, pk) for pk in presence.connected(room)}
+    cards = {m.pk: m.name for m in presence.summary(limit=-1, room=room, viewer=STAFF).members}
+    return {cards.get(pk, pk) for pk in presence.connected(room=room)}
 
 
 def test_a_closed_tab_leaves_the_other_members_list_within_two_seconds(
@@ -191,7 +191,7 @@ def test_a_killed_server_s_connections_drop_out_within_the_heartbeat_timeout(
             # both were beaten for later than they would have timed out at (a real server,
             # so a real clock).
             timed_out_at, live = time.time() + TIMEOUT, conf.socket_keys(ROOM).live
-            pks = presence.connected(ROOM)
+            pks = presence.connected(room=ROOM)
             deadline_wait(
                 lambda: all((get_client().zscore(live, pk) or 0) > timed_out_at for pk in pks),
                 TIMEOUT + HEARTBEAT + 5,
@@ -206,14 +206,14 @@ def test_a_killed_server_s_connections_drop_out_within_the_heartbeat_timeout(
             killed_at = time.monotonic()
 
             def gone() -> bool:
-                site, room = presence.summary(-1), presence.summary(-1, ROOM)
+                site, room = presence.summary(limit=-1), presence.summary(limit=-1, room=ROOM)
                 online = {m.name for m in [*site.members, *room.members] if m.status == "online"}
-                return not presence.connected() and not presence.connected(ROOM) and not online
+                return not presence.connected() and not presence.connected(room=ROOM) and not online
 
             # Their last heartbeat was at most HEARTBEAT before the kill.
             deadline_wait(gone, TIMEOUT + HEARTBEAT + 1)
             elapsed = time.monotonic() - killed_at
-            statuses = presence.statuses([m.pk for m in presence.summary(-1).members])
+            statuses = presence.statuses([m.pk for m in presence.summary(limit=-1).members])
             assert set(statuses.values()) <= {"idle"}
             print(f"the killed server's sockets dropped out {elapsed:.2f} s after SIGKILL")
         finally:
@@ -261,7 +261,7 @@ def test_a_room_the_site_did_not_declare_is_closed_with_4403_and_not_retried(
         with pytest.raises(ConnectionClosed) as closed:
             socket.recv(timeout=10)
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 4403
-    assert connected_names("staff-only") == set() and presence.user_count("staff-only") == 0
+    assert connected_names("staff-only") == set() and presence.user_count(room="staff-only") == 0
 
     context = browser.new_context()
     try:

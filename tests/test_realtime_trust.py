@@ -83,7 +83,7 @@ async def refused(user: Any, path: str) -> int:
 
 
 def nothing_recorded(*rooms: str | None) -> bool:
-    return all(listed(room) == {} and presence.connected(room) == [] for room in rooms)
+    return all(listed(room) == {} and presence.connected(room=room) == [] for room in rooms)
 
 
 @pytest.mark.parametrize("policy", [None, "whos_online.access.public"])
@@ -150,7 +150,7 @@ def test_a_count_only_room_never_sends_a_name(
         assert "Secret" not in str(state) and "announce" not in state
         viewers = [await tab(user, "/ws/whos-online/stream:1/") for user in (alice, bob)]
         sent = [await until(socket, lambda m: m["users"] == 2) for socket in (guest, *viewers)]
-        assert presence.user_count("stream:1") == 2  # counted in: names stay on the server
+        assert presence.user_count(room="stream:1") == 2  # counted in: names stay on the server
         for message in sent:
             assert message["joins"] == {} and message["leaves"] == {} and message["more"] == 0
             assert "2 here now" in message["html"] and "<li" not in message["html"]

@@ -197,7 +197,7 @@ def test_a_room_has_its_own_shorter_window(
         html = logged_in(carol).get("/thread/1/").content.decode()
         assert listed(html) == ["carol", "bob"] and "2 here now: 2 members, 0 guests" in html
         assert "Based on users active in the past 2 minutes." in html
-        assert presence.user_count("thread:1") == 2
+        assert presence.user_count(room="thread:1") == 2
         assert set(names(presence.online_users())) == {"alice", "bob", "carol"}
         call_command("whos_online_prune", stdout=StringIO())
         users = redis_db.zrange(conf.keys("thread:1").users, 0, -1)
@@ -473,7 +473,7 @@ def test_a_reader_is_in_one_topic_at_a_time_and_a_logout_leaves_every_room(
 
     reader.logout()  # at once, from every room: no "Member #pk" left behind
     for room in ("thread:2", "lobby"):
-        assert presence.online_users(room=room) == [] and presence.user_count(room) == 0
+        assert presence.online_users(room=room) == [] and presence.user_count(room=room) == 0
     assert names(presence.online_users()) == ["bob"]
     prefix = settings.WHOS_ONLINE_KEY_PREFIX
     assert not redis_db.exists(f"{prefix}:member:{alice.pk}:rooms")

@@ -17,7 +17,7 @@ import pytest
 import redis
 import time_machine
 
-from tests.conftest import DECLARED_KEYS_ONLY, NOW, hiding, names, on_one_day, tab
+from tests.conftest import DECLARED_KEYS_ONLY, NOW, STAFF, hiding, names, on_one_day, tab
 from whos_online import presence
 from whos_online.conf import Settings, conf
 from whos_online.store import counting, scripts, sockets, stats, status
@@ -50,7 +50,7 @@ def key(settings: Any, name: str) -> str:
 
 def statuses(room: str | None = None) -> dict[str, str]:
     """What the block (staff view) lists: name -> status."""
-    return {m.name: m.status for m in presence.summary(-1, room, include_hidden=True).members}
+    return {m.name: m.status for m in presence.summary(limit=-1, room=room, viewer=STAFF).members}
 
 
 # --- The prune scripts called directly first: prune calls them again until they
@@ -221,7 +221,7 @@ def test_every_script_touches_only_the_keys_it_declares(
         traveller.shift(301)
         presence.prune()  # alice, stale, out of every set
         # the day's counters began again with the cache clear: one guest since
-        assert [(day.members, day.guests) for day in presence.daily_visitors(1)] == [(0, 1)]
+        assert [(day.members, day.guests) for day in presence.daily_visitors(days=1)] == [(0, 1)]
         assert presence.forget_user(alice) is False  # pruned from the site already
     assert [script.name for script in SCRIPTS if not round_trips.ran(script)] == []
     assert redis_db.exists(key(settings, f"member:{alice.pk}:rooms")) == 0
@@ -342,7 +342,7 @@ def test_a_logout_leaves_the_rooms_it_read_and_not_one_joined_after(
         assert scripts.remove_member(redis_db, keys=keys, **args) is True
         assert scripts.remove_member(redis_db, keys=keys, **args) is False  # not listed any more
     assert presence.online_users() == [] and presence.online_users(room="topic:1") == []
-    assert presence.user_count("lobby") == 1  # listed there still (her card went with her)
+    assert presence.user_count(room="lobby") == 1  # listed there still (her card went with her)
     assert redis_db.hgetall(conf.member_rooms_key(pk)) == {b"lobby": b"lobby"}
     assert redis_db.hget(site.cards, pk) is None
 
@@ -397,7 +397,7 @@ def test_a_record_writes_the_member_their_card_counters_and_ttls(
         assert presence.last_seen(alice) == start + timedelta(seconds=5)
         assert names(presence.online_users()) == ["alice", "bob"]
         # The day's unique visitors: two members, two guests (alice was one before logging in).
-        (today,) = presence.daily_visitors(1)
+        (today,) = presence.daily_visitors(days=1)
         assert (today.members, today.guests) == (2, 2)
         assert redis_db.hget(key(settings, "cards"), str(alice.pk)) == b'{"name":"alice"}'
         assert redis_db.exists(key(settings, "hidden"), key(settings, "rooms")) == 0
@@ -652,7 +652,7 @@ def test_the_block_counts_and_lists_the_window_only(
         assert (block.user_count, block.hidden_count, block.guest_count) == (4, 1, 2)
         assert block.peak == Peak(6, at(615))
         assert (block.day_users, block.day_guests) == (None, None)
-        staff = presence.summary(include_hidden=True)
+        staff = presence.summary(viewer=STAFF)
         assert names(staff.members) == ["carol", "shy_one", "bob", "alice"]
         assert names(presence.summary(limit=2).members) == ["carol", "bob"]
         presence.record_user(alice, room="thread:1")
@@ -771,7 +771,7 @@ def test_heartbeats_keep_members_in_the_window_and_move_a_dead_process_members_t
         sockets.heartbeat([tabs[bob]])  # alice's and carol's process died after +10
         for room in (None, "r"):
             live, left, *_ = conf.socket_keys(room)
-            assert presence.connected(room) == [str(bob.pk)]
+            assert presence.connected(room=room) == [str(bob.pk)]
             assert redis_db.zrange(live, 0, -1, withscores=True) == [(str(bob.pk).encode(), T + 71)]
             assert redis_db.zcard(left) == 2  # the last beats of alice and carol
             assert redis_db.zmscore(left, [str(alice.pk), str(carol.pk)]) == [T + 10, T + 10]
@@ -790,7 +790,7 @@ def test_heartbeats_keep_members_in_the_window_and_move_a_dead_process_members_t
         for room in (None, "r"):
             assert redis_db.zscore(conf.keys(room).users, str(bob.pk)) == T
             assert names(presence.online_users(room=room)) == ["bob"]
-            assert presence.user_count(room) == 1
+            assert presence.user_count(room=room) == 1
             assert statuses(room) == {"bob": "online"}  # alice and carol are offline
         assert presence.last_seen(bob) == at(650)
         traveller.move_to(at(600))  # a process whose clock lags beats too: nothing goes back
@@ -825,7 +825,7 @@ def test_closing_tabs_keeps_a_member_live_at_their_newest_other_tab(
         sockets.disconnect(b[1])  # b0 (NOW) is a dead process's: bob leaves
         for room in (None, "r"):
             live, left, *_ = conf.socket_keys(room)
-            assert presence.connected(room) == [str(alice.pk)]
+            assert presence.connected(room=room) == [str(alice.pk)]
             assert redis_db.zscore(left, str(bob.pk)) == T + 70
             assert redis_db.hkeys(conf.connections_key(room, str(bob.pk))) == []
             assert redis_db.ttl(left) == 600

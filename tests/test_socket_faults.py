@@ -133,7 +133,7 @@ def test_a_sites_own_socket_in_a_room_counts_again_though_no_page_listens(
         await clock.travel(hub.SOCKET_CHECK)  # its check (5 s), not a heartbeat (25 s), tells
         await clock.until(lambda: presence.user_count() == 1, within=3)
         assert listed("lobby") == listed() == {"alice": "online"}
-        assert presence.connected("lobby") == presence.connected() == [str(alice.pk)]
+        assert presence.connected(room="lobby") == presence.connected() == [str(alice.pk)]
         await socket.disconnect()
 
     async_to_sync(scenario)()

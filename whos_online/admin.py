@@ -16,7 +16,7 @@ from django.utils.text import capfirst
 from whos_online import chart, presence
 from whos_online.conf import conf
 from whos_online.models import OnlineNow
-from whos_online.store import counting, failsafe
+from whos_online.store import counting, failsafe, reading
 
 # Members listed on the page; the counts cover everyone.
 PAGE_LIMIT = 500
@@ -60,7 +60,7 @@ class OnlineNowAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
 def _page(admin_site: str) -> dict[str, Any]:
     """Everything the page shows, read from Redis (3 round trips)."""
-    online = presence.summary(PAGE_LIMIT, include_hidden=True, day=True)
+    online = reading.read(limit=PAGE_LIMIT, staff_view=True, day=True)  # a staff page
     samples = presence.history()
     days = presence.daily_visitors()  # today first
     # From the first day anyone came: a new site's table is not a month of zeros.

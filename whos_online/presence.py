@@ -25,8 +25,9 @@ publishes its room on ``<prefix>:notices``, for the live blocks' hubs (see
 :mod:`whos_online.realtime.hub`).
 
 Private by default: every function that names or describes members leaves
-hidden members out unless asked with ``include_hidden=True`` or for a staff
-``viewer`` (``viewer=request.user``). Every function here but ``prune`` and
+hidden members out unless asked for a staff ``viewer`` (``viewer=request.user``).
+Options are keywords: only what a call is about (a user, users, an address) is
+positional. Every function here but ``prune`` and
 ``forget_user`` (two) is one Redis round trip (a record two when it moves a
 member between rooms of a kind or drops a room over the rooms cap) and raises
 ``redis.exceptions.RedisError`` when Redis fails; the middleware, template tag

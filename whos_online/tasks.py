@@ -13,7 +13,7 @@ from whos_online import presence
 
 def prune_and_report(batch_size: int = 1000) -> dict[str, int]:
     """``presence.prune`` with a JSON-friendly result, for task result backends."""
-    return presence.prune(batch_size)._asdict()
+    return presence.prune(batch_size=batch_size)._asdict()
 
 
 try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ipaddress
 import random
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -19,6 +20,9 @@ from django.contrib.auth import get_user_model
 from demo.people import SIMULATED, Person, get_or_create, login_of
 from whos_online import presence
 from whos_online.conf import conf
+
+# The simulation sees everyone, hidden members too, as staff do.
+STAFF = SimpleNamespace(is_staff=True)
 
 # The demo's one forum thread, with its own "who is reading" room.
 THREAD_ROOM = "thread:welcome"
@@ -56,7 +60,7 @@ def simulated_people(count: int, rng: random.Random, skip: set[str]) -> list[Per
 
 def online_logins() -> set[str]:
     """Who is online now (hidden members too), by login: one Redis call, one query."""
-    pks = [member.pk for member in presence.online_users(include_hidden=True)]
+    pks = [member.pk for member in presence.online_users(viewer=STAFF)]
     return {login_of(user) for user in get_user_model()._default_manager.filter(pk__in=pks)}
 
 

@@ -90,7 +90,7 @@ def members(request: HttpRequest) -> HttpResponse:
     online = None
     error = ""
     try:
-        online = presence.summary(MEMBERS_PAGE_LIMIT, viewer=request.user)
+        online = presence.summary(limit=MEMBERS_PAGE_LIMIT, viewer=request.user)
     except RedisError as exc:
         error = f"{type(exc).__name__}: {exc}"
     return render(

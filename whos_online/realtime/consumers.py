@@ -106,7 +106,10 @@ class PresenceMixin:
             return
         self.presence_connection = connection
         # Redis only, on a worker thread; a skipped record is retried by the hub.
-        if await asyncio.to_thread(failsafe.write, sockets.connect, connection) is None:
+        if isinstance(
+            await asyncio.to_thread(failsafe.write, sockets.connect, connection),
+            failsafe.Unavailable,
+        ):
             hub.record_later(connection)
 
     async def _presence_leave(self) -> None:
@@ -121,7 +124,7 @@ class PresenceMixin:
             written = await asyncio.to_thread(
                 failsafe.write, sockets.disconnect, connection, closed_at
             )
-            if written is not None:
+            if not isinstance(written, failsafe.Unavailable):
                 hub.left(connection)
 
 

@@ -52,7 +52,7 @@ from whos_online.conf import conf
 from whos_online.rendering.announcements import Cards, announce, diff, since_shown
 from whos_online.rendering.block import members_html
 from whos_online.rendering.blockcache import STALE_IF_ERROR
-from whos_online.store import failsafe, recovery, sockets
+from whos_online.store import failsafe, reading, recovery, sockets
 from whos_online.store.connection import get_client
 
 logger = logging.getLogger(__name__)
@@ -245,7 +245,7 @@ class Hub:
         if self.connections and not 0 <= now - self.beat_at < conf.heartbeat:
             alive = list(self.connections.values())
             beaten = await asyncio.to_thread(failsafe.write, sockets.heartbeat, alive)
-            if beaten is not None:
+            if not isinstance(beaten, failsafe.Unavailable):
                 self.beat_at = self.answered_at = now
                 lost = beaten
         every = SOCKET_CHECK if self.connections else CHECK
@@ -263,9 +263,9 @@ class Hub:
                 feed.notified, feed.read_at, feed.expires_at = False, clock, math.inf
                 started = time.time()
                 online = await asyncio.to_thread(
-                    failsafe.call, presence.summary, None, view.room, include_hidden=view.staff
+                    failsafe.call, reading.read, room=view.room, staff_view=view.staff
                 )
-                if online is None:  # Redis is down: try again next tick
+                if isinstance(online, failsafe.Unavailable):  # Redis is down: try again next tick
                     feed.notified = True
                     if now - self.answered_at >= STALE_IF_ERROR:
                         await self._send_unavailable(view, feed)
@@ -280,13 +280,15 @@ class Hub:
     async def _retry(self) -> None:
         """Write the closes, then the connects, Redis skipped (RECORD_RETRIES of each a tick)."""
         for closed, at in list(self.unleft.values())[:RECORD_RETRIES]:
-            if await asyncio.to_thread(failsafe.write, sockets.disconnect, closed, at) is None:
+            closed_now = await asyncio.to_thread(failsafe.write, sockets.disconnect, closed, at)
+            if isinstance(closed_now, failsafe.Unavailable):
                 break  # Redis is still down
             self.left(closed)
         for connection_id in list(self.unrecorded)[:RECORD_RETRIES]:
             connection = self.connections.get(connection_id)
             if connection is not None:  # else closed meanwhile
-                if await asyncio.to_thread(failsafe.write, sockets.connect, connection) is None:
+                connected = await asyncio.to_thread(failsafe.write, sockets.connect, connection)
+                if isinstance(connected, failsafe.Unavailable):
                     continue
             self.unrecorded.pop(connection_id, None)
 
@@ -294,7 +296,9 @@ class Hub:
         """Sweep and read the marks; whether Redis had lost its data."""
         rooms = list({view.room for view in self.feeds}) or [None]
         checked = await asyncio.to_thread(failsafe.write, sockets.check, rooms)
-        if checked is None:  # read the views: past the stale limit, they say "unavailable"
+        if isinstance(
+            checked, failsafe.Unavailable
+        ):  # read the views: past the stale limit, they say "unavailable"
             self.changed(everywhere=True)
             return False
         self.checked_at = self.answered_at = now

@@ -294,7 +294,8 @@ def statuses_of(users: Iterable[Any], viewer: Any) -> Mapping[str, str]:
     Hidden members read as offline unless ``viewer`` is staff.
     """
     pks = [recording.member_id(user) for user in users]
-    return failsafe.call(presence.statuses, pks, viewer=viewer) or {}
+    found = failsafe.call(presence.statuses, pks, viewer=viewer)
+    return {} if isinstance(found, failsafe.Unavailable) else found
 
 
 def status_word(user: Any, statuses: Mapping[str, str] | None = None) -> str:

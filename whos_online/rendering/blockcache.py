@@ -20,7 +20,6 @@ from collections import OrderedDict
 from dataclasses import replace
 from typing import Any, Hashable, NamedTuple
 
-from whos_online import presence
 from whos_online.conf import conf, on_settings_change
 from whos_online.middleware import issued_at
 from whos_online.store import failsafe, reading
@@ -150,11 +149,11 @@ def _holds(entry: Cached, request: Any, room: str | None, viewer: Any) -> bool:
 
 def _fetch(room: str | None, staff_view: bool, names: bool = True) -> Cached | None:
     read_at = time.time()
-    found = failsafe.call(presence.summary, conf.list_limit, room, include_hidden=staff_view)
-    if found is not None and not names:
-        found = replace(found, members=[])
-    if found is None:
+    found = failsafe.call(reading.read, room=room, limit=conf.list_limit, staff_view=staff_view)
+    if isinstance(found, failsafe.Unavailable):
         return None
+    if not names:
+        found = replace(found, members=[])
     return Cached(found, read_at, frozenset(member.pk for member in found.members))
 
 

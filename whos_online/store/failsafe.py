@@ -254,30 +254,50 @@ class Breaker:
 breaker = Breaker()
 
 
-def call(func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T | None:
-    """Return ``func(*args, **kwargs)`` (a read), or None if Redis failed or is being skipped.
+class Unavailable:
+    """What :func:`call` and :func:`write` return when Redis failed or is being skipped.
 
-    ``func`` must not return None itself, so callers can tell the two apart.
+    Falsy, and never a value of the functions they run, so a None those return
+    ("never seen" from ``last_seen``, "no peak yet" from ``peak``) stays apart
+    from "Redis is down".
     """
+
+    __slots__ = ()
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "failsafe.UNAVAILABLE"
+
+
+UNAVAILABLE = Unavailable()
+
+
+def call(func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T | Unavailable:
+    """Return ``func(*args, **kwargs)`` (a read), or UNAVAILABLE if Redis failed or is
+    being skipped."""
     return _run(func, False, *args, **kwargs)
 
 
-def write(func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T | None:
+def write(func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T | Unavailable:
     """:func:`call` for a write: skipped too while Redis refuses writes (READONLY, OOM)."""
     return _run(func, True, *args, **kwargs)
 
 
-def _run(func: Callable[P, T], is_write: bool, /, *args: P.args, **kwargs: P.kwargs) -> T | None:
+def _run(
+    func: Callable[P, T], is_write: bool, /, *args: P.args, **kwargs: P.kwargs
+) -> T | Unavailable:
     admitted = breaker.admit(is_write)
     if admitted is None:
-        return None
+        return UNAVAILABLE
     token, ticket = admitted
     try:
         result = func(*args, **kwargs)
     # Cluster clients raise their own family too (e.g. no reachable startup node).
     except (RedisError, RedisClusterException) as exc:
         breaker.done(token, ticket, exc)
-        return None
+        return UNAVAILABLE
     except BaseException:
         breaker.abandon(token, ticket)
         raise

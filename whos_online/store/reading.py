@@ -79,27 +79,23 @@ class Summary:
 
 
 def online_users(
-    limit: int | None = None,
-    room: str | None = None,
-    *,
-    include_hidden: bool = False,
-    viewer: Any = None,
+    *, room: str | None = None, limit: int | None = None, viewer: Any = None
 ) -> list[Member]:
     """Members seen inside the window, most recent first, at most ``limit``.
 
-    Hidden members only with ``include_hidden`` or for a staff ``viewer``.
+    Hidden members only for a staff ``viewer`` (``viewer=request.user``).
     """
     limit = -1 if limit is None else limit
-    return summary(limit, room, include_hidden=include_hidden, viewer=viewer).members
+    return summary(room=room, limit=limit, viewer=viewer).members
 
 
-def user_count(room: str | None = None) -> int:
+def user_count(*, room: str | None = None) -> int:
     """How many members (hidden ones too: a count names nobody) are inside the window."""
     counted = count(get_client(), time.time(), room, guests=False)
     return counted.users + counted.hidden
 
 
-def guest_count(room: str | None = None) -> int:
+def guest_count(*, room: str | None = None) -> int:
     """How many guests were seen inside the window (approximately, in approximate mode).
 
     In approximate mode this merges every bucket of the window (about a
@@ -112,22 +108,32 @@ def guest_count(room: str | None = None) -> int:
 
 
 def summary(
-    limit: int | None = None,
-    room: str | None = None,
     *,
-    include_hidden: bool = False,
+    room: str | None = None,
+    limit: int | None = None,
     viewer: Any = None,
     day: bool | None = None,
 ) -> Summary:
     """Members (at most ``limit``, default ``WHOS_ONLINE_LIST_LIMIT``), counts and peak: one round trip.
 
-    Hidden members are counted, and listed only with ``include_hidden`` or for
-    a staff ``viewer``, who alone also see where members were last seen.
+    Hidden members are counted, and listed only for a staff ``viewer``
+    (``viewer=request.user``), who alone also see where members were last seen.
     Reading the site's counts also raises its peak if they beat it (rooms keep
     no peak). With ``day`` (default: when ``WHOS_ONLINE_RETENTION`` is a day or more) the same
     call counts the site's past 24 hours too.
     """
-    staff_view = include_hidden or is_staff(viewer)
+    return read(room=room, limit=limit, staff_view=is_staff(viewer), day=day)
+
+
+def read(
+    *,
+    room: str | None = None,
+    limit: int | None = None,
+    staff_view: bool = False,
+    day: bool | None = None,
+) -> Summary:
+    """``summary()`` for the surfaces that have decided already whether their viewer is
+    staff (the block cache, the hub, the admin page)."""
     limit = conf.list_limit if limit is None else limit
     day = conf.show_day_total if day is None else day
     now = time.time()
@@ -217,41 +223,37 @@ def _changes_at(
     return None if first == math.inf else first
 
 
-def last_seen(user: Any, *, include_hidden: bool = False, viewer: Any = None) -> datetime | None:
+def last_seen(user: Any, *, viewer: Any = None) -> datetime | None:
     """When a member (user or pk) was last seen (aware, UTC), or None if never seen or pruned.
 
     Members are kept for ``WHOS_ONLINE_RETENTION``, so this can be days ago. A
-    hidden member reads as never seen unless ``include_hidden`` or a staff ``viewer``.
+    hidden member reads as never seen unless ``viewer`` is staff.
     """
-    return last_seen_many([user], include_hidden=include_hidden, viewer=viewer)[user]
+    return last_seen_many([user], viewer=viewer)[user]
 
 
-def last_seen_many(
-    users: Iterable[Key], *, include_hidden: bool = False, viewer: Any = None
-) -> dict[Key, datetime | None]:
+def last_seen_many(users: Iterable[Key], *, viewer: Any = None) -> dict[Key, datetime | None]:
     """``last_seen`` for a page of members (users or pks) in one round trip, keyed as given."""
     return {
         user: None
         if score is None
         else datetime.fromtimestamp(last_sign(score, *signs), tz=timezone.utc)
-        for user, (score, *signs) in _scores(users, include_hidden or is_staff(viewer)).items()
+        for user, (score, *signs) in _scores(users, is_staff(viewer)).items()
     }
 
 
-def status(user: Any, *, include_hidden: bool = False, viewer: Any = None) -> Status:
+def status(user: Any, *, viewer: Any = None) -> Status:
     """Online, idle or offline: the rule of :mod:`whos_online.store.status`."""
-    return statuses([user], include_hidden=include_hidden, viewer=viewer)[user]
+    return statuses([user], viewer=viewer)[user]
 
 
-def statuses(
-    users: Iterable[Key], *, include_hidden: bool = False, viewer: Any = None
-) -> dict[Key, Status]:
+def statuses(users: Iterable[Key], *, viewer: Any = None) -> dict[Key, Status]:
     """``status`` for a page of members (users or pks; avatars, a member list) in one round trip.
 
-    A hidden member reads as offline unless ``include_hidden`` or a staff ``viewer``.
+    A hidden member reads as offline unless ``viewer`` is staff.
     """
     now = time.time()
-    scores = _scores(users, include_hidden or is_staff(viewer))
+    scores = _scores(users, is_staff(viewer))
     return {user: status_of(score, now, *signs) for user, (score, *signs) in scores.items()}
 
 

@@ -37,6 +37,7 @@ class Visit(NamedTuple):
 
 def record_user(
     user: Any,
+    *,
     room: str | None = None,
     where: str | None = None,
     guest_ip: str | Address | None = None,
@@ -89,7 +90,7 @@ def record_member(
     return Visit(now, before, read_member(pk, now, card, "online", hidden))
 
 
-def record_guest(ip: str | Address, room: str | None = None, left: str | None = None) -> Visit:
+def record_guest(ip: str | Address, *, room: str | None = None, left: str | None = None) -> Visit:
     """Mark the guest at address ``ip`` as seen now, out of the room ``left`` (the one of
     the same kind they were in, which their cookie names: Redis keeps no key per guest).
 

@@ -144,7 +144,7 @@ def check(rooms: list[str | None]) -> tuple[dict[str | None, Any], bool]:
     return dict(zip(rooms, marks)), bool(lost)
 
 
-def connected(room: str | None = None) -> list[str]:
+def connected(*, room: str | None = None) -> list[str]:
     """Pks of members (hidden ones too) with a living connection, newest heartbeat first."""
     cutoff = time.time() - conf.heartbeat_timeout
     live = get_client().zrange(conf.socket_keys(room).live, "+inf", cutoff, byscore=True, desc=True)

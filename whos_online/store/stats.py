@@ -68,7 +68,7 @@ class DayVisitors:
         return self.members + self.guests
 
 
-def daily_visitors(days: int = 30) -> list[DayVisitors]:
+def daily_visitors(*, days: int = 30) -> list[DayVisitors]:
     """Unique visitors of each of the last ``days`` days (at most 30), today first: one round trip."""
     dates = counting.last_days(time.time(), min(days, counting.DAYS_KEPT - 2))
     keys = [conf.day_key(who, day) for day in dates for who in ("members", "guests")]
@@ -90,7 +90,7 @@ class PruneResult(NamedTuple):
     batches: int
 
 
-def prune(batch_size: int = 1000) -> PruneResult:
+def prune(*, batch_size: int = 1000) -> PruneResult:
     """Remove guests older than the window and members older than the retention.
 
     Removes ``batch_size`` per Redis call.
@@ -181,7 +181,7 @@ HISTORY_SECONDS = 24 * 3600
 HISTORY_MAX = 2 * 24 * 60
 
 
-def history(seconds: float = HISTORY_SECONDS) -> list[Sample]:
+def history(*, seconds: float = HISTORY_SECONDS) -> list[Sample]:
     """Samples of the last ``seconds`` (at most a day), oldest first."""
     raw = get_client().zrange(conf.history_key, time.time() - seconds, "+inf", byscore=True)
     samples = []

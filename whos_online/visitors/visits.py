@@ -230,8 +230,10 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
     # In one room of a kind at a time, as a member: out of the one their cookie names.
     rooms, kind = request.__dict__.get(GUEST_ROOMS) or guest_rooms(request), room_kind(room)
     left = rooms.get(kind)
-    visit = failsafe.write(recording.record_guest, ip, room, None if left == room else left)
-    if visit is not None and not visit.refused:
+    visit = failsafe.write(
+        recording.record_guest, ip, room=room, left=None if left == room else left
+    )
+    if not isinstance(visit, failsafe.Unavailable) and not visit.refused:
         moved = {other: name for other, name in rooms.items() if other != kind}
         request.__dict__[GUEST_ROOMS] = {**moved, kind: room}
     return _remember(request, room, visit)
@@ -241,7 +243,11 @@ def record_logged_in(user: Any, request: HttpRequest | None, room: str | None = 
     """Record a logged-in user with a fresh card, no longer as a guest; False if Redis failed."""
     where = request.path if request is not None and conf.track_pages else None
     ip = client_address(request) if request is not None and conf.track_guests else None
-    return _remember(request, room, failsafe.write(recording.record_user, user, room, where, ip))
+    return _remember(
+        request,
+        room,
+        failsafe.write(recording.record_user, user, room=room, where=where, guest_ip=ip),
+    )
 
 
 def visit_of(request: HttpRequest | None, room: str | None = None) -> recording.Visit | None:
@@ -255,13 +261,15 @@ RECORDED = "_whos_online_recorded"
 GUEST_ROOMS = "_whos_online_guest_rooms"
 
 
-def _remember(request: HttpRequest | None, room: str | None, visit: recording.Visit | None) -> bool:
+def _remember(
+    request: HttpRequest | None, room: str | None, visit: recording.Visit | failsafe.Unavailable
+) -> bool:
     """Keep the visit on the request (the block merges it into an older cached read).
 
     A guest refused at the cap (a flood) is not counted, so not kept; yet
     nothing is to retry: they wait for the cookie to expire, as the flood does.
     """
-    if visit is None:
+    if isinstance(visit, failsafe.Unavailable):
         return False
     if request is not None and not visit.refused:
         request.__dict__.setdefault(RECORDED, {})[room] = visit

@@ -39,7 +39,7 @@ class Command(BaseCommand):
         # No fail-open here: when Redis fails, cron must notice.
         try:
             old_peak = stats.reset_peak() if options["reset_peak"] else None
-            result = presence.prune(options["batch_size"])
+            result = presence.prune(batch_size=options["batch_size"])
         except (RedisError, RedisClusterException) as exc:
             raise CommandError(f"Redis failed, pruning stopped: {exc}") from exc
         if options["verbosity"] >= 1:
