@@ -254,6 +254,8 @@ class Settings:
 
     # The throttle cookie: a recorded visitor is not recorded again while they carry it.
     cookie_name = "online"
+    # A guest's rooms, one of each kind, beside it (Redis keeps no key per guest).
+    rooms_cookie_name = "online_rooms"
 
     @cached_setting
     def cookie_age(self) -> int:

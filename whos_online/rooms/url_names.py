@@ -77,10 +77,11 @@ def enter(request: HttpRequest) -> DueRecord | None:
     name = checked_room(room, where)
     if name is None:
         return None
-    visit = request.__dict__[ATTRIBUTE] = DueRecord(request, name)
+    visit = DueRecord(request, name)
+    setattr(request, ATTRIBUTE, visit)
     return visit
 
 
 def due(request: HttpRequest) -> DueRecord | None:
     """The visit ``enter`` made due, for the middleware to finish after the view."""
-    return request.__dict__.get(ATTRIBUTE)
+    return getattr(request, ATTRIBUTE, None)

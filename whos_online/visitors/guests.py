@@ -64,8 +64,6 @@ def _network(ip: str | Address, ipv6_prefix: int) -> tuple[Address, int]:
     return address, address.max_prefixlen
 
 
-# A guest's rooms, one of each kind, beside the "online" cookie.
-ROOMS_COOKIE = "online_rooms"
 ROOMS_SALT = "whos_online.guest_rooms"
 # Browsers keep 4 KB a cookie: the rooms cookie keeps the most recent kinds that fit in this.
 MAX_ROOMS_VALUE = 3000
@@ -79,7 +77,7 @@ def guest_rooms(request: HttpRequest) -> dict[str, str]:
     they leave on opening another of its kind is named by their cookie, signed
     under SECRET_KEY. {} without one, or for one not signed here.
     """
-    value = request.COOKIES.get(ROOMS_COOKIE, "")
+    value = request.COOKIES.get(conf.rooms_cookie_name, "")
     if not value or len(value) > MAX_ROOMS_VALUE:
         return {}
     try:
@@ -101,7 +99,7 @@ def keep_guest_rooms(
         value = signer.sign_object(dict(kept))
     patch_cache_control(response, private=True)
     response.set_cookie(
-        ROOMS_COOKIE,
+        conf.rooms_cookie_name,
         value,
         max_age=math.ceil(conf.max_age),
         httponly=True,

@@ -46,7 +46,7 @@ class DueRecord:
         self.request, self.room = request, room
         self.recorded: bool | None = None  # None: not tried yet
         self.cancelled = False
-        request.__dict__.setdefault(ATTRIBUTE, {})[room] = self
+        _kept(request, ATTRIBUTE)[room] = self
 
     def record(self) -> bool:
         """Record now unless done or cancelled; True if the record was made.
@@ -63,8 +63,9 @@ class DueRecord:
         rooms, changed by a room's record, go into their cookie."""
         recorded = _succeeded(response, self.room) and self.record()
         self.cancelled = True  # a block rendered later (in a streamed body) records nothing
-        rooms = self.request.__dict__.pop(GUEST_ROOMS, None)
+        rooms = getattr(self.request, GUEST_ROOMS, None)
         if rooms is not None:
+            delattr(self.request, GUEST_ROOMS)
             keep_guest_rooms(self.request, response, rooms)
         return recorded
 
@@ -124,7 +125,7 @@ def access_of(request: Any, room: str | None = None) -> access.RoomAccess | None
     if policy is None:
         return access.JOIN
     kept: dict[str | None, access.RoomAccess | None] = (
-        {} if request is None else request.__dict__.setdefault(ACCESS, {})
+        {} if request is None else _kept(request, ACCESS)
     )
     if room not in kept:
         kept[room] = access.asked(policy, viewer(request) or AnonymousUser(), room)
@@ -228,14 +229,14 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
     if room is None:
         return _remember(request, room, failsafe.write(recording.record_guest, ip))
     # In one room of a kind at a time, as a member: out of the one their cookie names.
-    rooms, kind = request.__dict__.get(GUEST_ROOMS) or guest_rooms(request), room_kind(room)
+    rooms, kind = getattr(request, GUEST_ROOMS, None) or guest_rooms(request), room_kind(room)
     left = rooms.get(kind)
     visit = failsafe.write(
         recording.record_guest, ip, room=room, left=None if left == room else left
     )
     if not isinstance(visit, failsafe.Unavailable) and not visit.refused:
         moved = {other: name for other, name in rooms.items() if other != kind}
-        request.__dict__[GUEST_ROOMS] = {**moved, kind: room}
+        setattr(request, GUEST_ROOMS, {**moved, kind: room})
     return _remember(request, room, visit)
 
 
@@ -272,5 +273,14 @@ def _remember(
     if isinstance(visit, failsafe.Unavailable):
         return False
     if request is not None and not visit.refused:
-        request.__dict__.setdefault(RECORDED, {})[room] = visit
+        _kept(request, RECORDED)[room] = visit
     return True
+
+
+def _kept(request: HttpRequest, name: str) -> dict[Any, Any]:
+    """The dict this request keeps under ``name`` (made on first use)."""
+    kept = getattr(request, name, None)
+    if kept is None:
+        kept = {}
+        setattr(request, name, kept)
+    return kept
