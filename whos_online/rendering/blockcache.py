@@ -120,11 +120,11 @@ def for_request(
     entry = read(room, viewer, names)
     # An entry read by this very call holds everyone recorded before it; a shared block
     # holds nobody in particular.
-    if shared or entry is None or entry.read_at >= asked:
-        return None if entry is None else entry.summary
-    if not _holds(entry, request, room, viewer):
+    if entry is None:
+        return None
+    if not (shared or entry.read_at >= asked or _holds(entry, request, room, viewer)):
         entry = read(room, viewer, names, fresh=True) or entry
-    return None if entry is None else entry.summary
+    return entry.summary
 
 
 def _holds(entry: Cached, request: Any, room: str | None, viewer: Any) -> bool:
