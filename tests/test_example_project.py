@@ -194,6 +194,41 @@ def test_the_demo_reads_right_for_who_is_logged_in_and_on_a_phone(tmp_path: Path
     assert not [p for p in pages if p["who"] != "guest" and p["log_in"]], pages
 
 
+# A profile of a member nobody has seen, read with Redis up (the embedded one), then
+# with the cache alias on a port where nothing answers: its dot and its "last seen".
+PROFILE = r"""
+import json, re, socket
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.test import Client, override_settings
+settings.ALLOWED_HOSTS = ["testserver"]
+call_command("migrate", verbosity=0)
+pk = get_user_model().objects.create_user("nobody").pk
+def profile():
+    body = Client().get(f"/members/{pk}/").content.decode()
+    text = " ".join(re.sub(r"<[^>]+>", " ", body.split("</h1>")[1].split("</p>")[0]).split())
+    print(json.dumps([re.search(r"presence-dot presence-(\w+)", body).group(1), text]))
+profile()
+with socket.socket() as sock:
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+down = {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": f"redis://127.0.0.1:{port}/0"}
+with override_settings(CACHES={"default": down}):
+    profile()
+"""
+
+
+def test_a_profile_says_unavailable_while_redis_is_down_and_not_seen_while_it_is_up(
+    tmp_path: Path,
+) -> None:
+    result = manage("shell", "-v", "0", "-c", PROFILE, DEMO_DATABASE=str(tmp_path / "db"))
+    assert result.returncode == 0, result.stderr
+    up, down = [json.loads(line) for line in result.stdout.splitlines()]
+    assert up == ["offline", "Not seen in the last week."]
+    assert down == ["unavailable", "Last seen: unavailable right now (Redis is down)."]
+
+
 def tour(settings: str, database: Path) -> dict[tuple[str, str], dict[str, Any]]:
     result = manage("shell", "-c", TOUR, settings=settings, DEMO_DATABASE=str(database))
     assert result.returncode == 0, result.stderr

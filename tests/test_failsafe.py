@@ -117,6 +117,17 @@ def test_a_write_refused_for_a_wrong_key_type_fails_open_and_the_block_still_sho
     assert "1 guest" not in BrowserClient().get("/block/").content.decode()
 
 
+def test_a_read_redis_failed_is_unavailable_not_the_none_of_never_seen(dead_redis: None) -> None:
+    assert failsafe.call(presence.last_seen, 10_000) is failsafe.UNAVAILABLE
+    assert failsafe.call(presence.peak) is failsafe.UNAVAILABLE
+    assert repr(failsafe.UNAVAILABLE) == "failsafe.UNAVAILABLE" and not failsafe.UNAVAILABLE
+
+
+def test_a_member_never_seen_and_no_peak_yet_are_none_with_redis_up(redis_db: redis.Redis) -> None:
+    assert failsafe.call(presence.last_seen, 10_000) is None
+    assert failsafe.call(presence.peak) is None
+
+
 def test_login_and_logout_work_while_redis_is_down(dead_redis: None) -> None:
     User.objects.create_user("alice", password="pw")
     client = BrowserClient()

@@ -89,7 +89,7 @@ def test_redis_down_renders_the_unavailable_blocks(dead_redis: None) -> None:
     html = response.content.decode()
     assert "Who's online is unavailable right now." in html
     assert "Who is here is unavailable right now." in html
-    assert '<li class="dot-offline">alice</li>' in html
+    assert '<li class="dot-unavailable">alice</li>' in html
 
 
 def test_the_jinja_blocks_are_live_only_when_asked(redis_db: redis.Redis, settings: Any) -> None:

@@ -18,6 +18,7 @@ from whos_online import presence
 from whos_online.conf import conf
 from whos_online.rendering import blockcache
 from whos_online.rooms.pages import in_room
+from whos_online.store import failsafe
 from whos_online.store.members import default_card
 
 # What one click on the home page's button adds.
@@ -61,20 +62,19 @@ def profile(request: HttpRequest, pk: int) -> HttpResponse:
 
     The name and avatar come from the same card the block shows; the presence
     read passes the viewer, so a hidden member reads as offline and never seen
-    to anyone but staff.
+    to anyone but staff. Read fail-open: while Redis is down the page says so
+    (``failsafe.UNAVAILABLE``) instead of "not seen", which ``None`` means.
     """
     member = get_object_or_404(get_user_model(), pk=pk)
     card = conf.member_card(member)
-    try:
-        seen = presence.last_seen(member, viewer=request.user)
-    except RedisError:
-        seen = None
+    seen = failsafe.call(presence.last_seen, member, viewer=request.user)
     context = {
         "member": member,
         "name": card.get("name") or f"Member #{member.pk}",
         "avatar": card.get("avatar"),
         "members": [member],  # for {% presence_statuses %}
         "seen": seen,
+        "unavailable": seen is failsafe.UNAVAILABLE,
     }
     return render(request, "profile.html", context)
 

@@ -42,6 +42,9 @@ logger = logging.getLogger(__name__)
 # Seconds; a faster poll would cost every open tab a request for little news.
 MIN_REFRESH = 5
 
+# A presence dot's word while Redis is down: not "offline", which would be a claim.
+UNAVAILABLE = "unavailable"
+
 
 SITE_TEMPLATE = "whos_online/whos_online.html"
 ROOM_TEMPLATE = "whos_online/room.html"
@@ -289,18 +292,20 @@ def _slug(role: Any) -> str:
 
 
 def statuses_of(users: Iterable[Any], viewer: Any) -> Mapping[str, str]:
-    """Statuses of users (or members, or pks) in one round trip; empty if Redis is down.
+    """Statuses of users (or members, or pks) in one round trip; each "unavailable" if
+    Redis is down, so a dot never says "offline" for someone Redis could not answer about.
 
     Hidden members read as offline unless ``viewer`` is staff.
     """
     pks = [recording.member_id(user) for user in users]
     found = failsafe.call(presence.statuses, pks, viewer=viewer)
-    return {} if isinstance(found, failsafe.Unavailable) else found
+    return dict.fromkeys(pks, UNAVAILABLE) if isinstance(found, failsafe.Unavailable) else found
 
 
 def status_word(user: Any, statuses: Mapping[str, str] | None = None) -> str:
     """A user's (or member's, or pk's) status word, from ``statuses`` if given, else from
-    Redis, where nobody is looking: a hidden member reads as offline."""
+    Redis, where nobody is looking: a hidden member reads as offline ("unavailable"
+    while Redis is down)."""
     pk = recording.member_id(user)
     if statuses is None:
         statuses = statuses_of([pk], None)

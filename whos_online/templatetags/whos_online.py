@@ -1,7 +1,7 @@
 """``{% load whos_online %}``: the ``{% whos_online %}`` block and presence dots.
 
-``{{ user|presence }}`` gives "online", "idle" or "offline" (one Redis call)
-for a user, a listed member or a pk; for a page of avatars, fetch them all
+``{{ user|presence }}`` gives "online", "idle" or "offline" (one Redis call),
+"unavailable" while Redis is down, for a user, a listed member or a pk; for a page of avatars, fetch them all
 first in one call and pass the result::
 
     {% presence_statuses members as statuses %}
@@ -52,7 +52,7 @@ def whos_here(context: template.Context, *room: Any, live: bool = False) -> Safe
 
 @register.simple_tag(takes_context=True)
 def presence_statuses(context: template.Context, users: Iterable[Any]) -> Mapping[str, str]:
-    """Statuses of users (or members, or pks) in one round trip; empty if Redis is down.
+    """Statuses of users (or members, or pks) in one round trip; "unavailable" if Redis is down.
 
     Hidden members read as offline unless the viewer is staff.
     """
