@@ -12,7 +12,7 @@ renders then). Otherwise the record is made after the view.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import AnonymousUser
@@ -46,7 +46,7 @@ class DueRecord:
         self.request, self.room = request, room
         self.recorded: bool | None = None  # None: not tried yet
         self.cancelled = False
-        _kept(request, ATTRIBUTE)[room] = self
+        _kept(request, ATTRIBUTE, dict)[room] = self
 
     def record(self) -> bool:
         """Record now unless done or cancelled; True if the record was made.
@@ -125,7 +125,7 @@ def access_of(request: Any, room: str | None = None) -> access.RoomAccess | None
     if policy is None:
         return access.JOIN
     kept: dict[str | None, access.RoomAccess | None] = (
-        {} if request is None else _kept(request, ACCESS)
+        {} if request is None else _kept(request, ACCESS, dict)
     )
     if room not in kept:
         kept[room] = access.asked(policy, viewer(request) or AnonymousUser(), room)
@@ -146,11 +146,7 @@ STAFF_PAGE = "staff"
 
 
 def _mark_page(request: Any, mark: str) -> None:
-    marks = getattr(request, PAGE_MARKS, None)
-    if marks is None:
-        marks = set()
-        setattr(request, PAGE_MARKS, marks)
-    marks.add(mark)
+    _kept(request, PAGE_MARKS, set).add(mark)
 
 
 def mark_socket_page(request: Any) -> None:
@@ -273,14 +269,14 @@ def _remember(
     if isinstance(visit, failsafe.Unavailable):
         return False
     if request is not None and not visit.refused:
-        _kept(request, RECORDED)[room] = visit
+        _kept(request, RECORDED, dict)[room] = visit
     return True
 
 
-def _kept(request: HttpRequest, name: str) -> dict[Any, Any]:
-    """The dict this request keeps under ``name`` (made on first use)."""
+def _kept(request: HttpRequest, name: str, make: Callable[[], Any]) -> Any:
+    """What this request keeps under ``name`` (a dict, a set), made by ``make`` on first use."""
     kept = getattr(request, name, None)
     if kept is None:
-        kept = {}
+        kept = make()
         setattr(request, name, kept)
     return kept
