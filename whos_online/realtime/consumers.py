@@ -106,10 +106,8 @@ class PresenceMixin:
             return
         self.presence_connection = connection
         # Redis only, on a worker thread; a skipped record is retried by the hub.
-        if isinstance(
-            await asyncio.to_thread(failsafe.write, sockets.connect, connection),
-            failsafe.Unavailable,
-        ):
+        recorded = await asyncio.to_thread(failsafe.write, sockets.connect, connection)
+        if isinstance(recorded, failsafe.Unavailable):
             hub.record_later(connection)
 
     async def _presence_leave(self) -> None:

@@ -296,9 +296,8 @@ class Hub:
         """Sweep and read the marks; whether Redis had lost its data."""
         rooms = list({view.room for view in self.feeds}) or [None]
         checked = await asyncio.to_thread(failsafe.write, sockets.check, rooms)
-        if isinstance(
-            checked, failsafe.Unavailable
-        ):  # read the views: past the stale limit, they say "unavailable"
+        if isinstance(checked, failsafe.Unavailable):
+            # Read the views: past the stale limit, they say "unavailable".
             self.changed(everywhere=True)
             return False
         self.checked_at = self.answered_at = now

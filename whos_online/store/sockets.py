@@ -93,8 +93,13 @@ def _beat(connections: list[Connection]) -> bool:
     now = time.time()
     timeout = conf.heartbeat_timeout
     keys = [conf.keys().cards, conf.rooms_key]
-    args: list[Any] = [now, math.ceil(timeout), math.ceil(conf.retention), now - timeout]
-    args.append(conf.notices_channel)
+    args: list[Any] = [
+        now,
+        math.ceil(timeout),
+        math.ceil(conf.retention),
+        now - timeout,
+        conf.notices_channel,
+    ]
     for connection in connections:
         for room in connection.namespaces:
             ns, socket = conf.keys(room), conf.socket_keys(room)
