@@ -48,4 +48,4 @@ def _room_block(context: JinjaContext, *room: Any, live: bool = False) -> Markup
 @pass_context
 def _statuses(context: JinjaContext, users: Iterable[Any]) -> Mapping[str, str]:
     """``{% set statuses = presence_statuses(members) %}``: one round trip for a page."""
-    return block.statuses_of(users, getattr(context.get("request"), "user", None))
+    return block.statuses_of(users, context.get("request"))

@@ -291,13 +291,15 @@ def _slug(role: Any) -> str:
     return str(slugify(role))
 
 
-def statuses_of(users: Iterable[Any], viewer: Any) -> Mapping[str, str]:
+def statuses_of(users: Iterable[Any], request: Any) -> Mapping[str, str]:
     """Statuses of users (or members, or pks) in one round trip; each "unavailable" if
     Redis is down, so a dot never says "offline" for someone Redis could not answer about.
 
-    Hidden members read as offline unless ``viewer`` is staff.
+    Hidden members read as offline unless the ``request``'s user is staff (no request:
+    nobody is looking).
     """
     pks = [recording.member_id(user) for user in users]
+    viewer = getattr(request, "user", None)
     found = failsafe.call(presence.statuses, pks, viewer=viewer)
     return dict.fromkeys(pks, UNAVAILABLE) if isinstance(found, failsafe.Unavailable) else found
 

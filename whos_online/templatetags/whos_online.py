@@ -56,7 +56,7 @@ def presence_statuses(context: template.Context, users: Iterable[Any]) -> Mappin
 
     Hidden members read as offline unless the viewer is staff.
     """
-    return block.statuses_of(users, getattr(context.get("request"), "user", None))
+    return block.statuses_of(users, context.get("request"))
 
 
 @register.filter(name="presence")
