@@ -43,7 +43,7 @@ logger = logging.getLogger(__name__)
 MIN_REFRESH = 5
 
 # A presence dot's word while Redis is down: not "offline", which would be a claim.
-UNAVAILABLE = "unavailable"
+UNAVAILABLE_WORD = "unavailable"
 
 
 SITE_TEMPLATE = "whos_online/whos_online.html"
@@ -301,7 +301,9 @@ def statuses_of(users: Iterable[Any], request: Any) -> Mapping[str, str]:
     pks = [recording.member_id(user) for user in users]
     viewer = getattr(request, "user", None)
     found = failsafe.call(presence.statuses, pks, viewer=viewer)
-    return dict.fromkeys(pks, UNAVAILABLE) if isinstance(found, failsafe.Unavailable) else found
+    return (
+        dict.fromkeys(pks, UNAVAILABLE_WORD) if isinstance(found, failsafe.Unavailable) else found
+    )
 
 
 def status_word(user: Any, statuses: Mapping[str, str] | None = None) -> str:
