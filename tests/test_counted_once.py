@@ -18,13 +18,16 @@ from typing import Any
 import pytest
 import redis
 from django.contrib.auth.models import User
+from django.core.management import call_command
 
-from tests.conftest import BrowserClient, RoundTrips
+from tests.conftest import NOW, BrowserClient, RoundTrips
 from tests.test_blockcache import POLL, member, reads, traveller
 from tests.test_consumers import run, tab, until
 from tests.test_faults import members
-from whos_online.conf import Settings
+from whos_online.conf import GUEST_LINGER, Settings, conf
 from whos_online.rendering import blockcache
+from whos_online.store import scripts
+from whos_online.store.stats import PEAK_TTL
 
 pytestmark = pytest.mark.django_db
 __all__ = ["traveller"]  # the fixture, for this module's tests
@@ -256,6 +259,7 @@ def test_after_redis_came_back_empty_each_page_counts_each_person_once(
     redis_db: redis.Redis, traveller: Any, settings: Any
 ) -> None:
     settings.WHOS_ONLINE_BLOCK_CACHE = 5  # the read from before the loss is still kept
+    a_record_of(10, redis_db)  # a newcomer stays under it: the loss alone makes them read
     alice = member("alice")
     member("bob").get("/block/")
     BrowserClient().get("/block/", REMOTE_ADDR=CUSTOMER)  # the cached read: three
@@ -282,3 +286,127 @@ def test_no_block_shows_a_peak_below_its_total(
     html = shown(BrowserClient().get("/block/", REMOTE_ADDR="198.51.100.9"))
     assert "2 users online: 0 members, 2 guests" in html
     assert "Most ever online" not in html
+
+
+# --- A newcomer's own first page: the kept read with them added
+
+
+def a_record_of(count: int, redis_db: redis.Redis) -> None:
+    """The site's "Most ever online" is ``count``: newcomers now stay under it."""
+    scripts.raise_peak(redis_db, peak=conf.keys().peak, count=count, at=NOW.timestamp() - 86400,
+                       ttl=PEAK_TTL)  # fmt: skip
+
+
+def test_a_newcomers_first_page_shows_the_kept_read_with_them_added(
+    redis_db: redis.Redis, traveller: Any, round_trips: RoundTrips
+) -> None:
+    a_record_of(10, redis_db)
+    member("alice").get("/block/")  # the cached read: alice alone
+    round_trips.clear()
+    for address in (CUSTOMER, "198.51.100.9"):  # two newcomers within the read's second
+        traveller.shift(0.3)
+        page = BrowserClient().get("/block/", REMOTE_ADDR=address)
+        assert_counted_once(page, ["alice"], "2 users online: 1 member, 1 guest")
+    assert (round_trips.records, reads(round_trips)) == (2, 0)  # their records alone
+    traveller.shift(0.5)
+    page = BrowserClient().get("/block/", REMOTE_ADDR="198.51.100.10")  # the next read
+    assert_counted_once(page, ["alice"], "4 users online: 1 member, 3 guests")
+    assert reads(round_trips) == 1
+
+
+def test_a_newcomer_who_would_pass_the_most_ever_online_reads_afresh(
+    redis_db: redis.Redis, traveller: Any, round_trips: RoundTrips
+) -> None:
+    a_record_of(2, redis_db)
+    alice = member("alice")
+    BrowserClient().get("/block/", REMOTE_ADDR=CUSTOMER)
+    traveller.shift(1)
+    alice.get("/block/")  # the cached read: 2 users, at the record
+    round_trips.clear()
+    traveller.shift(0.3)
+    page = BrowserClient().get("/block/", REMOTE_ADDR="198.51.100.9")
+    assert_counted_once(page, ["alice"], "3 users online: 1 member, 2 guests")
+    assert "Most ever online: 3 users on" in shown(page)
+    assert reads(round_trips) == 1  # the read raised the record
+
+
+def test_a_guest_back_just_as_they_left_the_window_is_counted_once(
+    redis_db: redis.Redis, traveller: Any
+) -> None:
+    a_record_of(10, redis_db)
+    BrowserClient().get("/block/", REMOTE_ADDR=CUSTOMER)
+    traveller.shift(conf.max_age - 0.5)
+    alice = member("alice")
+    alice.get("/block/")  # the cached read: alice, and the guest half a second from leaving
+    traveller.shift(0.7)
+    call_command("whos_online_prune")  # the guest has left the window: cron runs
+    traveller.shift(0.1)
+    back = BrowserClient().get("/block/", REMOTE_ADDR=CUSTOMER)  # their cookie has expired
+    # Pruned, they would look new to the read that counts them: "2 guests".
+    assert_counted_once(back, ["alice"], "2 users online: 1 member, 1 guest")
+
+
+def test_a_member_logged_out_on_an_excluded_page_is_not_added_as_a_newcomer(
+    redis_db: redis.Redis, traveller: Any, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_EXCLUDE_PATHS = [r"^/logout/"]
+    a_record_of(10, redis_db)
+    carol = BrowserClient()
+    carol.force_login(User.objects.create_user("carol"))
+    carol.get("/", REMOTE_ADDR=CUSTOMER)
+    member("dave").get("/block/")  # the cached read: carol and dave, members
+    traveller.shift(0.2)
+    carol.post("/logout/", REMOTE_ADDR=CUSTOMER)  # excluded: no record after the view
+    del carol.cookies["online"]  # her member's cookie, expired by now on a real site
+    traveller.shift(0.2)
+    page = carol.get("/block/", REMOTE_ADDR=CUSTOMER)
+    # The logout counted her as a guest at once, so the read (listing her) is not topped up.
+    assert_counted_once(page, ["dave"], "2 users online: 1 member, 1 guest")
+
+
+def test_under_the_record_a_login_or_a_logout_still_reads_afresh(
+    redis_db: redis.Redis, traveller: Any
+) -> None:
+    a_record_of(10, redis_db)
+    User.objects.create_user("carol", password="pw")
+    carol = BrowserClient()
+    carol.get("/block/", REMOTE_ADDR=CUSTOMER)  # the cached read: one guest
+    traveller.shift(0.2)
+    carol.post("/login/", {"username": "carol", "password": "pw"}, REMOTE_ADDR=CUSTOMER)
+    del carol.cookies["online"]  # as a live page drops it: her next page is recorded
+    traveller.shift(0.2)
+    page = carol.get("/block/", REMOTE_ADDR=CUSTOMER)  # a member new to the read
+    assert_counted_once(page, ["carol"], "1 user online: 1 member, 0 guests")
+    traveller.shift(0.2)
+    kept = carol.cookies["online"]
+    carol.logout()  # a logout with no address to count her as a guest
+    carol.cookies["online"] = kept  # the test client drops every cookie; a browser keeps it
+    page = carol.get("/block/", REMOTE_ADDR=CUSTOMER)  # her member's cookie: no newcomer
+    assert_counted_once(page, [], "1 user online: 0 members, 1 guest")
+
+
+def test_a_member_back_after_a_while_is_listed_not_added_as_a_guest(
+    redis_db: redis.Redis, traveller: Any
+) -> None:
+    a_record_of(10, redis_db)
+    alice = member("alice")  # her session outlives the window ("remember me")
+    traveller.shift(conf.max_age + 60)
+    member("dave").get("/block/")  # the cached read: dave alone
+    traveller.shift(0.2)
+    del alice.cookies["online"]  # expired long ago
+    page = alice.get("/block/")  # recorded, new to the read: a member, so it reads
+    assert_counted_once(page, ["alice", "dave"], "2 users online: 2 members, 0 guests")
+
+
+def test_a_read_kept_longer_than_guests_linger_is_not_added_to(
+    redis_db: redis.Redis, traveller: Any, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_BLOCK_CACHE = 10
+    a_record_of(10, redis_db)
+    BrowserClient().get("/", REMOTE_ADDR=CUSTOMER)
+    traveller.shift(conf.max_age - 0.5)
+    member("alice").get("/block/")  # the kept read: alice, and the guest about to leave
+    traveller.shift(GUEST_LINGER + 1)
+    call_command("whos_online_prune")  # the guest has left, and lingered: pruned
+    back = BrowserClient().get("/block/", REMOTE_ADDR=CUSTOMER)
+    assert_counted_once(back, ["alice"], "2 users online: 1 member, 1 guest")

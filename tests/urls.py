@@ -4,7 +4,7 @@ import itertools
 from django.contrib import admin
 from django.contrib.auth import authenticate, login
 from django.contrib.auth.models import User
-from django.contrib.auth.views import redirect_to_login
+from django.contrib.auth.views import LogoutView, redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
@@ -211,6 +211,7 @@ urlpatterns = [
     path("whos-online/", include("whos_online.urls")),
     path("admin/", admin.site.urls),
     path("login/", log_in),
+    path("logout/", LogoutView.as_view(next_page="/")),
     path("missing/", missing),
     path("forbidden/", forbidden),
     path("broken/", broken),

@@ -9,7 +9,7 @@ from django.dispatch import receiver
 
 from whos_online import presence
 from whos_online.store import failsafe
-from whos_online.visitors.visits import record_logged_in
+from whos_online.visitors.visits import record_logged_in, record_logged_out
 
 
 @receiver(user_logged_in, dispatch_uid="whos_online.record_login")
@@ -24,5 +24,7 @@ def record_login(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
 
 @receiver(user_logged_out, dispatch_uid="whos_online.forget_logout")
 def forget_logout(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
+    """Count the visitor as a guest now, and no longer as a member."""
     if user is not None:
         failsafe.write(presence.forget_user, user)
+        record_logged_out(request)

@@ -3,8 +3,9 @@
 Every page with the block would otherwise cost a Redis read, so Redis latency
 would be page latency. Here a process reads each distinct block (the site or a
 room, the staff or the visitors' view) once per period for the pages that
-record nobody, however busy it is, and afresh for a visitor it does not yet
-count on the page that records them (see ``for_request``). When an entry is
+record nobody, however busy it is; a newcomer's first page shows it with them
+added, and a page of another visitor it may not count reads afresh (see
+``for_request``). When an entry is
 due, one request reads Redis and the others keep showing the entry they have
 meanwhile, so a slow read holds up one page, not all of them.
 If that read fails or Redis is being skipped, an entry less than STALE_IF_ERROR
@@ -17,12 +18,13 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import replace
-from typing import Any, Hashable, NamedTuple
+from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import Any, Hashable
 
-from whos_online.conf import conf, on_settings_change
+from whos_online.conf import GUEST_LINGER, conf, on_settings_change
 from whos_online.middleware import issued_at
-from whos_online.store import failsafe, reading
+from whos_online.store import counting, failsafe, reading
 from whos_online.store.reading import Summary
 from whos_online.visitors import visits
 
@@ -30,13 +32,20 @@ MAX_ENTRIES = 256  # distinct blocks kept (rooms make many); the least recently 
 STALE_IF_ERROR = 10.0  # seconds
 
 
-class Cached(NamedTuple):
+@dataclass(frozen=True)
+class Cached:
     """A summary and when its Redis read began (what it cannot have seen happened after)."""
 
     summary: Summary
     read_at: float
     # The pks it lists, made once per read: every page of a member asks whether it lists them.
     listed: frozenset[str]
+
+    @cached_property
+    def with_a_guest(self) -> Summary:
+        """The summary and one guest it does not count: each newcomer's own first page
+        shows this, so one rendering serves them all while the read is kept."""
+        return replace(self.summary, guest_count=self.summary.guest_count + 1)
 
 
 _entries: OrderedDict[Hashable, Cached] = OrderedDict()
@@ -102,13 +111,14 @@ def for_request(
     request: Any, room: str | None = None, names: bool = True, shared: bool = False
 ) -> Summary | None:
     """The block for this request: the cached summary if it holds the request's own visitor,
-    else a fresh read, which becomes the entry.
+    with them added if it surely lacks them alone (a newcomer), else a fresh read,
+    which becomes the entry.
 
-    A cached read cannot be topped up exactly: it does not say whether it
-    already counts a visitor recorded since (their earlier score may have come
+    Most visitors recorded since a read cannot be added to it exactly: it does
+    not say whether it already counts them (their earlier score may have come
     from another page after it) or the guest they were before logging in, so
-    adding them counted one person twice. Every block is thus one Redis read,
-    which counts each person once and raises the peak to its total. A viewer
+    adding them counted one person twice. Their page reads Redis afresh, which
+    counts each person once and raises the peak to its total. A viewer
     shown no names (``names=False``) reads the counts-only entry. ``shared``: the
     block for a page a cache may serve to anyone, so the view of nobody in
     particular (no staff view, not the visitor's own name).
@@ -122,9 +132,11 @@ def for_request(
     # holds nobody in particular.
     if entry is None:
         return None
-    if not (shared or entry.read_at >= asked or _holds(entry, request, room, viewer)):
-        entry = read(room, viewer, names, fresh=True) or entry
-    return entry.summary
+    if shared or entry.read_at >= asked or _holds(entry, request, room, viewer):
+        return entry.summary
+    if room is None and _lacks_only(entry, request):
+        return entry.with_a_guest
+    return (read(room, viewer, names, fresh=True) or entry).summary
 
 
 def _holds(entry: Cached, request: Any, room: str | None, viewer: Any) -> bool:
@@ -145,6 +157,35 @@ def _holds(entry: Cached, request: Any, room: str | None, viewer: Any) -> bool:
         return True
     before, read_at = visit.before, entry.read_at
     return before is not None and read_at - conf.window(room) <= before <= read_at
+
+
+def _lacks_only(entry: Cached, request: Any) -> bool:
+    """Whether ``entry`` surely lacks the request's visitor and nobody else they are: a
+    guest without an "online" cookie, recorded here, who was not inside the window when
+    it was read (no score before this record, or an older one), in the same data.
+
+    Without a cookie their identity is not one a page just changed (a login is a
+    member's record; a logout's page carries the member's cookie, and the logout
+    itself recorded the guest). Guests leave the sets ``GUEST_LINGER`` after the
+    window, so within that long of the read a guest with no score now had none
+    inside the window then. Their page shows the read with them added, unless that
+    total would pass the "Most ever online" or the day's count printed beside it:
+    then it reads afresh, which raises the peak.
+    """
+    visit = visits.visit_of(request)
+    if visit is None or visit.member is not None or counting.approximate():
+        return False
+    if conf.cookie_name in request.COOKIES or visit.at - entry.read_at > GUEST_LINGER:
+        return False
+    summary, before = entry.summary, visit.before
+    if visit.since is None or visit.since != summary.since:
+        return False  # Redis lost its data since the read: it counted people now gone
+    if before is not None and before >= entry.read_at - conf.window():
+        return False
+    total = summary.total + 1
+    return (summary.peak is None or summary.peak.count >= total) and (
+        summary.day_total is None or summary.day_total >= total
+    )
 
 
 def _fetch(room: str | None, staff_view: bool, names: bool = True) -> Cached | None:

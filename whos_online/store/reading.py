@@ -22,6 +22,7 @@ from whos_online.store.stats import (
     PEAK_TTL,
     Peak,
     count,
+    generation_time,
     guest_buckets,
     guest_cap,
     learn_generation,
@@ -201,9 +202,7 @@ def read(
         day_users=None if day_users is None else int(day_users),
         day_guests=None if day_guests is None else int(day_guests),
         changes_at=_changes_at(now, oldest, idle_at, window, bool(buckets)),
-        since=None
-        if generation is None
-        else datetime.fromtimestamp(float(generation), timezone.utc),
+        since=generation_time(generation),
     )
 
 

@@ -13,26 +13,29 @@ from __future__ import annotations
 
 import math
 import time
+from datetime import datetime
 from typing import Any, NamedTuple
 
-from whos_online.conf import Keys, conf
+from whos_online.conf import GUEST_LINGER, Keys, conf
 from whos_online.rooms.names import room_kind, room_name
 from whos_online.store import counting, scripts
 from whos_online.store.connection import get_client, text
 from whos_online.store.members import Member, card_of, read_member
-from whos_online.store.stats import learn_generation
+from whos_online.store.stats import generation_time, learn_generation
 from whos_online.visitors.guests import Address, guest_id
 
 
 class Visit(NamedTuple):
     """A recorded visit: its time (the score), the visitor's score before it
     (None if they were not in the set), for a member how the block shows them,
-    and whether the guest cap refused a newcomer (a flood: nothing was written)."""
+    whether the guest cap refused a newcomer (a flood: nothing was written), and
+    when the data it was written into began (``Summary.since``)."""
 
     at: float
     before: float | None
     member: Member | None = None
     refused: bool = False
+    since: datetime | None = None
 
 
 def record_user(
@@ -74,7 +77,7 @@ def record_member(
     key, other = (keys.hidden, keys.users) if hidden else (keys.users, keys.hidden)
     drop = guest_id(guest_ip) if guest_ip else ""
     counters = counting.member_counters(now, site=room is None)
-    before, _ = _record(
+    before, _, since = _record(
         now,
         keys,
         key,
@@ -87,7 +90,7 @@ def record_member(
         counters=counters,
         keep_card=keep_card,
     )
-    return Visit(now, before, read_member(pk, now, card, "online", hidden))
+    return Visit(now, before, read_member(pk, now, card, "online", hidden), since=since)
 
 
 def record_guest(ip: str | Address, *, room: str | None = None, left: str | None = None) -> Visit:
@@ -104,19 +107,19 @@ def record_guest(ip: str | Address, *, room: str | None = None, left: str | None
     now = time.time()
     keys = conf.keys(room)
     counters = counting.guest_counters(keys.guests, now, site=room is None)
-    before, refused = _record(
+    before, refused, since = _record(
         now,
         keys,
         keys.guests,
         guest_id(ip),
-        ttl=conf.max_age,
+        ttl=conf.max_age + _linger(room),
         keep=conf.max_guests,
         room=room,
         counters=counters,
         listed=not counting.approximate(),
         left=left,
     )
-    return Visit(now, before, refused=refused)
+    return Visit(now, before, refused=refused, since=since)
 
 
 def forget_user(user: Any) -> bool:
@@ -162,6 +165,12 @@ def forget_guest(ip: str) -> bool:
     return bool(get_client().zrem(conf.guests_key, guest_id(ip)))
 
 
+def _linger(room: str | None) -> float:
+    """How long guests stay in their set past the window: the site's, for the
+    newcomers rendering.blockcache adds to a kept read (rooms' reads are not)."""
+    return GUEST_LINGER if room is None else 0.0
+
+
 # Guests over the cap dropped by one write: about 0.1 ms of Redis time.
 TRIM_PER_WRITE = 100
 
@@ -181,10 +190,11 @@ def _record(
     listed: bool = True,
     keep_card: bool = False,
     left: str | None = None,
-) -> tuple[float | None, bool]:
+) -> tuple[float | None, bool, datetime | None]:
     """One EVALSHA of scripts.RECORD (one round trip, also on Redis Cluster).
 
-    Returns ``member``'s score before, and whether the guest cap refused them.
+    Returns ``member``'s score before, whether the guest cap refused them, and
+    when Redis's data began.
 
     ``counters`` are the HyperLogLogs (key, TTL) ``member`` also goes into;
     without ``listed`` they are all it goes into. A member who moved to another
@@ -229,6 +239,7 @@ def _record(
             keep_card="1" if keep_card else None,
             guest=guest or None,
             left_room=None if left is None else room_arg(left),
+            stale_before=now - conf.window(room) - _linger(room) if capped else None,
         ),
         counters=counters or (),
     )
@@ -247,7 +258,7 @@ def _record(
         )
     if recorded.dropped:
         _drop_rooms(recorded.dropped)
-    return recorded.before, recorded.refused
+    return recorded.before, recorded.refused, generation_time(recorded.generation)
 
 
 def _drop_rooms(rooms: list[str]) -> int:

@@ -163,6 +163,7 @@ class RecordArgs(NamedTuple):
     keep_card: str | None = None
     guest: str | None = None
     left_room: str | None = None
+    stale_before: float | None = None
 
 
 # Each role's bit in RECORD's first argument (lib/named.lua): the keys' in the low 16 bits.

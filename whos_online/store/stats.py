@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Any, NamedTuple
 
-from whos_online.conf import Keys, conf
+from whos_online.conf import GUEST_LINGER, Keys, conf
 from whos_online.store import counting, recovery, scripts
 from whos_online.store.connection import get_client, text
 
@@ -47,6 +47,11 @@ def learn_generation(client: Any, generation: Any, asked_at: float) -> None:
     if lost is not None:
         count, at = lost
         scripts.raise_peak(client, peak=conf.keys().peak, count=count, at=at, ttl=PEAK_TTL)
+
+
+def generation_time(generation: Any) -> datetime | None:
+    """When Redis's data began, from the generation a reply carried (None: none yet)."""
+    return None if generation is None else datetime.fromtimestamp(float(generation), timezone.utc)
 
 
 def peak_from(count: Any = None, at: Any = None) -> Peak | None:
@@ -91,7 +96,8 @@ class PruneResult(NamedTuple):
 
 
 def prune(*, batch_size: int = 1000) -> PruneResult:
-    """Remove guests older than the window and members older than the retention.
+    """Remove guests older than the window (and ``GUEST_LINGER``) and members older than
+    the retention.
 
     Removes ``batch_size`` per Redis call.
     One ZREMRANGEBYSCORE over 100,000 stale members blocks Redis (often shared
@@ -120,7 +126,7 @@ def prune(*, batch_size: int = 1000) -> PruneResult:
     live, left, kept_users, kept_hidden = conf.socket_keys()
     users = prune_key(keys.users, conf.retention, keys.cards, (live, left, kept_users))
     users += prune_key(keys.hidden, conf.retention, keys.cards, (live, left, kept_hidden))
-    guests = prune_key(keys.guests, conf.max_age)
+    guests = prune_key(keys.guests, conf.max_age + GUEST_LINGER)
     batches += _prune_rooms(client, now - conf.room_max_age, batch_size)
     prune_key(conf.rooms_key, conf.room_max_age)
     # Cron runs this every minute or so: it samples the counts for the admin's

@@ -247,6 +247,19 @@ def record_logged_in(user: Any, request: HttpRequest | None, room: str | None = 
     )
 
 
+def record_logged_out(request: HttpRequest | None) -> None:
+    """Count a member who just logged out as the guest they now are, at once.
+
+    Their next record then finds a score, so a block read before the logout (which
+    may list the member) is never shown with them added as a new guest.
+    """
+    if request is None or not conf.track_guests:
+        return
+    ip = client_address(request)
+    if ip is not None and not (conf.is_bot is not None and conf.is_bot(request)):
+        failsafe.write(recording.record_guest, ip)
+
+
 def visit_of(request: HttpRequest | None, room: str | None = None) -> recording.Visit | None:
     """The visit this request recorded (on the site or in ``room``), if it recorded one."""
     return getattr(request, RECORDED, {}).get(room)

@@ -29,6 +29,8 @@
 --                 counter already
 --   cap, trim     the guest cap, and how many stale guests or rooms over the
 --                 cap one write may drop (trim also with a room)
+--   stale_before  (with cap) a guest scored before it is stale: out of the
+--                 window for longer than a cached read may be shown
 --   room, max_rooms: the room and the rooms' cap (a room's record)
 --   card, keep_card: a member's card; keep_card '1' keeps one already stored
 --   guest, left_room: see KEYS guests and left_guests
@@ -58,7 +60,7 @@ local key, arg, counters, counter_ttls = named(
   {'into', 'changed', 'generation', 'drop_from', 'cards', 'guests', 'peak', 'rooms',
    'member_rooms', 'left_guests', 'left_changed', 'kept', 'kept_from'},
   {'now', 'member', 'ttl', 'window', 'channel', 'counted_since', 'cap', 'trim', 'room',
-   'max_rooms', 'card', 'keep_card', 'guest', 'left_room'})
+   'max_rooms', 'card', 'keep_card', 'guest', 'left_room', 'stale_before'})
 local generation = current_generation(key.generation, arg.now)
 local now, member, room = arg.now, arg.member, arg.room or ''
 local window = tonumber(arg.window)
@@ -67,7 +69,8 @@ local before = false
 if key.into then
   before = redis.call('ZSCORE', key.into, member)
   if arg.cap and not before
-      and not admitted(key.into, tonumber(arg.cap), tonumber(arg.trim), window_start) then
+      and not admitted(key.into, tonumber(arg.cap), tonumber(arg.trim),
+                       tonumber(arg.stale_before)) then
     if key.peak then mark_flood(key.peak, now, window_ttl, window_start) end
     return {false, 1, generation, false, {}}
   end
