@@ -17,7 +17,7 @@ from django.contrib.auth.models import User
 from django.contrib.staticfiles import finders
 from django.core.exceptions import ImproperlyConfigured
 from django.template import engines
-from django.urls import include, path, set_urlconf
+from django.urls import include, path, set_script_prefix, set_urlconf
 
 from tests.conftest import BrowserAsyncClient, BrowserClient, names
 from tests.test_middleware import async_get
@@ -242,6 +242,21 @@ def test_live_tag_adds_the_polling_attributes_and_a_static_script(
     assert '<script src="/static/whos_online/live.js" defer></script>' in html
     assert "<script>" not in html  # nothing inline: strict CSP sites can use it
     assert finders.find("whos_online/live.js")
+
+
+def test_the_live_url_follows_the_sites_script_prefix_and_urlconf(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    """The endpoint's URL is reversed once per URLconf and prefix, never served across them."""
+    template = engines["django"].from_string("{% load whos_online %}{% whos_online live=30 %}")
+    try:
+        for prefix, url in (("/forum/", "/forum/whos-online/"), ("/", "/whos-online/")):
+            set_script_prefix(prefix)  # as a WSGI server mounted under SCRIPT_NAME sets it
+            assert f'data-whos-online-url="{url}"' in template.render({})
+    finally:
+        set_script_prefix("/")
+    settings.ROOT_URLCONF = "tests.urls_without_whos_online"
+    assert "data-whos-online-url" not in template.render({})  # no endpoint there
 
 
 def test_plain_tag_has_no_script(redis_db: redis.Redis) -> None:

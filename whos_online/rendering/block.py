@@ -22,7 +22,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured, SynchronousOnlyOperation
 from django.template import Engine
 from django.template.context import make_context
-from django.urls import NoReverseMatch, reverse
+from django.urls import NoReverseMatch, get_script_prefix, get_urlconf, reverse
 from django.utils.safestring import SafeString
 from django.utils.text import slugify
 from django.utils.timezone import get_current_timezone
@@ -30,7 +30,7 @@ from django.utils.translation import get_language, gettext
 
 from whos_online import presence
 from whos_online.access import RoomAccess, failed
-from whos_online.conf import conf
+from whos_online.conf import conf, on_settings_change
 from whos_online.rendering import announcements, blockcache
 from whos_online.rooms.pages import checked_room
 from whos_online.store import failsafe, recording
@@ -111,7 +111,9 @@ def site_block(request: Any, live: int = 0, cached: bool = False) -> dict[str, A
     }
     if live or cached:
         try:
-            block["live_url"] = reverse("whos_online:live")
+            block["live_url"] = _live_url(
+                get_urlconf() or settings.ROOT_URLCONF, get_script_prefix()
+            )
         except NoReverseMatch:
             _no_live_urls()
             return block  # as a block without live=: it shows, it does not refresh
@@ -125,6 +127,15 @@ def site_block(request: Any, live: int = 0, cached: bool = False) -> dict[str, A
             mark_socket_page(request)
     return block
 
+
+@lru_cache(maxsize=64)
+def _live_url(urlconf: Any, script_prefix: str) -> str:
+    """The live endpoint's URL under a URLconf and script prefix, reversed once: ``reverse``
+    was half of a cached block's own time."""
+    return reverse("whos_online:live", urlconf=urlconf)
+
+
+on_settings_change(_live_url.cache_clear)
 
 NO_LIVE_URLS = (
     "{% whos_online live=… %} and cached=True read an endpoint: add "
