@@ -5,9 +5,9 @@ would be page latency. Here a process reads each distinct block (the site or a
 room, the staff or the visitors' view) once per period for the pages that
 record nobody, however busy it is; a newcomer's first page shows it with them
 added, and a page of another visitor it may not count reads afresh (see
-``for_request``). When an entry is
-due, one request reads Redis and the others keep showing the entry they have
-meanwhile, so a slow read holds up one page, not all of them.
+``for_request``). When an entry is due, one request reads Redis and the others
+keep showing the entry they have meanwhile, so a slow read holds up one page,
+not all of them.
 If that read fails or Redis is being skipped, an entry less than STALE_IF_ERROR
 seconds old is still shown, so a blip does not flash "unavailable"; no page ever
 shows an older one, however long the read in flight takes.
