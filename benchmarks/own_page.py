@@ -12,11 +12,14 @@ sidebar of ``/block/``. The block cache is at its default of one second; 1,000
 members and 1,000 guests are online, and the site's peak is set well above that
 (a real site is usually below its record), so no page raises it.
 
-Three visitors: a guest whose "online" cookie holds off their records (the
-common page); a member on a live page, whose every view is recorded (their
-socket page drops the cookie) and whom the cached read lists; and a newcomer (a
-new address each time: recorded, and not in the cached read, so the page with
-the block reads Redis afresh). The two paths of a visitor are timed alternately
+Three visitors on that page: a guest whose "online" cookie holds off their
+records (the common page); a member on a live page, whose every view is
+recorded (their socket page drops the cookie) and whom the cached read lists;
+and a newcomer (a new address each time: recorded, and not in the cached read,
+which their page shows with them added). A fourth, on a thread page (the same
+page under ``@in_room``, its sidebar ``{% whos_here %}``), is a guest with the
+cookie opening thread after thread: recorded into each room, which that room's
+cached read does not hold, so the page reads the room afresh. The two paths of a visitor are timed alternately
 in interleaved rounds of 40 pages each, after an untimed warm-up round; a
 visitor's ratio is the median over rounds of (with ÷ without), as in runner.py.
 Each mix (cookie guest / live member / newcomer) weights the visitors' median
@@ -54,6 +57,7 @@ from django.urls import include, path  # noqa: E402
 
 from whos_online import presence  # noqa: E402
 from whos_online.conf import Settings, conf  # noqa: E402
+from whos_online.rooms.pages import in_room  # noqa: E402
 from whos_online.store import reading, scripts  # noqa: E402
 from whos_online.store.connection import get_client  # noqa: E402
 from whos_online.store.stats import PEAK_TTL  # noqa: E402
@@ -84,11 +88,15 @@ FORUM = """{% extends "base.html" %}{% block content %}<h1>Topics</h1>
 <li><a href="{% url 'topic' topic.pk %}">{{ topic.first_name }}</a>
 <time>{{ topic.date_joined|date:"j M Y, H:i" }}</time></li>{% endfor %}
 </ul>{% endblock %}"""
+THREAD = FORUM.replace("<h1>Topics</h1>", "<h1>Topic {{ room }}</h1>")
 PAGES = {
     "base.html": BASE,
     "forum.html": FORUM,
     "forum_block.html": FORUM
     + "{% load whos_online %}{% block sidebar %}{% whos_online live=30 %}{% endblock %}",
+    "thread.html": THREAD,
+    "thread_block.html": THREAD
+    + "{% load whos_online %}{% block sidebar %}{% whos_here room %}{% endblock %}",
 }
 
 
@@ -101,9 +109,17 @@ def forum(request: HttpRequest, template: str = "forum.html") -> HttpResponse:
     return render(request, template, {"topics": topics[:TOPICS]})
 
 
+@in_room(lambda request, pk, **kwargs: f"thread:{pk}")
+def thread(request: HttpRequest, pk: int, template: str = "thread.html") -> HttpResponse:
+    topics = User.objects.filter(username__startswith="topic").order_by("-date_joined")
+    return render(request, template, {"topics": topics[:TOPICS], "room": f"thread:{pk}"})
+
+
 urlpatterns = [
     path("", forum, name="index"),
     path("block/", forum, {"template": "forum_block.html"}),
+    path("thread/<int:pk>/", thread),
+    path("thread/<int:pk>/block/", thread, {"template": "thread_block.html"}),
     path("topic/<int:pk>/", ok, name="topic"),
     path("search/", ok, name="search"),
     path("members/", ok, name="members"),
@@ -179,6 +195,14 @@ def newcomer() -> Callable[[str], Any]:
     return page
 
 
+def thread_reader() -> Callable[[str], Any]:
+    """A guest with the cookie opening thread after thread: each page a room new to them."""
+    client = Client(HTTP_USER_AGENT=BROWSER, REMOTE_ADDR="10.97.0.2")
+    client.get("/")  # the cookie
+    count = iter(range(10**7))
+    return lambda url: client.get(url.replace("/", f"/thread/{next(count)}/", 1))
+
+
 def counted_reads(visitors: dict[str, Callable[[str], Any]]) -> dict[str, float]:
     """Redis reads of the block per page with it, for each visitor, besides the one a due
     cache makes (a check that each does as said)."""
@@ -214,7 +238,7 @@ def report(reads: dict[str, float], times: dict[str, list[tuple[float, float]]])
             f"| {name} | {medians[-1][0]:,.0f} | {medians[-1][1]:,.0f} "
             f"| {statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f}) |"
         )
-    for mix, weights in MIXES.items():
+    for mix, weights in MIXES.items():  # the first three visitors: the forum index
         without, with_block = (
             sum(w * m[i] for w, m in zip(weights, medians)) / sum(weights) for i in (0, 1)
         )
@@ -228,7 +252,8 @@ def main(rounds: int) -> None:
         visitors = {
             "guest with the cookie": cookie_guest(),
             "member on a live page (recorded each view)": live_member(),
-            "newcomer (recorded, read afresh)": newcomer(),
+            "newcomer (recorded, added to the kept read)": newcomer(),
+            "guest opening a thread (`{% whos_here %}`, a room new to them)": thread_reader(),
         }
         reads = counted_reads(visitors)
         times: dict[str, list[tuple[float, float]]] = {name: [] for name in visitors}
