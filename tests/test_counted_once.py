@@ -20,10 +20,11 @@ import redis
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
-from tests.conftest import NOW, BrowserClient, RoundTrips
+from tests.conftest import NOW, BrowserAsyncClient, BrowserClient, RoundTrips
 from tests.test_blockcache import POLL, member, reads, traveller
 from tests.test_consumers import run, tab, until
 from tests.test_faults import members
+from tests.test_middleware import async_get
 from whos_online.conf import GUEST_LINGER, Settings, conf
 from whos_online.rendering import blockcache
 from whos_online.store import scripts
@@ -297,20 +298,29 @@ def a_record_of(count: int, redis_db: redis.Redis) -> None:
                        ttl=PEAK_TTL)  # fmt: skip
 
 
+def wsgi(path: str, address: str) -> Any:
+    return BrowserClient().get(path, REMOTE_ADDR=address)
+
+
+def asgi(path: str, address: str) -> Any:
+    return async_get(BrowserAsyncClient(), path, REMOTE_ADDR=address)
+
+
 def test_a_newcomers_first_page_shows_the_kept_read_with_them_added(
     redis_db: redis.Redis, traveller: Any, round_trips: RoundTrips
 ) -> None:
     a_record_of(10, redis_db)
     member("alice").get("/block/")  # the cached read: alice alone
     round_trips.clear()
-    for address in (CUSTOMER, "198.51.100.9"):  # two newcomers within the read's second
-        traveller.shift(0.3)
-        page = BrowserClient().get("/block/", REMOTE_ADDR=address)
+    # Three newcomers within the read's second, the last through ASGI.
+    for address, get in ((CUSTOMER, wsgi), ("198.51.100.9", wsgi), ("198.51.100.8", asgi)):
+        traveller.shift(0.2)
+        page = get("/block/", address)
         assert_counted_once(page, ["alice"], "2 users online: 1 member, 1 guest")
-    assert (round_trips.records, reads(round_trips)) == (2, 0)  # their records alone
+    assert (round_trips.records, reads(round_trips)) == (3, 0)  # their records alone
     traveller.shift(0.5)
     page = BrowserClient().get("/block/", REMOTE_ADDR="198.51.100.10")  # the next read
-    assert_counted_once(page, ["alice"], "4 users online: 1 member, 3 guests")
+    assert_counted_once(page, ["alice"], "5 users online: 1 member, 4 guests")
     assert reads(round_trips) == 1
 
 
