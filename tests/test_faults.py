@@ -35,13 +35,15 @@ from tests.conftest import (
     BrowserAsyncClient,
     BrowserClient,
     django_redis_cache,
+    names,
     require,
+    tab,
 )
 from tests.counted import Wire
 from tests.redis_server import RedisServer
 from whos_online import presence
-from whos_online.conf import Settings
-from whos_online.store import failsafe
+from whos_online.conf import Settings, conf
+from whos_online.store import failsafe, sockets
 from whos_online.visitors import guests
 
 pytestmark = pytest.mark.django_db
@@ -400,11 +402,14 @@ def test_a_full_redis_still_counts_approximate_guests_and_the_past_24_hours(
         assert not list(direct.scan_iter(match=f"{prefix}:guests:hll:past:*"))
 
 
-def wait_for_replica(replica: RedisServer, key: str, member: str) -> None:
-    """Until the replica has synced ``member`` (the real wait of a real replication)."""
+def wait_for_replica(
+    replica: RedisServer, key: str, member: str, score: float | None = None
+) -> None:
+    """Until the replica has synced ``member`` (with ``score``, if given): the real wait of
+    a real replication."""
     deadline = time.monotonic() + 10
     with replica.client() as direct:
-        while direct.zscore(key, member) is None:
+        while (found := direct.zscore(key, member)) is None or score not in (None, found):
             assert time.monotonic() < deadline, "the replica did not sync within 10 s"
             time.sleep(0.02)
 
@@ -442,6 +447,38 @@ def test_read_only_replica_pages_render_and_the_error_is_logged_once(
         # update inside the read is skipped).
         assert members(block(member)) == ["alice"]
         assert answers_again(caplog) == []
+
+
+def test_on_a_replica_a_member_whose_socket_aged_out_is_not_counted(
+    redis_servers: Callable[..., RedisServer], prefix: str, settings: Any, people: Any
+) -> None:
+    """A read takes the members whose socket signs aged out of the index; a replica
+    refuses that write, so its reads pass over them: the same counts and list."""
+    settings.WHOS_ONLINE_MAX_AGE, settings.WHOS_ONLINE_HEARTBEAT = 600, 25
+    primary = redis_servers("--repl-diskless-sync-delay", "0")
+    replica = redis_servers("--replicaof", "127.0.0.1", str(primary.port))
+    alice, bob = people("alice", "bob")
+    tabs = {user: tab(user) for user in (alice, bob)}
+    with time_machine.travel(NOW, tick=False) as traveller:
+        settings.CACHES = {"default": django_redis_cache(primary.url)}
+        for opened in tabs.values():
+            sockets.connect(opened)
+        traveller.shift(50)
+        sockets.disconnect(tabs[alice])  # her last sign, at +50
+        for _ in range(26):  # bob's tab beats on to +700: the window starts at +100
+            traveller.shift(25)
+            sockets.heartbeat([tabs[bob]])
+        kept = conf.socket_keys().kept_users
+        with primary.client() as direct:
+            assert direct.zcard(kept) == 2  # no read since she aged out
+        wait_for_replica(replica, conf.socket_keys().live, str(bob.pk), NOW.timestamp() + 700)
+
+        settings.CACHES = {"default": django_redis_cache(replica.url)}
+        online = presence.summary()
+        assert (online.user_count, names(online.members)) == (1, ["bob"])
+        assert presence.user_count() == 1
+        with replica.client() as direct:
+            assert direct.zcard(kept) == 2  # the replica kept her: the read passed over
 
 
 # -- 4. prune while visitors keep being recorded --------------------------------------------
