@@ -420,3 +420,97 @@ def test_a_read_kept_longer_than_guests_linger_is_not_added_to(
     call_command("whos_online_prune")  # the guest has left, and lingered: pruned
     back = BrowserClient().get("/block/", REMOTE_ADDR=CUSTOMER)
     assert_counted_once(back, ["alice"], "2 users online: 1 member, 1 guest")
+
+
+# --- A room's newcomer: the room's kept read with them added
+
+
+def test_a_guest_opening_a_thread_is_added_to_its_kept_read(
+    redis_db: redis.Redis, traveller: Any, round_trips: RoundTrips
+) -> None:
+    agent1, agent2 = member("agent1"), member("agent2")
+    agent1.get("/thread/7/")
+    customer = BrowserClient()
+    customer.get("/", REMOTE_ADDR=CUSTOMER)  # browsing the site: her cookie
+    traveller.shift(2)
+    agent2.get("/thread/7/")  # the room's kept read: both agents, a second after her cookie
+    round_trips.clear()
+    traveller.shift(0.3)
+    html = shown(customer.get("/thread/7/", REMOTE_ADDR=CUSTOMER))
+    assert sorted(members(html)) == ["agent1", "agent2"]
+    assert "3 here now: 2 members, 1 guest" in html
+    assert (round_trips.records, reads(round_trips)) == (1, 0)  # her room's record alone
+    traveller.shift(0.2)
+    html = shown(BrowserClient().get("/thread/7/", REMOTE_ADDR="198.51.100.9"))  # from a search
+    assert "3 here now: 2 members, 1 guest" in html  # the kept read and this newcomer
+    assert (round_trips.records, reads(round_trips)) == (3, 0)  # the site's and the room's
+
+
+def test_a_guest_back_in_a_thread_they_left_since_its_read_is_counted_once(
+    redis_db: redis.Redis, traveller: Any
+) -> None:
+    agent1 = member("agent1")
+    customer = BrowserClient()
+    customer.get("/", REMOTE_ADDR=CUSTOMER)
+    traveller.shift(2)
+    customer.get("/thread/7/", REMOTE_ADDR=CUSTOMER)
+    traveller.shift(0.1)
+    agent1.get("/thread/7/")  # the room's kept read: agent1 and the customer
+    traveller.shift(0.2)
+    customer.get("/thread/8/", REMOTE_ADDR=CUSTOMER)  # out of thread 7, into 8
+    traveller.shift(0.2)
+    html = shown(customer.get("/thread/7/", REMOTE_ADDR=CUSTOMER))  # and back
+    assert members(html) == ["agent1"] and "2 here now: 1 member, 1 guest" in html
+
+
+def test_a_member_logged_out_in_a_thread_is_not_added_to_its_read_as_a_guest(
+    redis_db: redis.Redis, traveller: Any
+) -> None:
+    agent1 = member("agent1")
+    User.objects.create_user("carol", password="pw")
+    carol = BrowserClient()
+    carol.post("/login/", {"username": "carol", "password": "pw"}, REMOTE_ADDR=CUSTOMER)
+    traveller.shift(2)
+    carol.get("/thread/7/", REMOTE_ADDR=CUSTOMER)
+    traveller.shift(0.1)
+    agent1.get("/thread/7/")  # the room's kept read: agent1 and carol, members
+    traveller.shift(0.2)
+    carol.post("/logout/", REMOTE_ADDR=CUSTOMER)
+    for path in ("/", "/thread/7/"):  # her guest's cookie, then back to the thread with it
+        traveller.shift(0.2)
+        html = shown(carol.get(path, REMOTE_ADDR=CUSTOMER))
+    assert members(html) == ["agent1"] and "2 here now: 1 member, 1 guest" in html
+
+
+def test_a_member_logged_out_on_an_excluded_page_is_not_added_to_a_threads_read(
+    redis_db: redis.Redis, traveller: Any, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_EXCLUDE_PATHS = [r"^/logout/"]
+    agent1 = member("agent1")
+    carol = BrowserClient()
+    carol.force_login(User.objects.create_user("carol"))
+    carol.get("/thread/7/", REMOTE_ADDR=CUSTOMER)
+    traveller.shift(0.1)
+    agent1.get("/thread/7/")  # the room's kept read: agent1 and carol, members
+    traveller.shift(0.2)
+    carol.post("/logout/", REMOTE_ADDR=CUSTOMER)  # excluded: the logout alone counts her
+    del carol.cookies["online"]  # her member's cookie, expired by now on a real site
+    traveller.shift(0.2)
+    html = shown(carol.get("/thread/7/", REMOTE_ADDR=CUSTOMER))
+    assert members(html) == ["agent1"] and "2 here now: 1 member, 1 guest" in html
+
+
+def test_a_guest_back_in_a_thread_just_as_they_left_its_window_is_counted_once(
+    redis_db: redis.Redis, traveller: Any, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_ROOM_MAX_AGE = 120  # her site cookie outlives her place in the room
+    customer = BrowserClient()
+    customer.get("/thread/7/", REMOTE_ADDR=CUSTOMER)
+    traveller.shift(119.5)
+    member("agent1").get("/thread/7/")  # the room's read: agent1, and her half a second to go
+    traveller.shift(0.7)
+    call_command("whos_online_prune")  # she has left the room's window: cron runs
+    traveller.shift(0.1)
+    html = shown(customer.get("/thread/7/", REMOTE_ADDR=CUSTOMER))
+    # Pruned, she would look new to the read that counts her: "2 guests".
+    assert members(html) == ["agent1"] and "2 here now: 1 member, 1 guest" in html

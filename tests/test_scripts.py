@@ -83,9 +83,15 @@ def test_a_room_prune_call_stops_at_its_budget_and_says_so(
         cutoff = time.time() - 600
         # Called directly: {removed, 1 if it stopped at the limit}; prune calls
         # again while it says 1, so a wrong flag would loop there.
-        assert scripts.prune_rooms(redis_db, keys=keys, below=cutoff, limit=2) == (2, True)
-        assert scripts.prune_rooms(redis_db, keys=keys, below=cutoff, limit=2) == (1, False)
-        assert scripts.prune_rooms(redis_db, keys=keys, below=cutoff, limit=2) == (0, False)
+        assert scripts.prune_rooms(
+            redis_db, keys=keys, below=cutoff, guests_below=cutoff, limit=2
+        ) == (2, True)
+        assert scripts.prune_rooms(
+            redis_db, keys=keys, below=cutoff, guests_below=cutoff, limit=2
+        ) == (1, False)
+        assert scripts.prune_rooms(
+            redis_db, keys=keys, below=cutoff, guests_below=cutoff, limit=2
+        ) == (0, False)
         guest = guest_id("203.0.113.2").encode()
         assert [redis_db.zrange(conf.keys(r).guests, 0, -1) for r in "abc"] == [[guest]] * 3
 

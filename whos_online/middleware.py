@@ -246,6 +246,12 @@ def issued_at(request: HttpRequest) -> int | None:
         return None
 
 
+def settled_since(request: HttpRequest) -> int | None:
+    """When the valid "online" cookie this request carries was issued: its visitor has been
+    who they are (this session, or this guest) since then. None without a valid one."""
+    return None if _due(request) else issued_at(request)
+
+
 def _cookie_value(identity: str) -> str:
     issued = signing.b62_encode(int(time.time()))
     signature = _signer().sign(_signed(issued, identity)).rpartition(":")[2]

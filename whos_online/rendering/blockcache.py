@@ -23,7 +23,7 @@ from functools import cached_property
 from typing import Any, Hashable
 
 from whos_online.conf import GUEST_LINGER, conf, on_settings_change
-from whos_online.middleware import issued_at
+from whos_online.middleware import issued_at, settled_since
 from whos_online.store import counting, failsafe, reading
 from whos_online.store.reading import Summary
 from whos_online.visitors import visits
@@ -134,7 +134,7 @@ def for_request(
         return None
     if shared or entry.read_at >= asked or _holds(entry, request, room, viewer):
         return entry.summary
-    if room is None and _lacks_only(entry, request):
+    if _lacks_only(entry, request, room):
         return entry.with_a_guest
     return (read(room, viewer, names, fresh=True) or entry).summary
 
@@ -159,33 +159,54 @@ def _holds(entry: Cached, request: Any, room: str | None, viewer: Any) -> bool:
     return before is not None and read_at - conf.window(room) <= before <= read_at
 
 
-def _lacks_only(entry: Cached, request: Any) -> bool:
+def _lacks_only(entry: Cached, request: Any, room: str | None) -> bool:
     """Whether ``entry`` surely lacks the request's visitor and nobody else they are: a
-    guest without an "online" cookie, recorded here, who was not inside the window when
-    it was read (no score before this record, or an older one), in the same data.
+    guest recorded here (on the site or in ``room``) who was not inside its window when
+    it was read (no score before this record, or one out of it), who was already this
+    guest then, in the same data.
 
-    Without a cookie their identity is not one a page just changed (a login is a
-    member's record; a logout's page carries the member's cookie, and the logout
-    itself recorded the guest). Guests leave the sets ``GUEST_LINGER`` after the
-    window, so within that long of the read a guest with no score now had none
-    inside the window then. Their page shows the read with them added, unless that
-    total would pass the "Most ever online" or the day's count printed beside it:
-    then it reads afresh, which raises the peak.
+    Guests leave a set ``GUEST_LINGER`` after its window (prune, the guest cap, the
+    key's TTL; a guest leaving a room is scored out of its window, not removed), so
+    within that long of the read a guest with no score now had none inside the
+    window then. Their page shows the read with them added, unless that total would
+    pass the "Most ever online" or the day's count printed beside it: then it reads
+    afresh, which raises the peak.
     """
-    visit = visits.visit_of(request)
+    visit = visits.visit_of(request, room)
     if visit is None or visit.member is not None or counting.approximate():
         return False
-    if conf.cookie_name in request.COOKIES or visit.at - entry.read_at > GUEST_LINGER:
+    summary, before, read_at = entry.summary, visit.before, entry.read_at
+    if visit.at - read_at > GUEST_LINGER or not _settled(request, read_at):
         return False
-    summary, before = entry.summary, visit.before
     if visit.since is None or visit.since != summary.since:
         return False  # Redis lost its data since the read: it counted people now gone
-    if before is not None and before >= entry.read_at - conf.window():
+    if before is not None and before >= read_at - conf.window(room):
         return False
     total = summary.total + 1
     return (summary.peak is None or summary.peak.count >= total) and (
         summary.day_total is None or summary.day_total >= total
     )
+
+
+def _settled(request: Any, read_at: float) -> bool:
+    """Whether the request's visitor was already who they are (a guest, and no member
+    a read may still list) before ``read_at``.
+
+    A valid "online" cookie says since when. Without one, the site's record on
+    this request says it (made now if the page's room block comes first): a
+    logout records the guest at once, so a guest new to the site (no score, or
+    one out of the window at the read) did not just stop being a member; a login
+    is a member's record. A cookie of someone else (the member they were) says
+    nothing.
+    """
+    since = settled_since(request)
+    if since is not None:
+        return since + 1 <= read_at  # the cookie holds whole seconds
+    if conf.cookie_name in request.COOKIES:
+        return False
+    visits.record_before_reading(request)  # on a room's page: the site's record, due anyway
+    site = visits.visit_of(request)
+    return site is not None and (site.before is None or site.before < read_at - conf.window())
 
 
 def _fetch(room: str | None, staff_view: bool, names: bool = True) -> Cached | None:

@@ -112,7 +112,7 @@ def record_guest(ip: str | Address, *, room: str | None = None, left: str | None
         keys,
         keys.guests,
         guest_id(ip),
-        ttl=conf.max_age + _linger(room),
+        ttl=conf.max_age + GUEST_LINGER,
         keep=conf.max_guests,
         room=room,
         counters=counters,
@@ -163,12 +163,6 @@ def forget_guest(ip: str) -> bool:
     if counting.approximate():
         return False
     return bool(get_client().zrem(conf.guests_key, guest_id(ip)))
-
-
-def _linger(room: str | None) -> float:
-    """How long guests stay in their set past the window: the site's, for the
-    newcomers rendering.blockcache adds to a kept read (rooms' reads are not)."""
-    return GUEST_LINGER if room is None else 0.0
 
 
 # Guests over the cap dropped by one write: about 0.1 ms of Redis time.
@@ -239,7 +233,7 @@ def _record(
             keep_card="1" if keep_card else None,
             guest=guest or None,
             left_room=None if left is None else room_arg(left),
-            stale_before=now - conf.window(room) - _linger(room) if capped else None,
+            stale_before=now - conf.window(room) - GUEST_LINGER if capped else None,
         ),
         counters=counters or (),
     )

@@ -114,10 +114,13 @@ class RoomsPruned(NamedTuple):
     more: bool
 
 
-def prune_rooms(client: Any, *, keys: Sequence[str], below: float, limit: int) -> RoomsPruned:
-    """Remove at most ``limit`` members scored below ``below`` from the rooms' sets ``keys``
-    (seven per room: users, hidden, guests, then a conf.SocketKeys)."""
-    removed, more = PRUNE_ROOMS(client, keys, [below, limit])
+def prune_rooms(
+    client: Any, *, keys: Sequence[str], below: float, guests_below: float, limit: int
+) -> RoomsPruned:
+    """Remove at most ``limit`` members scored below ``below`` (guests below ``guests_below``)
+    from the rooms' sets ``keys`` (seven per room: users, hidden, guests, then a
+    conf.SocketKeys)."""
+    removed, more = PRUNE_ROOMS(client, keys, [below, limit, guests_below])
     return RoomsPruned(int(removed), bool(more))
 
 

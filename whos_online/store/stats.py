@@ -142,11 +142,12 @@ def _prune_rooms(client: Any, cutoff: float, batch_size: int) -> int:
     """Prune the rooms with a visitor inside the window (the others' keys expired); batches.
 
     The registry is read a page at a time (ZRANGE … LIMIT), from the window's
-    start upwards by score, and each page's sets are pruned by PRUNE_ROOMS
+    start (less the guests' ``GUEST_LINGER``) upwards by score, and each page's sets are pruned by PRUNE_ROOMS
     calls of at most ``batch_size`` removals: no call grows with the number of
     rooms.
     """
-    batches, start, skip = 0, cutoff, 0
+    guests_cutoff = cutoff - GUEST_LINGER
+    batches, start, skip = 0, guests_cutoff, 0
     while True:
         page = client.zrange(
             conf.rooms_key, start, "+inf", byscore=True, offset=skip, num=ROOMS_PER_BATCH,
@@ -155,7 +156,10 @@ def _prune_rooms(client: Any, cutoff: float, batch_size: int) -> int:
         keys = [key for name, _ in page for key in _room_sets(text(name))]
         more = bool(keys)
         while more:
-            more = scripts.prune_rooms(client, keys=keys, below=cutoff, limit=batch_size).more
+            more = scripts.prune_rooms(
+                client, keys=keys, below=cutoff, guests_below=guests_cutoff,
+                limit=batch_size,
+            ).more  # fmt: skip
             batches += 1
         if len(page) < ROOMS_PER_BATCH:
             return batches

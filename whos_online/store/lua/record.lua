@@ -18,7 +18,7 @@
 --   member_rooms  the member's rooms, kind -> room (a member's room record)
 --   left_guests, left_changed: the guests and change mark of the room of the
 --                 same kind a guest left (their cookie names it: Redis keeps
---                 no key per guest)
+--                 no key per guest); they stay in it, scored out of its window
 --   kept, kept_from: a member's record: the indexes (lib/kept.lua) of into and
 --                 of drop_from
 --   then the counters: HyperLogLogs the visitor also goes into
@@ -89,7 +89,12 @@ if key.rooms then
 end
 if key.cards then store_card(key.cards, member, arg.card, arg.ttl, arg.keep_card) end
 if key.guests then redis.call('ZREM', key.guests, arg.guest) end
-if key.left_guests and redis.call('ZREM', key.left_guests, member) == 1 then
+-- A guest who left a room stays in it scored just out of its window (rooms of a kind
+-- share one) until prune: a read taken before they left tells from their score
+-- that it counted them, one taken after that it did not (see rendering.blockcache).
+if key.left_guests
+    and redis.call('ZADD', key.left_guests, 'XX', 'LT', 'CH', string.format('%.17g', window_start),
+                   member) == 1 then
   announce(key.left_changed, arg.left_room, now, window_ttl, arg.channel)
 end
 if #counters > 0 and not (before and tonumber(before) >= tonumber(arg.counted_since)) then
