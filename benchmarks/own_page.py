@@ -17,11 +17,12 @@ records (the common page); a member on a live page, whose every view is
 recorded (their socket page drops the cookie) and whom the cached read lists;
 and a newcomer (a new address each time: recorded, and not in the cached read,
 which their page shows with them added). A fourth, on a thread page (the same
-page under ``@in_room``, its sidebar ``{% whos_here %}``), is a guest with the
-cookie opening thread after thread: recorded into each room, which that room's
-cached read does not hold, so the page reads the room afresh. The two paths of a visitor are timed alternately
-in interleaved rounds of 40 pages each, after an untimed warm-up round; a
-visitor's ratio is the median over rounds of (with ÷ without), as in runner.py.
+page under ``@in_room``, its sidebar ``{% whos_here %}``), is guests with the
+cookie each opening the same ten threads in turn: recorded into each room,
+which that room's cached read does not hold, so their page shows it with them
+added. The two paths of a visitor are timed alternately in interleaved rounds
+of 40 pages each, after an untimed warm-up round; a visitor's ratio is the
+median over rounds of (with ÷ without), as in runner.py.
 Each mix (cookie guest / live member / newcomer) weights the visitors' median
 times, and its ratio is the weighted time with ÷ without. Keys live under the
 bench's prefix, deleted at the end.
@@ -66,6 +67,7 @@ BROWSER = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.
 ONLINE = 1000
 PER_SLICE = 40
 TOPICS = 20
+THREADS = 10
 MIXES = {"90/9/1": (90, 9, 1), "75/5/20": (75, 5, 20)}  # cookie guest / live member / newcomer
 
 BASE = """<!doctype html>
@@ -196,11 +198,20 @@ def newcomer() -> Callable[[str], Any]:
 
 
 def thread_reader() -> Callable[[str], Any]:
-    """A guest with the cookie opening thread after thread: each page a room new to them."""
-    client = Client(HTTP_USER_AGENT=BROWSER, REMOTE_ADDR="10.97.0.2")
-    client.get("/")  # the cookie
+    """Guests with the cookie, each opening the same few threads in turn (so the process
+    keeps each thread's read, as on a forum whose threads many read): each page a
+    room new to its guest."""
+    guests = [Client(HTTP_USER_AGENT=BROWSER, REMOTE_ADDR=f"10.95.0.{i}") for i in range(200)]
+    for guest in guests:
+        guest.get("/")  # the cookie
     count = iter(range(10**7))
-    return lambda url: client.get(url.replace("/", f"/thread/{next(count)}/", 1))
+
+    def page(url: str) -> Any:
+        n = next(count)
+        guest = guests[n // THREADS % len(guests)]
+        return guest.get(url.replace("/", f"/thread/{n % THREADS}/", 1))
+
+    return page
 
 
 def counted_reads(visitors: dict[str, Callable[[str], Any]]) -> dict[str, float]:
