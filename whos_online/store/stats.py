@@ -142,9 +142,9 @@ def _prune_rooms(client: Any, cutoff: float, batch_size: int) -> int:
     """Prune the rooms with a visitor inside the window (the others' keys expired); batches.
 
     The registry is read a page at a time (ZRANGE … LIMIT), from the window's
-    start (less the guests' ``GUEST_LINGER``) upwards by score, and each page's sets are pruned by PRUNE_ROOMS
-    calls of at most ``batch_size`` removals: no call grows with the number of
-    rooms.
+    start (less the guests' ``GUEST_LINGER``) upwards by score, and each page's
+    sets are pruned by PRUNE_ROOMS calls of at most ``batch_size`` removals: no
+    call grows with the number of rooms.
     """
     guests_cutoff = cutoff - GUEST_LINGER
     batches, start, skip = 0, guests_cutoff, 0
