@@ -23,7 +23,7 @@ def home(request: HttpRequest) -> HttpResponse:
     # Which worker answered: the fault tests read whos_online's log lines per process.
     response["X-Worker"] = str(os.getpid())
     if age is not None:  # the fault tests check no page shows a block past the stale limit
-        response["X-Block-Age"] = f"{age:.3f}"
+        response["X-Block-Age"] = repr(age)  # unrounded: 9.9996 s is not 10 s
     return response
 
 
