@@ -24,7 +24,7 @@ from whos_online.conf import conf
 from whos_online.rooms.names import room_kind
 from whos_online.store import failsafe, recording
 from whos_online.visitors.client_ip import client_address, note_unknown_proxy
-from whos_online.visitors.guests import guest_rooms, keep_guest_rooms
+from whos_online.visitors.guests import Address, guest_rooms, keep_guest_rooms
 
 VISIT_METHODS = frozenset({"GET", "HEAD", "POST"})
 # Where a request keeps its due records: {room or None (the site): DueRecord}.
@@ -213,12 +213,7 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
     user = viewer(request)
     if user is not None and user.is_authenticated:
         return record_logged_in(user, request, room)
-    if not conf.track_guests:
-        return False
-    is_bot = conf.is_bot
-    if is_bot is not None and is_bot(request):
-        return False
-    ip = client_address(request)  # parsed once: guest_id takes it as it is
+    ip = _guest_address(request)  # parsed once: guest_id takes it as it is
     if ip is None:  # no cookie either: a later request (a fixed proxy setting) retries
         return False
     note_unknown_proxy(request, ip)
@@ -253,11 +248,20 @@ def record_logged_out(request: HttpRequest | None) -> None:
     Their next record then finds a score, so a block read before the logout (which
     may list the member) is never shown with them added as a new guest.
     """
-    if request is None or not conf.track_guests:
-        return
-    ip = client_address(request)
-    if ip is not None and not (conf.is_bot is not None and conf.is_bot(request)):
+    ip = None if request is None else _guest_address(request)
+    if ip is not None:
         failsafe.write(recording.record_guest, ip)
+
+
+def _guest_address(request: HttpRequest) -> Address | None:
+    """The address a guest is counted by; None where no guest is counted: a site that
+    counts none, a bot, or no usable address."""
+    if not conf.track_guests:
+        return None
+    is_bot = conf.is_bot
+    if is_bot is not None and is_bot(request):
+        return None
+    return client_address(request)
 
 
 def visit_of(request: HttpRequest | None, room: str | None = None) -> recording.Visit | None:
