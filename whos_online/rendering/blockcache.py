@@ -26,6 +26,7 @@ from whos_online.conf import GUEST_LINGER, conf, on_settings_change
 from whos_online.middleware import issued_at, settled_since
 from whos_online.store import counting, failsafe, reading
 from whos_online.store.reading import Summary
+from whos_online.store.recording import Visit
 from whos_online.visitors import visits
 
 MAX_ENTRIES = 256  # distinct blocks kept (rooms make many); the least recently read go first
@@ -175,12 +176,12 @@ def _lacks_only(entry: Cached, request: Any, room: str | None) -> bool:
     visit = visits.visit_of(request, room)
     if visit is None or visit.member is not None or counting.approximate():
         return False
-    summary, before, read_at = entry.summary, visit.before, entry.read_at
+    summary, read_at = entry.summary, entry.read_at
     if visit.at - read_at > GUEST_LINGER or not _settled(request, read_at):
         return False
     if visit.since is None or visit.since != summary.since:
         return False  # Redis lost its data since the read: it counted people now gone
-    if before is not None and before >= read_at - conf.window(room):
+    if not _was_out(visit, read_at, room):
         return False
     total = summary.total + 1
     return (summary.peak is None or summary.peak.count >= total) and (
@@ -206,7 +207,13 @@ def _settled(request: Any, read_at: float) -> bool:
         return False
     visits.record_before_reading(request)  # on a room's page: the site's record, due anyway
     site = visits.visit_of(request)
-    return site is not None and (site.before is None or site.before < read_at - conf.window())
+    return site is not None and _was_out(site, read_at)
+
+
+def _was_out(visit: Visit, read_at: float, room: str | None = None) -> bool:
+    """Whether the visitor was not inside the window at ``read_at`` by the score from
+    before this ``visit`` (none, or an older one)."""
+    return visit.before is None or visit.before < read_at - conf.window(room)
 
 
 def _fetch(room: str | None, staff_view: bool, names: bool = True) -> Cached | None:
