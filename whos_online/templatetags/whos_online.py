@@ -1,8 +1,8 @@
 """``{% load whos_online %}``: the ``{% whos_online %}`` block and presence dots.
 
 ``{{ user|presence }}`` gives "online", "idle" or "offline" (one Redis call),
-"unavailable" while Redis is down, for a user, a listed member or a pk; for a page of avatars, fetch them all
-first in one call and pass the result::
+"unavailable" while Redis is down, for a user, a listed member or a pk; for a
+page of avatars, fetch them all first in one call and pass the result::
 
     {% presence_statuses members as statuses %}
     {% for member in members %}<span class="dot {{ member|presence:statuses }}"></span>{% endfor %}
