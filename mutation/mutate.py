@@ -64,7 +64,8 @@ TESTS = {
     "store/counting.py": ["test_counting.py"],
     "checks/deployment.py": ["test_checks.py", "test_url_rooms.py"],
     "store/failsafe.py": ["test_failsafe.py"],
-    "visitors/guests.py": ["test_guests.py", "test_presence.py"],
+    "store/guests.py": ["test_guests.py", "test_presence.py"],
+    "visitors/guests.py": ["test_rooms.py"],
     "jinja2.py": ["test_jinja2.py"],
     "store/members.py": ["test_members.py", "test_hidden.py", "test_long_lists.py"],
     "middleware.py": [
@@ -93,7 +94,7 @@ TESTS = {
         "test_rooms.py",
         "test_counting.py",
     ],
-    "rooms/names.py": ["test_conf.py", "test_rooms.py"],
+    "room_names.py": ["test_conf.py", "test_rooms.py"],
     "rooms/pages.py": ["test_rooms.py"],
     "store/scripts.py": [
         "test_scripts.py",

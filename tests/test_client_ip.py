@@ -16,8 +16,8 @@ import redis
 
 from tests.conftest import BrowserAsyncClient, BrowserClient
 from tests.test_middleware import async_get
+from whos_online.store.guests import guest_id
 from whos_online.visitors import client_ip
-from whos_online.visitors.guests import guest_id
 
 pytestmark = pytest.mark.django_db
 

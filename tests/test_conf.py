@@ -16,7 +16,7 @@ from django.test import override_settings
 from tests.test_connection import fakeredis_client
 from whos_online import conf as conf_module
 from whos_online.conf import Settings, cached_setting, conf
-from whos_online.rooms.names import room_name, room_parts
+from whos_online.room_names import room_name, room_parts
 from whos_online.store import members
 from whos_online.visitors import bots
 

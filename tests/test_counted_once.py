@@ -25,7 +25,8 @@ from tests.test_blockcache import POLL, member, reads, traveller
 from tests.test_consumers import run, tab, until
 from tests.test_faults import members
 from tests.test_middleware import async_get
-from whos_online.conf import GUEST_LINGER, Settings, conf
+from whos_online import presence
+from whos_online.conf import Settings, conf
 from whos_online.rendering import blockcache
 from whos_online.store import scripts
 from whos_online.store.stats import PEAK_TTL
@@ -289,9 +290,6 @@ def test_no_block_shows_a_peak_below_its_total(
     assert "Most ever online" not in html
 
 
-# --- A newcomer's own first page: the kept read with them added
-
-
 def a_record_of(count: int, redis_db: redis.Redis) -> None:
     """The site's "Most ever online" is ``count``: newcomers now stay under it."""
     scripts.raise_peak(redis_db, peak=conf.keys().peak, count=count, at=NOW.timestamp() - 86400,
@@ -306,22 +304,97 @@ def asgi(path: str, address: str) -> Any:
     return async_get(BrowserAsyncClient(), path, REMOTE_ADDR=address)
 
 
-def test_a_newcomers_first_page_shows_the_kept_read_with_them_added(
+# --- The rule: a page shows the kept read if it counts its visitor, else reads afresh
+
+
+def test_a_newcomers_first_page_reads_afresh_and_their_reloads_read_nothing(
     redis_db: redis.Redis, traveller: Any, round_trips: RoundTrips
 ) -> None:
-    a_record_of(10, redis_db)
-    member("alice").get("/block/")  # the cached read: alice alone
+    member("alice").get("/block/")  # the kept read: alice alone
     round_trips.clear()
-    # Three newcomers within the read's second, the last through ASGI.
-    for address, get in ((CUSTOMER, wsgi), ("198.51.100.9", wsgi), ("198.51.100.8", asgi)):
-        traveller.shift(0.2)
-        page = get("/block/", address)
+    traveller.shift(0.1)
+    newcomer = BrowserClient()
+    page = newcomer.get("/block/", REMOTE_ADDR=CUSTOMER)
+    assert_counted_once(page, ["alice"], "2 users online: 1 member, 1 guest")
+    assert (round_trips.records, reads(round_trips)) == (1, 1)  # her record, then the read
+    round_trips.clear()
+    for _ in range(10):  # ten reloads within her first second: the read after her record
+        traveller.shift(0.05)
+        page = newcomer.get("/block/", REMOTE_ADDR=CUSTOMER)
         assert_counted_once(page, ["alice"], "2 users online: 1 member, 1 guest")
-    assert (round_trips.records, reads(round_trips)) == (3, 0)  # their records alone
-    traveller.shift(0.5)
-    page = BrowserClient().get("/block/", REMOTE_ADDR="198.51.100.10")  # the next read
-    assert_counted_once(page, ["alice"], "5 users online: 1 member, 4 guests")
-    assert reads(round_trips) == 1
+    assert (round_trips.records, reads(round_trips)) == (0, 0)
+
+
+@pytest.mark.parametrize("get", [wsgi, asgi])
+def test_a_flood_of_newcomers_reads_at_most_the_cap_each_second(
+    redis_db: redis.Redis, traveller: Any, round_trips: RoundTrips, get: Any
+) -> None:
+    member("alice").get("/block/")
+    round_trips.clear()
+    for n in range(3 * blockcache.FRESH_READS_PER_SECOND):  # all within one second
+        traveller.shift(0.01)
+        page = get("/block/", f"198.51.100.{n}")
+        total, _ = totals(shown(page))
+        assert 2 <= total <= n + 2  # alice and the newcomers, never more
+    assert round_trips.records == 3 * blockcache.FRESH_READS_PER_SECOND
+    assert reads(round_trips) == blockcache.FRESH_READS_PER_SECOND
+
+
+def test_a_refused_newcomer_reads_nothing(
+    redis_db: redis.Redis, traveller: Any, monkeypatch: Any, round_trips: RoundTrips
+) -> None:
+    monkeypatch.setattr(Settings, "max_guests", 1)
+    BrowserClient().get("/block/", REMOTE_ADDR=CUSTOMER)  # the one guest the cap admits
+    round_trips.clear()
+    traveller.shift(0.1)
+    page = BrowserClient().get("/block/", REMOTE_ADDR="198.51.100.9")
+    assert "1 user online: 0 members, 1 guest" in shown(page)
+    assert (round_trips.records, reads(round_trips)) == (1, 0)  # refused: nothing to read for
+
+
+# --- Readers of a room
+
+
+def test_a_guest_back_on_a_page_within_a_second_sees_themselves(
+    redis_db: redis.Redis, traveller: Any, round_trips: RoundTrips
+) -> None:
+    member("agent1").get("/thread/7/")
+    customer = BrowserClient()
+    traveller.shift(0.1)
+    html = shown(customer.get("/thread/7/", REMOTE_ADDR=CUSTOMER))
+    assert "2 here now: 1 member, 1 guest" in html
+    traveller.shift(0.2)
+    customer.get("/thread/8/", REMOTE_ADDR=CUSTOMER)  # out of thread 7, into 8
+    traveller.shift(0.2)
+    html = shown(customer.get("/thread/7/", REMOTE_ADDR=CUSTOMER))  # and back
+    assert members(html) == ["agent1"] and "2 here now: 1 member, 1 guest" in html
+    round_trips.clear()
+    traveller.shift(0.2)
+    html = shown(customer.get("/thread/7/", REMOTE_ADDR=CUSTOMER))  # a reload
+    assert "2 here now: 1 member, 1 guest" in html
+    assert reads(round_trips) == 0  # the read after her record counts her
+
+
+def test_behind_one_address_a_room_never_counts_more_than_the_site(
+    redis_db: redis.Redis, traveller: Any
+) -> None:
+    office = [BrowserClient(), BrowserClient()]  # two guests' browsers behind one address
+    for browser in office:
+        browser.get("/", REMOTE_ADDR=CUSTOMER)  # each with its cookie: one guest
+    traveller.shift(2)
+    office[0].get("/thread/7/", REMOTE_ADDR=CUSTOMER)
+    agents = [member(f"agent{n}") for n in (1, 2, 3)]
+    for agent in agents:
+        agent.get("/thread/7/", REMOTE_ADDR=CUSTOMER)  # the room's kept read counts the guest
+    traveller.shift(0.2)
+    office[0].get("/thread/8/", REMOTE_ADDR=CUSTOMER)  # the guest moves on
+    traveller.shift(0.2)
+    html = shown(office[1].get("/thread/7/", REMOTE_ADDR=CUSTOMER))  # the same guest to Redis
+    assert "4 here now: 3 members, 1 guest" in html
+    assert presence.guest_count() == 1
+
+
+# --- Logins, logouts and returns
 
 
 def test_a_newcomer_who_would_pass_the_most_ever_online_reads_afresh(
@@ -374,9 +447,7 @@ def test_a_member_logged_out_on_an_excluded_page_is_not_added_as_a_newcomer(
     assert_counted_once(page, ["dave"], "2 users online: 1 member, 1 guest")
 
 
-def test_under_the_record_a_login_or_a_logout_still_reads_afresh(
-    redis_db: redis.Redis, traveller: Any
-) -> None:
+def test_a_login_or_a_logout_reads_afresh(redis_db: redis.Redis, traveller: Any) -> None:
     a_record_of(10, redis_db)
     User.objects.create_user("carol", password="pw")
     carol = BrowserClient()
@@ -406,44 +477,6 @@ def test_a_member_back_after_a_while_is_listed_not_added_as_a_guest(
     del alice.cookies["online"]  # expired long ago
     page = alice.get("/block/")  # recorded, new to the read: a member, so it reads
     assert_counted_once(page, ["alice", "dave"], "2 users online: 2 members, 0 guests")
-
-
-def test_a_read_kept_longer_than_guests_linger_is_not_added_to(
-    redis_db: redis.Redis, traveller: Any, settings: Any
-) -> None:
-    settings.WHOS_ONLINE_BLOCK_CACHE = 10
-    a_record_of(10, redis_db)
-    BrowserClient().get("/", REMOTE_ADDR=CUSTOMER)
-    traveller.shift(conf.max_age - 0.5)
-    member("alice").get("/block/")  # the kept read: alice, and the guest about to leave
-    traveller.shift(GUEST_LINGER + 1)
-    call_command("whos_online_prune")  # the guest has left, and lingered: pruned
-    back = BrowserClient().get("/block/", REMOTE_ADDR=CUSTOMER)
-    assert_counted_once(back, ["alice"], "2 users online: 1 member, 1 guest")
-
-
-# --- A room's newcomer: the room's kept read with them added
-
-
-def test_a_guest_opening_a_thread_is_added_to_its_kept_read(
-    redis_db: redis.Redis, traveller: Any, round_trips: RoundTrips
-) -> None:
-    agent1, agent2 = member("agent1"), member("agent2")
-    agent1.get("/thread/7/")
-    customer = BrowserClient()
-    customer.get("/", REMOTE_ADDR=CUSTOMER)  # browsing the site: her cookie
-    traveller.shift(2)
-    agent2.get("/thread/7/")  # the room's kept read: both agents, a second after her cookie
-    round_trips.clear()
-    traveller.shift(0.3)
-    html = shown(customer.get("/thread/7/", REMOTE_ADDR=CUSTOMER))
-    assert sorted(members(html)) == ["agent1", "agent2"]
-    assert "3 here now: 2 members, 1 guest" in html
-    assert (round_trips.records, reads(round_trips)) == (1, 0)  # her room's record alone
-    traveller.shift(0.2)
-    html = shown(BrowserClient().get("/thread/7/", REMOTE_ADDR="198.51.100.9"))  # from a search
-    assert "3 here now: 2 members, 1 guest" in html  # the kept read and this newcomer
-    assert (round_trips.records, reads(round_trips)) == (3, 0)  # the site's and the room's
 
 
 def test_a_guest_back_in_a_thread_they_left_since_its_read_is_counted_once(

@@ -26,7 +26,7 @@ from django.test import RequestFactory
 
 from tests.conftest import BROWSER, NOW, BrowserAsyncClient, BrowserClient, hiding
 from whos_online.models import OnlineNow
-from whos_online.rooms.names import room_name
+from whos_online.room_names import room_name
 from whos_online.rooms.pages import in_room
 from whos_online.settings_table import SETTINGS
 

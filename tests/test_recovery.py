@@ -66,6 +66,21 @@ def browsing_then_lost(redis_db: redis.Redis, traveller: Any) -> list[Client]:
     return visitors
 
 
+@pytest.mark.parametrize("pause", [0.3, 1.2])
+def test_everyone_recorded_just_before_a_flush_is_counted_again(
+    redis_db: redis.Redis, traveller: Any, pause: float
+) -> None:
+    visitors = browsing(redis_db)  # recorded in the loss's own second, or the one before
+    traveller.shift(pause)
+    lose_everything(redis_db)
+    traveller.shift(0.1)
+    visitors[0].get("/block/")  # the read that finds the data gone
+    for visitor in visitors:
+        traveller.shift(0.05)
+        visitor.get("/")
+    assert (presence.user_count(), presence.guest_count()) == (2, 5)
+
+
 def test_everyone_browsing_is_counted_again_after_a_flush(
     redis_db: redis.Redis, traveller: Any
 ) -> None:

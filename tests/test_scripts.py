@@ -21,9 +21,9 @@ from tests.conftest import DECLARED_KEYS_ONLY, NOW, STAFF, hiding, names, on_one
 from whos_online import presence
 from whos_online.conf import GUEST_LINGER, Settings, conf
 from whos_online.store import counting, scripts, sockets, stats, status
+from whos_online.store.guests import guest_id
 from whos_online.store.sockets import Connection
 from whos_online.store.stats import Peak
-from whos_online.visitors.guests import guest_id
 
 pytestmark = pytest.mark.django_db
 TRAVELLED_TTLS = pytest.mark.parametrize("redis_db", ["fake"], indirect=True)

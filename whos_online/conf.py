@@ -21,7 +21,7 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.http import HttpRequest
 
-from whos_online.rooms.names import room_name
+from whos_online.room_names import room_name
 from whos_online.settings_table import (
     DEFAULTS,
     Network,

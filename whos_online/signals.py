@@ -19,7 +19,7 @@ def record_login(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
     If Redis fails here, the next request records them the same way, so a login
     during an outage still never counts one person twice.
     """
-    record_logged_in(user, request)
+    record_logged_in(user, request, login=True)
 
 
 @receiver(user_logged_out, dispatch_uid="whos_online.forget_logout")

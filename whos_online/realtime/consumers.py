@@ -29,7 +29,7 @@ from whos_online.access import REFUSED, TOO_MANY_CONNECTIONS, RoomAccess, room_a
 from whos_online.realtime.hub import View, get_hub
 from whos_online.realtime.language import socket_language
 from whos_online.rendering.announcements import shown_in_query
-from whos_online.rooms.names import room_name
+from whos_online.room_names import room_name
 from whos_online.store import failsafe, reading, sockets
 
 logger = logging.getLogger(__name__)

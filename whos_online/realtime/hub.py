@@ -47,13 +47,13 @@ from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import translation
 
-from whos_online import presence
 from whos_online.conf import conf
 from whos_online.rendering.announcements import Cards, announce, diff, since_shown
 from whos_online.rendering.block import members_html
 from whos_online.rendering.blockcache import STALE_IF_ERROR
 from whos_online.store import failsafe, reading, recovery, sockets
 from whos_online.store.connection import get_client
+from whos_online.store.reading import Summary
 
 logger = logging.getLogger(__name__)
 
@@ -324,7 +324,7 @@ class Hub:
         messages = await database_sync_to_async(_unavailable)(view, untold)
         await _deliver([s.presence_message(text) for s, text in messages])
 
-    async def _send(self, view: View, feed: _Feed, online: presence.Summary) -> None:
+    async def _send(self, view: View, feed: _Feed, online: Summary) -> None:
         if not view.names:
             online = replace(online, members=[])
         members = {member.pk: member.as_json() for member in online.members}
@@ -422,7 +422,7 @@ class _Read:
     """What one read of a view found, to be told to its subscribers in their languages."""
 
     view: View
-    online: presence.Summary
+    online: Summary
     members: Cards
     counts: dict[str, Any]
     joins: Cards
@@ -492,7 +492,7 @@ def _float(mark: Any) -> float:
         return math.inf
 
 
-def _render(view: View, online: presence.Summary | None) -> str:
+def _render(view: View, online: Summary | None) -> str:
     """The view's block, by the site's template (the page swaps it in); None: unavailable."""
     css = "whos-online" if view.room is None else "whos-here"
     context = {

@@ -28,12 +28,11 @@ from django.utils.text import slugify
 from django.utils.timezone import get_current_timezone
 from django.utils.translation import get_language, gettext
 
-from whos_online import presence
 from whos_online.access import RoomAccess, failed
 from whos_online.conf import conf, on_settings_change
 from whos_online.rendering import announcements, blockcache
 from whos_online.rooms.pages import checked_room
-from whos_online.store import failsafe, recording
+from whos_online.store import failsafe, reading, recording
 from whos_online.store.members import Member
 from whos_online.visitors.visits import access_of, mark_socket_page, record_before_reading
 
@@ -181,7 +180,7 @@ def room_block(request: Any, name: str, live: bool = False) -> dict[str, Any] | 
     }
 
 
-def shown_members(online: presence.Summary | None) -> str:
+def shown_members(online: reading.Summary | None) -> str:
     """The members a live block shows, as ``X-Whos-Online-Shown`` carries them, for its
     ``data-whos-online-shown``: ``live.js`` then says a change that comes before the
     block's first update. Built once per cached summary."""
@@ -249,7 +248,7 @@ def _own_templates(engine: Engine) -> bool:
     return known
 
 
-def members_html(online: presence.Summary | None, css: str) -> SafeString:
+def members_html(online: reading.Summary | None, css: str) -> SafeString:
     """The listed members as ``<li>`` items, for ``whos_online/members.html``.
 
     Built here rather than by a template loop, which cost ~100 µs per member
@@ -311,7 +310,7 @@ def statuses_of(users: Iterable[Any], request: Any) -> Mapping[str, str]:
     """
     pks = [recording.member_id(user) for user in users]
     viewer = getattr(request, "user", None)
-    found = failsafe.call(presence.statuses, pks, viewer=viewer)
+    found = failsafe.call(reading.statuses, pks, viewer=viewer)
     return (
         dict.fromkeys(pks, UNAVAILABLE_WORD) if isinstance(found, failsafe.Unavailable) else found
     )

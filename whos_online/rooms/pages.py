@@ -20,7 +20,7 @@ from asgiref.sync import iscoroutinefunction
 from django.conf import settings
 from django.http import HttpRequest
 
-from whos_online.rooms.names import room_name
+from whos_online.room_names import room_name
 from whos_online.visitors.visits import DueRecord, finish_async, is_visit, load_user_async
 
 ViewFunction = TypeVar("ViewFunction", bound=Callable[..., Any])

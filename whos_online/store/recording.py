@@ -17,12 +17,12 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from whos_online.conf import GUEST_LINGER, Keys, conf
-from whos_online.rooms.names import room_kind, room_name
+from whos_online.room_names import room_kind, room_name
 from whos_online.store import counting, scripts
 from whos_online.store.connection import get_client, text
+from whos_online.store.guests import Address, guest_id
 from whos_online.store.members import Member, card_of, read_member
 from whos_online.store.stats import generation_time, learn_generation
-from whos_online.visitors.guests import Address, guest_id
 
 
 class Visit(NamedTuple):

@@ -10,8 +10,9 @@ the block's read, which answers "none" once the data is gone. A process holding
 WebSockets learns it from its heartbeats and its hub's checks too: they find
 none, start the next generation themselves and beat nobody, so that process
 records its sockets' members again with nobody else visiting. A cookie issued
-before the generation began stands for a record Redis no longer holds, so its
-visitor is due again; the throttled path reads one attribute here, never Redis.
+before the generation began (both in milliseconds) stands for a record Redis no
+longer holds, so its visitor is due again, whatever second they were recorded
+in; the throttled path reads one attribute here, never Redis.
 
 The same replies carry the site's peak: a process that saw one before the loss
 writes it back ("most ever online" survives a cache clear in any process that
@@ -21,6 +22,7 @@ read it). The admin's history cannot be: its page says since when it counts.
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any
 
 from whos_online.conf import on_settings_change
@@ -35,6 +37,8 @@ losses = 0
 _known: float | None = None  # the last generation read, to tell a new one
 _known_asked_at = -math.inf  # when the call whose reply taught it was made
 _peak: tuple[int, float] | None = None  # the highest peak read: (count, Unix time)
+# Replies come back on many threads (requests, the hub): each learns under this lock.
+_lock = threading.Lock()
 
 
 def learn(generation: Any, asked_at: float) -> tuple[int, float] | None:
@@ -46,32 +50,34 @@ def learn(generation: Any, asked_at: float) -> tuple[int, float] | None:
     a call made before the one that taught the known generation says nothing newer.
     """
     global began, losses, _known, _known_asked_at
-    if _known is not None and asked_at <= _known_asked_at:
-        return None
-    if generation is None:
-        began = asked_at  # not yet a loss: the next generation, when it comes, is one
-        return None
-    value = float(generation)
-    lost = _known is not None and value != _known
-    if lost:
-        losses += 1
-    # Cookies hold whole seconds: one issued in the generation's first second is
-    # of it (the record that began it set it).
-    began, _known, _known_asked_at = math.floor(value), value, asked_at
-    return _peak if lost else None
+    with _lock:
+        if _known is not None and asked_at <= _known_asked_at:
+            return None
+        if generation is None:
+            began = asked_at  # not yet a loss: the next generation, when it comes, is one
+            return None
+        value = float(generation)
+        lost = _known is not None and value != _known
+        if lost:
+            losses += 1
+        # Cookies hold milliseconds: the one the record that began it set is of it.
+        began, _known, _known_asked_at = math.floor(value * 1000) / 1000, value, asked_at
+        return _peak if lost else None
 
 
 def see_peak(count: int, at: float) -> None:
     """Remember the highest peak read, to write it back after a loss."""
     global _peak
-    if _peak is None or count > _peak[0]:
-        _peak = (count, at)
+    with _lock:
+        if _peak is None or count > _peak[0]:
+            _peak = (count, at)
 
 
 def reset() -> None:
     """Know nothing (tests; a process that switched to another Redis)."""
     global began, losses, _known, _known_asked_at, _peak
-    began, losses, _known, _known_asked_at, _peak = 0.0, 0, None, -math.inf, None
+    with _lock:
+        began, losses, _known, _known_asked_at, _peak = 0.0, 0, None, -math.inf, None
 
 
 on_settings_change(reset)  # another key prefix or Redis: another generation

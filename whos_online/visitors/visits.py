@@ -21,10 +21,11 @@ from django.http import HttpRequest, HttpResponseBase
 
 from whos_online import access
 from whos_online.conf import conf
-from whos_online.rooms.names import room_kind
+from whos_online.room_names import room_kind
 from whos_online.store import failsafe, recording
+from whos_online.store.guests import Address
 from whos_online.visitors.client_ip import client_address, note_unknown_proxy
-from whos_online.visitors.guests import Address, guest_rooms, keep_guest_rooms
+from whos_online.visitors.guests import guest_rooms, keep_guest_rooms
 
 VISIT_METHODS = frozenset({"GET", "HEAD", "POST"})
 # Where a request keeps its due records: {room or None (the site): DueRecord}.
@@ -231,26 +232,33 @@ def record_visit(request: HttpRequest, room: str | None = None) -> bool:
     return _remember(request, room, visit)
 
 
-def record_logged_in(user: Any, request: HttpRequest | None, room: str | None = None) -> bool:
-    """Record a logged-in user with a fresh card, no longer as a guest; False if Redis failed."""
+def record_logged_in(
+    user: Any, request: HttpRequest | None, room: str | None = None, *, login: bool = False
+) -> bool:
+    """Record a logged-in user with a fresh card, no longer as a guest; False if Redis failed.
+
+    ``login``: they just logged in, so a block read before counted them as someone
+    else (the guest they were): their page reads afresh.
+    """
     where = request.path if request is not None and conf.track_pages else None
     ip = client_address(request) if request is not None and conf.track_guests else None
-    return _remember(
-        request,
-        room,
-        failsafe.write(recording.record_user, user, room=room, where=where, guest_ip=ip),
-    )
+    visit = failsafe.write(recording.record_user, user, room=room, where=where, guest_ip=ip)
+    return _remember(request, room, _arrival(visit) if login else visit)
 
 
 def record_logged_out(request: HttpRequest | None) -> None:
-    """Count a member who just logged out as the guest they now are, at once.
-
-    Their next record then finds a score, so a block read before the logout (which
-    may list the member) is never shown with them added as a new guest.
-    """
+    """Count a member who just logged out as the guest they now are, at once; their page
+    reads afresh (a block read before lists the member)."""
     ip = None if request is None else _guest_address(request)
     if ip is not None:
-        failsafe.write(recording.record_guest, ip)
+        _remember(request, None, _arrival(failsafe.write(recording.record_guest, ip)))
+
+
+def _arrival(
+    visit: recording.Visit | failsafe.Unavailable,
+) -> recording.Visit | failsafe.Unavailable:
+    """A visit of someone who just changed who they are: no score of theirs from before."""
+    return visit if isinstance(visit, failsafe.Unavailable) else visit._replace(before=None)
 
 
 def _guest_address(request: HttpRequest) -> Address | None:
@@ -278,7 +286,7 @@ GUEST_ROOMS = "_whos_online_guest_rooms"
 def _remember(
     request: HttpRequest | None, room: str | None, visit: recording.Visit | failsafe.Unavailable
 ) -> bool:
-    """Keep the visit on the request (the block merges it into an older cached read).
+    """Keep the visit on the request (the block tells from it whether a kept read counts it).
 
     A guest refused at the cap (a flood) is not counted, so not kept; yet
     nothing is to retry: they wait for the cookie to expire, as the flood does.
