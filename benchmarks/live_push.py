@@ -8,7 +8,7 @@ request, ~190 µs for bare Django under WSGI in RESULTS.md, comes on top).
 Push: one process holds the tabs' sockets; its hub reads the block when a
 notice says it changed (at most once a TICK) and sends what changed to every
 subscriber (timed with TABS subscribers whose send only keeps the text, so
-socket writes are not in it), checks once every hub.CHECK seconds, and beats
+socket writes are not in it), checks once every hub.CHECK_EVERY seconds, and beats
 for all its connections every WHOS_ONLINE_HEARTBEAT seconds (timed: the beat
 for TABS connections, in EVALs of sockets.HEARTBEAT_BATCH). Writes LIVE_PUSH.md; only keys under this run's prefix are
 written, and they are deleted at the end.
@@ -130,7 +130,7 @@ def main() -> None:
             client.delete(*own)
     polls = TABS / POLL
     ticks = 2  # a change every half second
-    checks = 1 / hub.CHECK
+    checks = 1 / hub.CHECK_EVERY
     beats = 1 / conf.heartbeat
     beat_calls = -(-TABS // sockets.HEARTBEAT_BATCH)  # EVALs per beat
     rows = [

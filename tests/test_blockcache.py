@@ -57,7 +57,7 @@ def gone(*args: Any, **kwargs: Any) -> Any:
 
 def summary() -> Summary | None:
     """The site's block as the cache has it for a visitor; None for "unavailable"."""
-    entry = blockcache.read()
+    entry = blockcache.entry()
     return None if entry is None else entry.summary
 
 
@@ -116,11 +116,11 @@ def test_staff_visitors_rooms_and_limits_are_kept_apart(
     assert "shy" not in visitor.get("/block/").content.decode()  # not the staff's entry
     traveller.shift(1)  # past the second of their cookies: a read from now on holds them
     visitor.get("/block/"), staff.get("/block/")
-    lobby = blockcache.read(room="lobby")
+    lobby = blockcache.entry(room="lobby")
     assert lobby is not None and lobby.summary == presence.summary(room="lobby")
     round_trips.clear()
     for _ in range(3):  # every one of them is cached now
-        visitor.get("/block/"), staff.get("/block/"), blockcache.read(room="lobby")
+        visitor.get("/block/"), staff.get("/block/"), blockcache.entry(room="lobby")
     assert reads(round_trips) == 0
     settings.WHOS_ONLINE_LIST_LIMIT = 1  # other settings: another entry
     assert members(visitor.get("/block/").content.decode()) == ["admin"]  # the latest
@@ -130,7 +130,7 @@ def test_staff_visitors_rooms_and_limits_are_kept_apart(
 def test_a_due_entry_is_refreshed_by_one_request_while_the_others_show_the_last_one(
     redis_db: redis.Redis, traveller: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first = blockcache.read()
+    first = blockcache.entry()
     assert first is not None and first.read_at == NOW.timestamp()
     traveller.shift(1)
     presence.record_user(User.objects.create_user("alice"))
@@ -146,17 +146,17 @@ def test_a_due_entry_is_refreshed_by_one_request_while_the_others_show_the_last_
 
     monkeypatch.setattr(reading, "read", slow_summary)
     refreshed: list[Any] = []
-    refresher = threading.Thread(target=lambda: refreshed.append(blockcache.read()))
+    refresher = threading.Thread(target=lambda: refreshed.append(blockcache.entry()))
     refresher.start()
     assert entered.wait(10)
     for _ in range(10):  # meanwhile: the last summary, at once, and no second read
-        assert blockcache.read() == first
+        assert blockcache.entry() == first
     release.set()
     refresher.join(10)
     assert len(calls) == 1
     [entry] = refreshed
     assert names(entry.summary) == ["alice"] and entry.read_at == NOW.timestamp() + 1
-    assert blockcache.read() == entry
+    assert blockcache.entry() == entry
 
 
 @pytest.mark.parametrize("age, shown", [(9.5, "alice"), (10.5, "unavailable")])
@@ -175,7 +175,7 @@ def test_a_page_served_while_a_read_hangs_never_shows_a_block_past_the_limit(
 
     monkeypatch.setattr(reading, "read", hanging)
     traveller.shift(age)
-    refresher = threading.Thread(target=blockcache.read)
+    refresher = threading.Thread(target=blockcache.entry)
     refresher.start()
     try:
         assert entered.wait(10)
@@ -222,13 +222,13 @@ def test_the_cache_keeps_the_256_blocks_read_last(
         return {key[0] for key in blockcache._entries}
 
     for n in range(256):
-        blockcache.read(room=f"room-{n}")
-    blockcache.read(room="room-0")  # from the cache, and now the last read
-    blockcache.read(room="room-256")
+        blockcache.entry(room=f"room-{n}")
+    blockcache.entry(room="room-0")  # from the cache, and now the last read
+    blockcache.entry(room="room-256")
     assert len(kept()) == 256 and "room-0" in kept() and "room-1" not in kept()
     traveller.shift(60)
-    blockcache.read(room="room-2")  # due: read from Redis again, and now the last read
-    blockcache.read(room="room-257")
+    blockcache.entry(room="room-2")  # due: read from Redis again, and now the last read
+    blockcache.entry(room="room-257")
     assert len(kept()) == 256 and "room-2" in kept() and "room-3" not in kept()
 
 

@@ -1,7 +1,7 @@
 """How old the block on a page is, for tests/test_resilience.py: no page may show one
 read more than ``blockcache.STALE_IF_ERROR`` seconds before it asked for it.
 
-A page shows figures, not their age, so the test site wraps ``blockcache.read``,
+A page shows figures, not their age, so the test site wraps ``blockcache.entry``,
 where the ``{% whos_online %}`` tag gets the entry it shows, and keeps per request
 how long before the ask that entry's Redis read began. whos_online itself is
 unchanged: the wrapper only looks.
@@ -16,7 +16,7 @@ from typing import Any, Callable
 from whos_online.rendering import blockcache
 
 _age: ContextVar[float | None] = ContextVar("block_age", default=None)
-_read = blockcache.read
+_read = blockcache.entry
 
 
 def _read_and_date(*args: Any, **kwargs: Any) -> blockcache.Cached | None:
@@ -27,7 +27,7 @@ def _read_and_date(*args: Any, **kwargs: Any) -> blockcache.Cached | None:
     return entry
 
 
-blockcache.read = _read_and_date
+blockcache.entry = _read_and_date
 
 
 def measure(render: Callable[[], str]) -> tuple[str, float | None]:

@@ -10,9 +10,9 @@ room, seen by staff or not, with names or counts only) and sends what
 changed to all of its subscribers, rendered and said once in each of their
 languages (:mod:`whos_online.realtime.language`). A view is also due when its own data says
 it changes by time alone (a member turning idle, someone leaving the window:
-``Summary.changes_at``). Every ``CHECK`` seconds one call sweeps the views'
+``Summary.changes_at``). Every ``CHECK_EVERY`` seconds one call sweeps the views'
 namespaces for connections of dead processes and reads their change marks,
-so a lost notice delays a view by ``CHECK`` at most (``SOCKET_CHECK`` in a process
+so a lost notice delays a view by ``CHECK_EVERY`` at most (``SOCKET_CHECK`` in a process
 holding member sockets, which so notices a Redis that lost its data; a view read
 since its mark's time shows that change already, and is not read again; the marks
 are the writers' clocks, so this trusts servers' clocks to agree, as NTP keeps
@@ -64,7 +64,7 @@ TICK = 0.1
 # data's own expiries are due within it.
 LOOK = 0.5
 # Seconds between sweeps for dead processes' connections and lost notices.
-CHECK = 10.0
+CHECK_EVERY = 10.0
 # The same, in a process holding member sockets: it notices a Redis that lost its
 # data within this (one call per process; its heartbeats are 25 s apart).
 SOCKET_CHECK = 5.0
@@ -248,7 +248,7 @@ class Hub:
             if not isinstance(beaten, failsafe.Unavailable):
                 self.beat_at = self.answered_at = now
                 lost = beaten
-        every = SOCKET_CHECK if self.connections else CHECK
+        every = SOCKET_CHECK if self.connections else CHECK_EVERY
         if (self.feeds or self.connections) and not 0 <= now - self.checked_at < every:
             lost = await self._check(now) or lost
         if lost or self.losses != recovery.losses:  # Redis lost its data: connect everyone again

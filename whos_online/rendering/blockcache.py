@@ -54,7 +54,7 @@ _refreshing: set[Hashable] = set()
 _lock = threading.Lock()
 
 
-def read(
+def entry(
     room: str | None = None, viewer: Any = None, names: bool = True, *, fresh: bool = False
 ) -> Cached | None:
     """The cached summary with its read time (from Redis when due, or ``fresh``); None if
@@ -121,12 +121,12 @@ def for_request(
     viewer = None if shared else visits.viewer(request)
     if reading.is_staff(viewer):
         visits.mark_staff_page(request)
-    entry = read(room, viewer, names)
-    if entry is None:
+    kept = entry(room, viewer, names)
+    if kept is None:
         return None
-    if shared or counts(entry, request, room, viewer) or not _may_read_fresh():
-        return entry.summary
-    return (read(room, viewer, names, fresh=True) or entry).summary
+    if shared or counts(kept, request, room, viewer) or not _may_read_fresh():
+        return kept.summary
+    return (entry(room, viewer, names, fresh=True) or kept).summary
 
 
 def counts(entry: Cached, request: Any, room: str | None, viewer: Any) -> bool:

@@ -29,7 +29,7 @@ from whos_online.rooms.pages import checked_room, no_room
 from whos_online.visitors.visits import DueRecord, is_visit
 
 # Where a request keeps the visit of the room its URL name maps to.
-ATTRIBUTE = "_whos_online_url_room"
+URL_ROOM = "_whos_online_url_room"
 
 
 def format_fields(template: str) -> list[str]:
@@ -78,10 +78,10 @@ def enter(request: HttpRequest) -> DueRecord | None:
     if name is None:
         return None
     visit = DueRecord(request, name)
-    setattr(request, ATTRIBUTE, visit)
+    setattr(request, URL_ROOM, visit)
     return visit
 
 
 def due(request: HttpRequest) -> DueRecord | None:
     """The visit ``enter`` made due, for the middleware to finish after the view."""
-    return getattr(request, ATTRIBUTE, None)
+    return getattr(request, URL_ROOM, None)

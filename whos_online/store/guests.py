@@ -10,7 +10,7 @@ from django.utils.crypto import salted_hmac
 from whos_online.conf import conf
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
-SALT = "whos_online.guest"
+GUEST_SALT = "whos_online.guest"
 
 
 def guest_id(ip: str | Address) -> str:
@@ -27,7 +27,7 @@ def guest_id(ip: str | Address) -> str:
     Raises ValueError if ``ip`` is not an IP address.
     """
     address, _ = _network(ip, conf.ipv6_prefix)
-    return salted_hmac(SALT, address.packed, conf.secret_key, algorithm="sha256").hexdigest()[:16]
+    return salted_hmac(GUEST_SALT, address.packed, conf.secret_key, algorithm="sha256").hexdigest()[:16]
 
 
 def network(ip: str | Address) -> str:

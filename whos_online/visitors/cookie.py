@@ -27,7 +27,7 @@ from whos_online.store import recovery
 from whos_online.store.guests import network
 from whos_online.visitors.client_ip import client_address
 
-SALT = "whos_online.online"
+COOKIE_SALT = "whos_online.online"
 # Our values are about 50 characters; a longer one is forged and not worth a look.
 MAX_VALUE = 100
 
@@ -72,7 +72,7 @@ def _signed_at(value: str, identity: str) -> float | None:
     """
     at, _, signature = value.rpartition(":")
     try:
-        signing.Signer(salt=SALT).unsign(f"{at}|{identity}:{signature}")
+        signing.Signer(salt=COOKIE_SALT).unsign(f"{at}|{identity}:{signature}")
         return signing.b62_decode(at) / 1000
     except (signing.BadSignature, ValueError):
         return None
@@ -87,7 +87,7 @@ def set_cookie(request: HttpRequest, response: HttpResponseBase, at: float) -> N
     if identity is None:
         return
     encoded = signing.b62_encode(int(at * 1000))
-    signature = signing.Signer(salt=SALT).sign(f"{encoded}|{identity}").rpartition(":")[2]
+    signature = signing.Signer(salt=COOKIE_SALT).sign(f"{encoded}|{identity}").rpartition(":")[2]
     # A shared cache must not replay one visitor's cookie to the next.
     patch_cache_control(response, private=True)
     response.set_cookie(

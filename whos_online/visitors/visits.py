@@ -29,7 +29,7 @@ from whos_online.visitors.guests import guest_rooms, keep_guest_rooms
 
 VISIT_METHODS = frozenset({"GET", "HEAD", "POST"})
 # Where a request keeps its due records: {room or None (the site): DueRecord}.
-ATTRIBUTE = "_whos_online_visits"
+DUE_RECORDS = "_whos_online_visits"
 
 
 def is_visit(request: HttpRequest) -> bool:
@@ -47,7 +47,7 @@ class DueRecord:
         self.request, self.room = request, room
         self.recorded: bool | None = None  # None: not tried yet
         self.cancelled = False
-        _kept(request, ATTRIBUTE, dict)[room] = self
+        _kept(request, DUE_RECORDS, dict)[room] = self
 
     def record(self) -> bool:
         """Record now unless done or cancelled; True if the record was made.
@@ -178,7 +178,7 @@ def record_before_reading(request: Any, room: str | None = None) -> None:
     Not on an error page: the URL did not resolve (resolver_match is None) or
     the view raised (the visit was cancelled).
     """
-    visit = getattr(request, ATTRIBUTE, {}).get(room)
+    visit = getattr(request, DUE_RECORDS, {}).get(room)
     if visit is None or getattr(request, "resolver_match", None) is None:
         return
     try:
@@ -192,7 +192,7 @@ def record_before_reading(request: Any, room: str | None = None) -> None:
 
 def cancel(request: HttpRequest) -> None:
     """The view raised: the error page Django renders now is no visit."""
-    for visit in getattr(request, ATTRIBUTE, {}).values():
+    for visit in getattr(request, DUE_RECORDS, {}).values():
         visit.cancelled = True
 
 
