@@ -43,8 +43,7 @@ from tests.counted import Wire
 from tests.redis_server import RedisServer
 from whos_online import presence
 from whos_online.conf import Settings, conf
-from whos_online.store import failsafe, sockets
-from whos_online.visitors import guests
+from whos_online.store import failsafe, guests, sockets
 
 pytestmark = pytest.mark.django_db
 

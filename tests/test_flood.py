@@ -20,8 +20,7 @@ from django.core.management import call_command
 from tests.conftest import NOW, BrowserClient
 from whos_online import presence
 from whos_online.conf import Settings, conf
-from whos_online.store import stats
-from whos_online.visitors import guests
+from whos_online.store import guests, stats
 
 pytestmark = pytest.mark.django_db
 

@@ -41,8 +41,8 @@ import pytest
 from tests.conftest import REAL_CACHE, REDIS_URL, names, require
 from whos_online import presence
 from whos_online.conf import conf
+from whos_online.store import guests
 from whos_online.store.connection import get_client
-from whos_online.visitors import guests
 
 pytestmark = pytest.mark.load
 

@@ -21,8 +21,7 @@ from tests.test_middleware import async_get
 from whos_online import presence
 from whos_online.conf import GUEST_LINGER, Settings, conf
 from whos_online.rooms.pages import in_room
-from whos_online.store import recording, scripts, sockets
-from whos_online.visitors import guests
+from whos_online.store import guests, recording, scripts, sockets
 
 pytestmark = pytest.mark.django_db
 
