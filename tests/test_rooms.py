@@ -133,7 +133,7 @@ def test_a_guest_s_rooms_cookie_keeps_the_most_recent_kinds_that_fit(
         request.COOKIES = cookies
         cookies = {key: morsel.value for key, morsel in page(request, kind, n).cookies.items()}
         sizes.append(len(cookies[f"{conf.cookie_name}_rooms"]))
-    assert max(sizes) <= guests.MAX_ROOMS_VALUE
+    assert max(sizes) <= guest_rooms.MAX_ROOMS_VALUE
     x = "x" * 190
     assert presence.guest_count(room=f"kind20:{x}:1") == 0  # left, named by the cookie
     assert presence.guest_count(room=f"kind20:{x}:2") == 1
