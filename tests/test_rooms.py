@@ -22,6 +22,7 @@ from whos_online import presence
 from whos_online.conf import GUEST_LINGER, Settings, conf
 from whos_online.rooms.pages import in_room
 from whos_online.store import guests, recording, scripts, sockets
+from whos_online.visitors import guests as guest_rooms
 
 pytestmark = pytest.mark.django_db
 
