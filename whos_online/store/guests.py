@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ipaddress
-from functools import lru_cache
 
 from django.utils.crypto import salted_hmac
 
@@ -36,19 +35,12 @@ def network(ip: str | Address) -> str:
     What the "online" cookie of a guest without a session is bound to. Raises
     ValueError if ``ip`` is not an IP address.
     """
-    return _network_text(ip, conf.ipv6_prefix)
-
-
-@lru_cache(maxsize=4096)
-def _network_text(ip: str | Address, ipv6_prefix: int) -> str:
-    # Cached apart from _network: formatting an address costs as much as parsing it.
-    address, network_bits = _network(ip, ipv6_prefix)
+    address, network_bits = _network(ip, conf.ipv6_prefix)
     return f"{address}/{network_bits}"
 
 
-@lru_cache(maxsize=4096)
 def _network(ip: str | Address, ipv6_prefix: int) -> tuple[Address, int]:
-    """The address cut to its network, and the network's length; cached per address."""
+    """The address cut to its network, and the network's length."""
     address = ipaddress.ip_address(ip) if isinstance(ip, str) else ip
     if isinstance(address, ipaddress.IPv6Address):
         if address.ipv4_mapped:
