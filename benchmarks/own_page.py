@@ -1,6 +1,7 @@
-"""A page with the block against the same page without it, for the visitor's own pages.
+"""A page with the block against the same page without it, for the visitor's own pages,
+on this checkout and another one, timed side by side in one run.
 
-    REDIS_URL=redis://127.0.0.1:6379/13 python benchmarks/own_page.py [rounds]  # OWN_PAGE.md
+    REDIS_URL=redis://127.0.0.1:6379/13 python benchmarks/own_page.py ../before [rounds]
 
 The page is a forum index: a template extending a base (head, a header of
 ``{% url %}`` nav links and the user's name, a footer) that lists 20 topics read
@@ -12,33 +13,43 @@ sidebar of ``/block/``. The block cache is at its default of one second; 1,000
 members and 1,000 guests are online, and the site's peak is set well above that
 (a real site is usually below its record), so no page raises it.
 
-Three visitors on that page: a guest whose "online" cookie holds off their
-records (the common page); a member on a live page, whose every view is
-recorded (their socket page drops the cookie) and whom the cached read lists;
-and a newcomer (a new address each time: recorded, and not in the cached read,
-which their page shows with them added). A fourth, on a thread page (the same
-page under ``@in_room``, its sidebar ``{% whos_here %}``), is guests with the
-cookie each opening the same ten threads in turn: recorded into each room,
-which that room's cached read does not hold, so their page shows it with them
-added. The two paths of a visitor are timed alternately in interleaved rounds
-of 40 pages each, after an untimed warm-up round; a visitor's ratio is the
-median over rounds of (with ÷ without), as in runner.py.
-Each mix (cookie guest / live member / newcomer) weights the visitors' median
-times, and its ratio is the weighted time with ÷ without. Keys live under the
-bench's prefix, deleted at the end.
+The visitors: a guest whose "online" cookie holds off their records (the common
+page); a member on a live page, whose every view is recorded (their socket page
+drops the cookie) and whom the kept read lists; a returning guest, whose cookie
+has expired while they are still inside the window (recorded, and counted by the
+kept read); a guest reloading in their first second (ten pages each: the first
+records them, the rest show the read made after it); newcomers (a new address
+each page) arriving 40 at a time, faster than the fresh reads a process makes
+in a second, and one by one, each reading afresh; and guests with the cookie
+each opening the same ten threads in turn (``@in_room``, ``{% whos_here %}``,
+a room new to them on each page). The mixes weight the cookie guest, the live
+member and the newcomers in bursts (the forum index of a busy process).
+
+Two processes, one per checkout, build the same site; each round shuffles every
+(checkout, visitor, page) slice of 40 pages into one order and has the process
+that owns it time it, so both checkouts see the same machine. A visitor's
+ratio is the median over rounds of (with ÷ without) within its process, and
+"after ÷ before" the median of the two processes' times with the block. Keys
+live under each process's prefix, deleted at the end.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import random
 import statistics
+import subprocess
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent)]
+# A child times the checkout it is given (see child); the parent, this one.
+CHECKOUT = sys.argv[2] if sys.argv[1:2] == ["--child"] else str(HERE.parent)
+sys.path[:0] = [str(HERE), str(Path(CHECKOUT).resolve())]
 os.environ["DJANGO_SETTINGS_MODULE"] = "bench_settings"
 
 import django  # noqa: E402
@@ -58,7 +69,8 @@ from django.urls import include, path  # noqa: E402
 
 from whos_online import presence  # noqa: E402
 from whos_online.conf import Settings, conf  # noqa: E402
-from whos_online.rooms.pages import in_room  # noqa: E402
+from whos_online.presence import in_room  # noqa: E402
+from whos_online.rendering import blockcache  # noqa: E402
 from whos_online.store import reading, scripts  # noqa: E402
 from whos_online.store.connection import get_client  # noqa: E402
 from whos_online.store.stats import PEAK_TTL  # noqa: E402
@@ -186,13 +198,45 @@ def live_member() -> Callable[[str], Any]:
     return page
 
 
-def newcomer() -> Callable[[str], Any]:
+def newcomer(one_by_one: bool = False) -> Callable[[str], Any]:
+    """A new address each page; ``one_by_one``: each page may read afresh (no cap), as
+    newcomers arriving slower than a process's fresh reads a second do."""
+    count = iter(range(10**7))
+    cap = 10**9 if one_by_one else getattr(blockcache, "FRESH_READS_PER_SECOND", 0)
+
+    def page(url: str) -> Any:
+        n = next(count) + (1 << 20 if one_by_one else 0)
+        address = f"10.{96 - (n >> 16)}.{n >> 8 & 255}.{n & 255}"
+        with mock.patch.object(blockcache, "FRESH_READS_PER_SECOND", cap, create=True):
+            return Client(HTTP_USER_AGENT=BROWSER).get(url, REMOTE_ADDR=address)
+
+    return page
+
+
+def returning_guest() -> Callable[[str], Any]:
+    """The guests online (populate), back without a cookie: expired, as it does half a
+    window after their last record, while they are still inside the window."""
     count = iter(range(10**7))
 
     def page(url: str) -> Any:
+        i = next(count) % ONLINE
+        return Client(HTTP_USER_AGENT=BROWSER).get(url, REMOTE_ADDR=f"10.98.{i >> 8}.{i & 255}")
+
+    return page
+
+
+def reloading_guest() -> Callable[[str], Any]:
+    count = iter(range(10**7))
+    client = Client()
+
+    def page(url: str) -> Any:
+        nonlocal client
         n = next(count)
-        address = f"10.{96 - (n >> 16)}.{n >> 8 & 255}.{n & 255}"
-        return Client(HTTP_USER_AGENT=BROWSER).get(url, REMOTE_ADDR=address)
+        if n % 10 == 0:
+            client = Client(
+                HTTP_USER_AGENT=BROWSER, REMOTE_ADDR=f"10.93.{n >> 12 & 255}.{n >> 4 & 255}"
+            )
+        return client.get(url)
 
     return page
 
@@ -214,18 +258,25 @@ def thread_reader() -> Callable[[str], Any]:
     return page
 
 
-def counted_reads(visitors: dict[str, Callable[[str], Any]]) -> dict[str, float]:
-    """Redis reads of the block per page with it, for each visitor, besides the one a due
-    cache makes (a check that each does as said)."""
-    found = {}
+VISITORS: dict[str, Callable[[], Callable[[str], Any]]] = {
+    "guest with the cookie": cookie_guest,
+    "member on a live page (recorded each view)": live_member,
+    "newcomers, 40 at a time": newcomer,
+    "returning guest (cookie expired, inside the window)": returning_guest,
+    "guest reloading in their first second (10 pages each)": reloading_guest,
+    "newcomers one by one (each page reads afresh)": lambda: newcomer(one_by_one=True),
+    "guest opening a thread (a room new to them)": thread_reader,
+}
+MIXED = list(VISITORS)[:3]  # the mixes' cookie guest / live member / newcomer
+
+
+def block_reads(page: Callable[[str], Any]) -> float:
+    """Redis reads of the block per page with it, besides the one a due kept read makes."""
     with mock.patch.object(reading, "read", wraps=reading.read) as read:
-        for name, page in visitors.items():
-            time.sleep(1)  # the cached read due: the first page reads it
-            read.reset_mock()
-            for _ in range(PER_SLICE):
-                page("/block/")
-            found[name] = (read.call_count - 1) / PER_SLICE
-    return found
+        time.sleep(1)  # the kept read due: the first page reads it
+        for _ in range(PER_SLICE):
+            page("/block/")
+        return (read.call_count - 1) / PER_SLICE
 
 
 def timed(page: Callable[[str], Any], url: str) -> float:
@@ -235,50 +286,120 @@ def timed(page: Callable[[str], Any], url: str) -> float:
     return (time.perf_counter() - start) / PER_SLICE * 1e6
 
 
-def report(reads: dict[str, float], times: dict[str, list[tuple[float, float]]]) -> None:
-    print("Redis reads of the block per page with it:", reads)
-    print("| Visitor | without µs | with the block µs | ratio (median, range) |")
-    print("|---|---:|---:|---:|")
-    medians = []
-    for name, pairs in times.items():
-        ratios = [b / a for a, b in pairs]
-        medians.append(
-            (statistics.median(a for a, _ in pairs), statistics.median(b for _, b in pairs))
-        )
-        print(
-            f"| {name} | {medians[-1][0]:,.0f} | {medians[-1][1]:,.0f} "
-            f"| {statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f}) |"
-        )
-    for mix, weights in MIXES.items():  # the first three visitors: the forum index
-        without, with_block = (
-            sum(w * m[i] for w, m in zip(weights, medians)) / sum(weights) for i in (0, 1)
-        )
-        print(f"| mix {mix} | {without:,.0f} | {with_block:,.0f} | {with_block / without:.2f} |")
+def child(checkout: str) -> None:
+    """Serve the site on ``checkout``'s whos_online; time the slices asked on stdin."""
+    import whos_online
 
-
-def main(rounds: int) -> None:
+    if not (whos_online.__file__ or "").startswith(checkout):
+        raise SystemExit(f"whos_online came from {whos_online.__file__}, not {checkout}")
     call_command("migrate", verbosity=0)
-    with override_settings(**SITE), mock.patch.object(Settings, "max_guests", 10_000_000):
-        populate()
-        visitors = {
-            "guest with the cookie": cookie_guest(),
-            "member on a live page (recorded each view)": live_member(),
-            "newcomer (recorded, added to the kept read)": newcomer(),
-            "guest opening a thread (`{% whos_here %}`, a room new to them)": thread_reader(),
-        }
-        reads = counted_reads(visitors)
-        times: dict[str, list[tuple[float, float]]] = {name: [] for name in visitors}
-        for done in range(rounds + 1):  # the first round warms up, untimed
-            for name, page in visitors.items():
-                without, with_block = timed(page, "/"), timed(page, "/block/")
-                if done:
-                    times[name].append((without, with_block))
-        report(reads, times)
+    try:
+        with override_settings(**SITE), mock.patch.object(Settings, "max_guests", 10_000_000):
+            populate()
+            pages = {name: make() for name, make in VISITORS.items()}
+            print(json.dumps({name: block_reads(page) for name, page in pages.items()}), flush=True)
+            for line in sys.stdin:
+                name, url = json.loads(line)
+                print(timed(pages[name], url), flush=True)
+    finally:
         keys = list(get_client().scan_iter(f"{SITE['WHOS_ONLINE_KEY_PREFIX']}:*"))
         if keys:
             get_client().delete(*keys)
-    Path(settings.DATABASES["default"]["NAME"]).unlink()
+        Path(settings.DATABASES["default"]["NAME"]).unlink()
+
+
+class Checkout:
+    """A child process serving one checkout's site."""
+
+    def __init__(self, path: Path) -> None:
+        command = [sys.executable, __file__, "--child", str(path)]
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        self.reads: dict[str, float] = json.loads(self.process.stdout.readline())  # type: ignore[union-attr]
+        self.times: dict[str, list[tuple[float, float]]] = {name: [] for name in VISITORS}
+
+    def time(self, name: str, url: str) -> float:
+        self.process.stdin.write(json.dumps([name, url]) + "\n")  # type: ignore[union-attr]
+        self.process.stdin.flush()  # type: ignore[union-attr]
+        return float(self.process.stdout.readline())  # type: ignore[union-attr]
+
+    def close(self) -> None:
+        self.process.stdin.close()  # type: ignore[union-attr]
+        self.process.wait()
+
+
+def median_pair(pairs: list[tuple[float, float]]) -> tuple[float, float]:
+    return statistics.median(a for a, _ in pairs), statistics.median(b for _, b in pairs)
+
+
+def report(before: Checkout, after: Checkout, load: list[float], base: str) -> str:
+    rows = []
+    for name in VISITORS:
+        row = [name]
+        for side in (before, after):
+            ratios = [b / a for a, b in side.times[name]]
+            without, with_block = median_pair(side.times[name])
+            row += [f"{without:,.0f}", f"{with_block:,.0f}",
+                    f"{statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f})",
+                    f"{side.reads[name]:.3g}"]  # fmt: skip
+        over = [b[1] / a[1] for a, b in zip(before.times[name], after.times[name])]
+        row.append(f"{statistics.median(over):.2f}")
+        rows.append("| " + " | ".join(row) + " |")
+    for mix, weights in MIXES.items():
+        row = [f"mix {mix}"]
+        for side in (before, after):
+            medians = [median_pair(side.times[name]) for name in MIXED]
+            without, with_block = (
+                sum(w * m[i] for w, m in zip(weights, medians)) / sum(weights) for i in (0, 1)
+            )
+            row += [f"{without:,.0f}", f"{with_block:,.0f}", f"{with_block / without:.2f}", ""]
+        rows.append("| " + " | ".join(row) + " | |")
+    return "\n".join([
+        f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by `own_page.py` (its "
+        f"docstring has the method), {len(before.times[MIXED[0]])} rounds; before is {base}, "
+        f"after is {commit(HERE.parent)}. 1-minute load {load[0]:.1f} at the start, "
+        f"{load[1]:.1f} at the end.",
+        "",
+        "| Visitor | before without µs | before with µs | before ratio | before reads/page "
+        "| after without µs | after with µs | after ratio | after reads/page "
+        "| after ÷ before, with the block |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        *rows,
+    ])  # fmt: skip
+
+
+def commit(path: Path) -> str:
+    git = ["git", "-C", str(path), "describe", "--always", "--dirty"]
+    return subprocess.run(git, capture_output=True, text=True).stdout.strip() or path.name
+
+
+def main(before_path: Path, rounds: int) -> None:
+    load = [os.getloadavg()[0]]
+    before, after = Checkout(before_path), Checkout(HERE.parent)
+    try:
+        rng = random.Random(0)
+        for done in range(rounds + 1):  # the first round warms up, untimed
+            order = [(side, name, url) for side in (before, after) for name in VISITORS
+                     for url in ("/", "/block/")]  # fmt: skip
+            rng.shuffle(order)
+            took = {(id(side), name, url): side.time(name, url) for side, name, url in order}
+            if done:
+                for side in (before, after):
+                    for name in VISITORS:
+                        side.times[name].append(
+                            (took[id(side), name, "/"], took[id(side), name, "/block/"])
+                        )
+            print(f"round {done}/{rounds}", file=sys.stderr, flush=True, end="\r")
+    finally:
+        before.close()
+        after.close()
+    load.append(os.getloadavg()[0])
+    print(report(before, after, load, commit(before_path)))
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 15)
+    if sys.argv[1:2] == ["--child"]:
+        child(str(Path(sys.argv[2]).resolve()))
+    else:
+        main(Path(sys.argv[1]).resolve(), int(sys.argv[2]) if len(sys.argv) > 2 else 15)
