@@ -33,9 +33,15 @@ from whos_online.access import RoomAccess, failed
 from whos_online.conf import conf, on_settings_change
 from whos_online.rendering import announcements, blockcache
 from whos_online.rooms.pages import checked_room
-from whos_online.store import failsafe, recording
+from whos_online.store import failsafe, reading, recording
 from whos_online.store.members import Member
-from whos_online.visitors.visits import access_of, mark_socket_page, record_before_reading
+from whos_online.visitors.visits import (
+    access_of,
+    mark_socket_page,
+    mark_staff_page,
+    record_before_reading,
+    viewer,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +84,29 @@ def site_html(
     return SafeString("") if block is None else render_block(SITE_TEMPLATE, block, context)
 
 
+def _mark_if_own_view(request: Any) -> None:
+    """A member's block is their own view (staff see hidden members, a member may see
+    themselves listed first, a policy may show members more): no cache keeps the page
+    for anyone else. A guest's is everyone's view, a page a cache may keep."""
+    user = viewer(request)
+    if user is not None and user.is_authenticated:
+        keep_private(request)
+
+
+def keep_private(request: Any) -> None:
+    """This page shows its viewer's own view: no cache stores it for another.
+
+    Caches outside Django get ``Cache-Control: private`` and ``Vary: Cookie`` from
+    the middleware (``mark_staff_page``). Django's own, ``cache_page`` and the
+    per-site cache, store a response when the request's ``_cache_update_cache`` is
+    set, and ``cache_page`` stores it inside the view, before any middleware sees
+    it: clearing that flag is the one way a page being rendered can say "not this
+    one". Django's cache middleware has set and read it under that name since 1.x.
+    """
+    mark_staff_page(request)
+    request._cache_update_cache = False
+
+
 def shown_access(request: Any, room: str | None) -> RoomAccess | None:
     """What ``WHOS_ONLINE_ACCESS`` shows this request's viewer of ``room`` (None: the site).
 
@@ -101,6 +130,8 @@ def site_block(request: Any, live: int = 0, cached: bool = False) -> dict[str, A
     granted = shown_access(None if cached else request, None)
     if granted is None:
         return None
+    if not cached:
+        _mark_if_own_view(request)
     online = blockcache.for_request(request, names=granted.names, shared=cached)
     block: dict[str, Any] = {
         "online": online,
@@ -164,6 +195,7 @@ def room_block(request: Any, name: str, live: bool = False) -> dict[str, Any] | 
     granted = shown_access(request, name)
     if granted is None:
         return None
+    _mark_if_own_view(request)
     online = blockcache.for_request(request, name, granted.names)
     ws_url = conf.websocket_url
     live = live and bool(ws_url)
@@ -310,8 +342,10 @@ def statuses_of(users: Iterable[Any], request: Any) -> Mapping[str, str]:
     nobody is looking).
     """
     pks = [recording.member_id(user) for user in users]
-    viewer = getattr(request, "user", None)
-    found = failsafe.call(presence.statuses, pks, viewer=viewer)
+    looking = getattr(request, "user", None)
+    if reading.is_staff(looking):  # hidden members' own statuses
+        keep_private(request)
+    found = failsafe.call(presence.statuses, pks, viewer=looking)
     return (
         dict.fromkeys(pks, UNAVAILABLE_WORD) if isinstance(found, failsafe.Unavailable) else found
     )

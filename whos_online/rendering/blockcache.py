@@ -125,8 +125,6 @@ def for_request(
     particular (no staff view, not the visitor's own name).
     """
     viewer = None if shared else visits.viewer(request)
-    if reading.is_staff(viewer):
-        visits.mark_staff_page(request)
     asked = time.time()
     entry = read(room, viewer, names)
     # An entry read by this very call holds everyone recorded before it; a shared block

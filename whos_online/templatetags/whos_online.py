@@ -31,9 +31,10 @@ def whos_online(context: template.Context, live: int = 0, cached: bool = False) 
     ``WHOS_ONLINE_WEBSOCKET_URL`` says the site routes ``WhosOnlineConsumer``,
     else (and while the socket is down) every N seconds by polling the endpoint
     of ``whos_online.urls``. Without JavaScript it is the same block, as of page load.
-    ``cached=True``, for a page a cache may keep (``cache_page``, the per-site
-    cache): the page carries the block as anyone may see it, and the script
-    fills in the viewer's own (staff see hidden members) from the endpoint.
+    Every block is safe on a cached page: a member's page is stored for no one
+    else. ``cached=True`` lets a cache store the page whoever it is rendered
+    for: it carries the block as anyone may see it, and the script fills in
+    the viewer's own (staff see hidden members) from the endpoint.
     """
     return block.site_html(context.get("request"), live, context, cached)
 
