@@ -520,7 +520,14 @@ def test_the_access_recipes_show_each_viewer_what_they_say(
     assert "<bdi>customer</bdi>" not in agent_page.get("/thread/2/").content.decode()
     assert presence.user_count(room="thread:2") == 1  # the agent is
 
-    install_recipe("howto/access.md", monkeypatch, settings, number=2)  # a CMS
+    install_recipe("howto/access.md", monkeypatch, settings, number=2)  # a help desk
+    site = member.get("/block/").content.decode()
+    assert "alice" not in site and "customer" not in site and "members" in site
+    assert "<bdi>customer</bdi>" in agent_page.get("/block/").content.decode()
+    assert b"whos-here" not in member.get("/thread/2/").content
+    assert "<bdi>agent</bdi>" in agent_page.get("/thread/2/").content.decode()
+
+    install_recipe("howto/access.md", monkeypatch, settings, number=3)  # a CMS
     # A person's page (its room "auth.user:<pk>") is shown to them and to staff only.
     monkeypatch.setattr(
         type(alice), "is_visible_to", lambda page, user: user == page or user.is_staff, False

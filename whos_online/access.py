@@ -140,6 +140,14 @@ def staff_only(user: Any, room: str | None) -> str | None:
     return "join" if user.is_authenticated and user.is_staff else None
 
 
+def helpdesk(user: Any, room: str | None) -> str | None:
+    """Names to staff, the counts to everyone else, and each room (a ticket's) to staff
+    only: customers see how many are online, never who, and are put in no room."""
+    if user.is_authenticated and user.is_staff:
+        return "join"
+    return "count" if room is None else None
+
+
 def object_rooms(
     can_view: Callable[[Any, Any], bool], site: str | None = "see"
 ) -> Callable[[Any, str | None], str | None]:
