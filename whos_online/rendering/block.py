@@ -22,6 +22,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured, SynchronousOnlyOperation
 from django.template import Engine
 from django.template.context import make_context
+from django.templatetags.static import static
 from django.urls import NoReverseMatch, get_script_prefix, get_urlconf, reverse
 from django.utils.safestring import SafeString
 from django.utils.text import slugify
@@ -213,6 +214,22 @@ def room_block(request: Any, name: str, live: bool = False) -> dict[str, Any] | 
     }
 
 
+STYLESHEET = "whos_online/whos_online.css"
+# Set on a request once its page carries the stylesheet's link.
+STYLE_LINKED = "_whos_online_style_linked"
+
+
+def style_link(request: Any) -> SafeString:
+    """The optional stylesheet's ``<link>``, once per page: a ``<link rel="stylesheet">``
+    is valid in the body, so a template whose ``<head>`` a site cannot reach (a third
+    party's base, its head block filled without ``block.super``) still loads it."""
+    if request is not None:
+        if getattr(request, STYLE_LINKED, False):
+            return SafeString("")
+        setattr(request, STYLE_LINKED, True)
+    return SafeString(f'<link rel="stylesheet" href="{escape(static(STYLESHEET))}">')
+
+
 def shown_members(online: presence.Summary | None) -> str:
     """The members a live block shows, as ``X-Whos-Online-Shown`` carries them, for its
     ``data-whos-online-shown``: ``live.js`` then says a change that comes before the
@@ -246,7 +263,7 @@ def render_block(
         return _render(engine, name, block, context)
     flags = (context.autoescape, context.use_l10n, context.use_tz) if context else None
     key: tuple[Any, ...] = (name, engine, get_language(), get_current_timezone(), flags)
-    varies = ("window_minutes", "live", "live_url", "ws_url", "fill")
+    varies = ("room", "window_minutes", "live", "live_url", "ws_url", "fill")
     key += tuple(block.get(vary) for vary in varies)
     done = online.rendered.get(key)
     if done is None:

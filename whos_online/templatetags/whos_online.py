@@ -52,6 +52,14 @@ def whos_here(context: template.Context, *room: Any, live: bool = False) -> Safe
 
 
 @register.simple_tag(takes_context=True)
+def whos_online_style(context: template.Context) -> SafeString:
+    """The optional stylesheet's ``<link>``, anywhere in the page (the body too), once per
+    page however many times it is written: beside each block, for a base whose
+    ``<head>`` the site cannot fill."""
+    return block.style_link(context.get("request"))
+
+
+@register.simple_tag(takes_context=True)
 def presence_statuses(context: template.Context, users: Iterable[Any]) -> Mapping[str, str]:
     """Statuses of users (or members, or pks) in one round trip; "unavailable" if Redis is down.
 
