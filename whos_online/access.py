@@ -154,10 +154,11 @@ def object_rooms(
     """A policy for rooms named by model instances (``@in_room(lambda request, pk: page)``):
     a room is joined by whoever ``can_view(user, instance)``, and refused to anyone else.
 
-    A CMS passes its page's own view restriction, so a restricted page's room is
-    seen by whom the page is shown::
+    A site passes its own rule for the instance, so a restricted page's room is
+    seen by whom the page is shown (``whos_online.wagtail_pages.access`` is
+    Wagtail's view restrictions)::
 
-        access = object_rooms(lambda user, page: page.is_visible_to(user))
+        access = object_rooms(lambda user, profile: user == profile or user.is_staff)
 
     The site list gets ``site``; a room naming no instance (or one gone) nothing.
     """
