@@ -35,6 +35,11 @@ BLOCKS = {
     "room": engines["django"].from_string('{% load whos_online %}{% whos_here "news" 1 %}'),
     "jinja2": engines["jinja2"].from_string('{{ whos_online() }}{{ whos_here("news", 1) }}'),
 }
+# Presence dots: staff read a hidden member's own status, anyone else "offline".
+DOTS = engines["django"].from_string(
+    "{% load whos_online %}{% presence_statuses users as statuses %}"
+    "{% for user in users %}{{ user.username }}: {{ user|presence:statuses }}{% endfor %}"
+)
 # The how-to's template, as written.
 CACHED = engines["django"].from_string(*snippets("howto/cached-pages.md", "django"))
 
@@ -54,7 +59,13 @@ def showing(block: str) -> Callable[[HttpRequest], HttpResponse]:
     return view
 
 
+@cache_page(60, cache="pages")
+def dots(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(DOTS.render({"users": User.objects.filter(username="shy")}, request))
+
+
 urlpatterns = [
+    path("cached/dots/", dots),
     path("cached/", cache_page(60, cache="pages")(page)),
     path("page/", page),
     path("plain/", plain),
@@ -180,6 +191,13 @@ def test_every_block_shows_staff_their_view_and_no_cache_hands_it_on(
     member.force_login(bob)
     for html in (guest, member.get(url).content.decode()):
         assert_nothing_hidden(html)
+
+
+def test_a_cached_page_of_presence_dots_keeps_a_hidden_members_status_from_guests(
+    site: BrowserClient,
+) -> None:
+    assert site.get("/cached/dots/").content.decode() == "shy: online"
+    assert BrowserClient().get("/cached/dots/").content.decode() == "shy: offline"
 
 
 @pytest.mark.parametrize("order", [None, *ORDERS])
