@@ -91,10 +91,10 @@ def _mark_if_own_view(request: Any) -> None:
     for anyone else. A guest's is everyone's view, a page a cache may keep."""
     user = viewer(request)
     if user is not None and user.is_authenticated:
-        keep_private(request)
+        _keep_private(request)
 
 
-def keep_private(request: Any) -> None:
+def _keep_private(request: Any) -> None:
     """This page shows its viewer's own view: no cache stores it for another.
 
     Caches outside Django get ``Cache-Control: private`` and ``Vary: Cookie`` from
@@ -361,7 +361,7 @@ def statuses_of(users: Iterable[Any], request: Any) -> Mapping[str, str]:
     pks = [recording.member_id(user) for user in users]
     looking = getattr(request, "user", None)
     if reading.is_staff(looking):  # hidden members' own statuses
-        keep_private(request)
+        _keep_private(request)
     found = failsafe.call(presence.statuses, pks, viewer=looking)
     return (
         dict.fromkeys(pks, UNAVAILABLE_WORD) if isinstance(found, failsafe.Unavailable) else found
