@@ -4,7 +4,8 @@ whose base fills the head itself can write it) and unstyled, at desktop and phon
 
 What a visitor would notice is asserted: each block is a landmark named by its own
 visible heading, the two headings differ, and with the stylesheet the room block sits
-on a tinted panel the site block has not, every text at 4.5:1 or more. The four pages
+on a tinted panel the site block has not, every text at 4.5:1 or more; axe-core finds
+no violation on the page. The four pages
 are screenshotted (docs/two-blocks-*.png with UPDATE_DOCS=1, a temporary folder
 otherwise).
 """
@@ -113,6 +114,14 @@ def both_blocks(
         context.close()
 
 
+def no_axe_violation(page: Page) -> None:
+    """axe-core's rules (WCAG A and AA and its best practices) on the whole page."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page)
+    assert results.violations_count == 0, results.generate_report()
+
+
 def named_landmarks(page: Page) -> dict[str, str]:
     """Each block's accessible name, as a screen reader's list of regions gives it."""
     names = {}
@@ -146,6 +155,7 @@ def test_the_two_blocks_are_told_apart_with_the_stylesheet(
     for block in (here, site):
         box = block.bounding_box()
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= WIDTHS[width]
+    no_axe_violation(page)
     screenshot(page, f"two-blocks-{width}-styled.png", tmp_path)
 
 
@@ -163,4 +173,5 @@ def test_unstyled_each_block_still_says_which_it_is(
     # The headings are as visible as the page's own h2s would be.
     for heading in page.locator("section h2").all():
         assert heading.is_visible()
+    no_axe_violation(page)
     screenshot(page, f"two-blocks-{width}-unstyled.png", tmp_path)
