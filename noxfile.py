@@ -19,7 +19,9 @@ from pathlib import Path
 
 import nox
 
-nox.options.sessions = ["tests", "oldest", "spirit", "mypy", "lint", "docs", "package"]
+nox.options.sessions = [
+    "tests", "oldest", "spirit", "wagtail", "mypy", "lint", "docs", "package",
+]  # fmt: skip
 nox.needs_version = ">=2025.2.9"  # nox.project.dependency_groups
 nox.options.error_on_missing_interpreters = True
 nox.options.reuse_venv = "yes"
@@ -123,6 +125,18 @@ def spirit(session: nox.Session) -> None:
     session.run(
         "python", "-m", "django", "test", "--settings", "tests.settings_spirit_suite", "spirit"
     )
+
+
+@nox.session(python="3.12")
+def wagtail(session: nox.Session) -> None:
+    """docs/howto/cms-pages.md on Wagtail from PyPI (the newest, on its newest Django):
+    real pages with view restrictions, the how-to's settings and template word for word,
+    and the admin menu's "Online now" (tests/settings_wagtail.py)."""
+    session.install(".[channels]", *group("test"), *group("wagtail"))
+    session.run(
+        "python", "-m", "pytest", "--ds", "tests.settings_wagtail", "tests/test_wagtail.py",
+        *session.posargs,
+    )  # fmt: skip
 
 
 @nox.session(python="3.11")

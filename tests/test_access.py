@@ -189,3 +189,25 @@ def test_an_async_view_asks_a_policy_that_reads_the_database_off_the_event_loop(
 def members_who_exist(user: Any, room: str | None) -> str | None:
     """A policy that reads the database, as a site's often does."""
     return "join" if User.objects.filter(pk=user.pk).exists() else None
+
+
+def test_the_helpdesk_policy_names_agents_to_agents_and_counts_to_customers(
+    redis_db: redis.Redis, people: Any, settings: Any
+) -> None:
+    """One line in settings: staff see names everywhere, anyone else the site's counts and
+    nothing of a ticket's room, and is put in none."""
+    settings.WHOS_ONLINE_ACCESS = "whos_online.access.helpdesk"
+    alice, customer = people("alice", "customer")
+    (agent,) = people("agent", is_staff=True)
+    presence.record_user(alice, room="thread:1")
+    agents, customers, guests = logged_in(agent), logged_in(customer), BrowserClient()
+    for client in (customers, guests):
+        site = client.get("/block/").content.decode()
+        assert listed(site) == [] and " members, " in site
+        ticket = client.get("/thread/1/")
+        assert ticket.status_code == 200 and b"whos-here" not in ticket.content
+        assert client.get("/whos-online/").status_code == 200
+    assert presence.user_count(room="thread:1") == 1  # the customer was put in no room
+    assert listed(agents.get("/thread/1/").content.decode()) == ["agent", "alice"]
+    assert "customer" in listed(agents.get("/block/").content.decode())
+    assert presence.user_count(room="thread:1") == 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 import redis
@@ -15,18 +15,31 @@ from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse
 from django.template import engines
 from django.urls import include, path, re_path
-from django.views.decorators.cache import cache_page
+from django.views.decorators.cache import cache_control, cache_page
 from django.views.static import serve
 
 import whos_online
 from tests.conftest import NOW, BrowserClient, hiding
 from tests.test_docs import snippets
 from tests.test_http_caching import ORDERS
+from whos_online import presence
 
 pytestmark = pytest.mark.django_db
 
 STATIC = Path(whos_online.__file__).parent / "static"
 PLAIN = engines["django"].from_string("{% load whos_online %}{% whos_online %}")
+ROOM = "news:1"
+# Each block with no option: the site block, the room block, both as Jinja2 globals.
+BLOCKS = {
+    "site": PLAIN,
+    "room": engines["django"].from_string('{% load whos_online %}{% whos_here "news" 1 %}'),
+    "jinja2": engines["jinja2"].from_string('{{ whos_online() }}{{ whos_here("news", 1) }}'),
+}
+# Presence dots: staff read a hidden member's own status, anyone else "offline".
+DOTS = engines["django"].from_string(
+    "{% load whos_online %}{% presence_statuses users as statuses %}"
+    "{% for user in users %}{{ user.username }}: {{ user|presence:statuses }}{% endfor %}"
+)
 # The how-to's template, as written.
 CACHED = engines["django"].from_string(*snippets("howto/cached-pages.md", "django"))
 
@@ -39,11 +52,29 @@ def plain(request: HttpRequest) -> HttpResponse:
     return HttpResponse(PLAIN.render({}, request))
 
 
+def showing(block: str) -> Callable[[HttpRequest], HttpResponse]:
+    def view(request: HttpRequest) -> HttpResponse:
+        return HttpResponse(BLOCKS[block].render({}, request))
+
+    return view
+
+
+@cache_page(60, cache="pages")
+def dots(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(DOTS.render({"users": User.objects.filter(username="shy")}, request))
+
+
 urlpatterns = [
+    path("cached/dots/", dots),
     path("cached/", cache_page(60, cache="pages")(page)),
     path("page/", page),
-    path("cached-plain/", cache_page(60, cache="pages")(plain)),
     path("plain/", plain),
+    *[path(f"{block}/", showing(block)) for block in BLOCKS],
+    *[path(f"cached/{block}/", cache_page(60, cache="pages")(showing(block))) for block in BLOCKS],
+    *[
+        path(f"public/{block}/", cache_control(public=True, max_age=60)(showing(block)))
+        for block in BLOCKS
+    ],
     path("whos-online/", include("whos_online.urls")),
     # live.js, for the browser test.
     re_path(r"^assets/(?P<path>.*)$", serve, {"document_root": STATIC}),
@@ -72,6 +103,7 @@ def site(redis_db: redis.Redis, settings: Any, people: Any) -> BrowserClient:
         member = BrowserClient()
         member.force_login(user)
         member.get("/plain/")
+        presence.record_user(user, room=ROOM)
     staff = BrowserClient()
     staff.force_login(User.objects.create(username="admin", is_staff=True))
     yield staff
@@ -132,19 +164,98 @@ def test_a_page_showing_the_staff_view_is_private(site: BrowserClient) -> None:
     assert "shy</bdi> (hidden)" in response.content.decode()
     assert "private" in response["Cache-Control"]
     assert "Cookie" in response["Vary"]
-    member = BrowserClient()
-    member.force_login(User.objects.get(username="alice"))
-    member.get("/plain/")
-    again = member.get("/plain/")  # the "online" cookie already holds off the write
+    guest = BrowserClient()
+    guest.get("/plain/")
+    again = guest.get("/plain/")  # the "online" cookie already holds off the write
     assert "online" not in again.cookies
-    assert "Cache-Control" not in again
+    assert "Cache-Control" not in again  # everyone's view: any cache may keep it
 
 
-def test_without_cached_true_cache_page_serves_the_staff_view_as_the_how_to_warns(
+@pytest.mark.parametrize("order", [None, *ORDERS])
+@pytest.mark.parametrize("block", list(BLOCKS))
+def test_every_block_shows_staff_their_view_and_no_cache_hands_it_on(
+    site: BrowserClient, settings: Any, people: Any, order: str | None, block: str
+) -> None:
+    """No option: cache_page(60) on the view, or Django's per-site cache in either order.
+    The staff page is not stored; the guest's is, and serves the next member."""
+    url = f"/cached/{block}/"
+    if order is not None:
+        settings.MIDDLEWARE = ORDERS[order]
+        url = f"/{block}/"
+    staff_page = site.get(url)
+    assert "shy</bdi> (hidden)" in staff_page.content.decode()
+    assert "private" in staff_page["Cache-Control"]
+    guest = BrowserClient().get(url, REMOTE_ADDR="203.0.113.9").content.decode()
+    (bob,) = people("bob")
+    member = BrowserClient()
+    member.force_login(bob)
+    for html in (guest, member.get(url).content.decode()):
+        assert_nothing_hidden(html)
+
+
+def test_a_cached_page_of_presence_dots_keeps_a_hidden_members_status_from_guests(
     site: BrowserClient,
 ) -> None:
-    site.get("/cached-plain/")
-    assert "(hidden)" in BrowserClient().get("/cached-plain/").content.decode()
+    assert site.get("/cached/dots/").content.decode() == "shy: online"
+    assert BrowserClient().get("/cached/dots/").content.decode() == "shy: offline"
+
+
+@pytest.mark.parametrize("order", [None, *ORDERS])
+@pytest.mark.parametrize("block", list(BLOCKS))
+def test_a_members_page_under_names_to_members_never_reaches_a_guest(
+    site: BrowserClient, settings: Any, people: Any, order: str | None, block: str
+) -> None:
+    """A member is shown the names, a guest the counts only: a member's page first, and
+    the guest after them still gets no name."""
+    settings.WHOS_ONLINE_ACCESS = "whos_online.access.names_to_members"
+    url = f"/cached/{block}/"
+    if order is not None:
+        settings.MIDDLEWARE = ORDERS[order]
+        url = f"/{block}/"
+    carol = BrowserClient()
+    carol.force_login(*people("carol"))
+    assert "<bdi>alice</bdi>" in carol.get(url).content.decode()
+    guest = BrowserClient().get(url, REMOTE_ADDR="203.0.113.9").content.decode()
+    assert "members" in guest and "alice" not in guest and "carol" not in guest
+
+
+@pytest.mark.parametrize("block", list(BLOCKS))
+def test_a_public_page_turns_private_when_its_block_is_a_members_own(
+    site: BrowserClient, people: Any, block: str
+) -> None:
+    """A view that says Cache-Control: public (a CDN may keep it for anyone): staff's and
+    a member's pages become private and vary on the cookie; a guest's stays public."""
+    url = f"/public/{block}/"
+    (bob,) = people("bob")
+    member = BrowserClient()
+    member.force_login(bob)
+    for client in (site, member):
+        client.get(url)  # sets the "online" cookie, which alone makes a response private
+        response = client.get(url)
+        assert "online" not in response.cookies
+        assert response["Cache-Control"] == "max-age=60, private"
+        assert "Cookie" in response["Vary"]
+    guest = BrowserClient()
+    guest.get(url, REMOTE_ADDR="203.0.113.9")  # sets the "online" cookie: private for that
+    again = guest.get(url, REMOTE_ADDR="203.0.113.9")
+    assert again["Cache-Control"] == "public, max-age=60"
+    assert_nothing_hidden(again.content.decode())
+
+
+@pytest.mark.parametrize("order", list(ORDERS))
+def test_the_endpoint_behind_the_per_site_cache_answers_each_viewer_their_own(
+    site: BrowserClient, settings: Any, people: Any, order: str
+) -> None:
+    settings.MIDDLEWARE = ORDERS[order]
+    staff = site.get("/whos-online/")
+    assert "shy</bdi> (hidden)" in json.loads(staff.content)["html"]
+    (bob,) = people("bob")
+    member = BrowserClient()
+    member.force_login(bob)
+    for client in (BrowserClient(), member):
+        data = json.loads(client.get("/whos-online/").content)
+        assert_nothing_hidden(data["html"])
+        assert "shy" not in [listed["name"] for listed in data["members"]]
 
 
 @pytest.mark.browser

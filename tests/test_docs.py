@@ -27,7 +27,7 @@ from django.template import engines
 from django.urls import path
 
 import whos_online
-from tests import test_admin, urls_cms
+from tests import test_admin
 from tests.conftest import NOW, BrowserClient
 from tests.test_consumers import DEADLINE, eventually, listed, run, tab, until
 from tests.test_realtime_trust import refused
@@ -520,11 +520,15 @@ def test_the_access_recipes_show_each_viewer_what_they_say(
     assert "<bdi>customer</bdi>" not in agent_page.get("/thread/2/").content.decode()
     assert presence.user_count(room="thread:2") == 1  # the agent is
 
-    install_recipe("howto/access.md", monkeypatch, settings, number=2)  # a CMS
+    install_recipe("howto/access.md", monkeypatch, settings, number=2)  # a help desk
+    site = member.get("/block/").content.decode()
+    assert "alice" not in site and "customer" not in site and "members" in site
+    assert "<bdi>customer</bdi>" in agent_page.get("/block/").content.decode()
+    assert b"whos-here" not in member.get("/thread/2/").content
+    assert "<bdi>agent</bdi>" in agent_page.get("/thread/2/").content.decode()
+
+    install_recipe("howto/access.md", monkeypatch, settings, number=3)  # a model's own rule
     # A person's page (its room "auth.user:<pk>") is shown to them and to staff only.
-    monkeypatch.setattr(
-        type(alice), "is_visible_to", lambda page, user: user == page or user.is_staff, False
-    )
     page = f"/people/{customer.pk}/"
     assert b"whos-here" not in BrowserClient().get(page).content
     assert "<bdi>customer</bdi>" in member.get(page).content.decode()
@@ -535,39 +539,6 @@ def test_the_access_recipes_show_each_viewer_what_they_say(
     own = run_snippet(snippets("howto/access.md", "python")[-1], "docs/howto/access.md", "site")
     answers = [own.access(user, room) for user in (agent, customer) for room in ("ticket:1", None)]
     assert answers == ["join", "see", None, "see"]
-
-
-def test_the_cms_recipe_lists_readers_of_a_page_and_nobody_shown_a_password_form(
-    redis_db: Any, monkeypatch: pytest.MonkeyPatch, settings: Any
-) -> None:
-    """The how-to's cms/rooms.py over Wagtail's page API as tests/urls_cms.py stands in for
-    it, named by its dotted path for a catch-all view with a positional path; its template
-    is the pages'."""
-    rooms, config = snippets("howto/cms-pages.md", "python")
-    (template,) = snippets("howto/cms-pages.md", "django")
-    wagtail = ModuleType("wagtail.models")
-    wagtail.Page = urls_cms.Page  # type: ignore[attr-defined]
-    for name, module in [("wagtail", ModuleType("wagtail")), ("wagtail.models", wagtail)]:
-        monkeypatch.setitem(sys.modules, name, module)
-    cms = run_snippet(rooms, "docs/howto/cms-pages.md", "cms.rooms")
-    monkeypatch.setitem(sys.modules, "cms", ModuleType("cms"))
-    monkeypatch.setitem(sys.modules, "cms.rooms", cms)
-    monkeypatch.setattr(urls_cms, "PAGE", engines["django"].from_string(template))
-    apply_settings(config, "docs/howto/cms-pages.md", settings)
-    settings.ROOT_URLCONF, settings.DEBUG = "tests.urls_cms", True
-    call_command("check", "--fail-level", "ERROR")
-    reader, other = (BrowserClient(REMOTE_ADDR=f"198.51.100.{n}") for n in (1, 2))
-    reader.get("/about/")
-    html = " ".join(other.get("/about/").content.decode().split())
-    assert "<h1>About</h1>" in html and "2 here now: 0 members, 2 guests" in html
-    reader.get("/")  # the reader moves on: one page at a time
-    assert (presence.guest_count(room="page:2"), presence.guest_count(room="page:1")) == (1, 1)
-    assert 'type="password"' in other.get("/members/").content.decode()
-    assert presence.guest_count(room="page:3") == 0  # shown the form, not the page
-    other.get("/members/?password=1")
-    assert presence.guest_count(room="page:3") == 1
-    preview = reader.get("/?preview")  # an unsaved page: no room, and no error under DEBUG
-    assert (preview.status_code, preview.content.decode().split()) == (200, ["<h1>Draft</h1>"])
 
 
 def ticket_pages(monkeypatch: pytest.MonkeyPatch, settings: Any, tmp_path: Path) -> None:
@@ -609,7 +580,8 @@ def test_the_third_party_base_override_shows_the_block_on_the_apps_pages(
     for url in ("/tickets/", "/kb/"):
         page = " ".join(member.get(url).content.decode().split())
         # the block, in the footer the app's own text still ends
-        assert re.search(r"<footer><aside><section class=\"whos-online\".*</section> ?</aside>"
+        assert re.search(r"<footer><aside><link rel=\"stylesheet\" href=\"/static/whos_online/"
+                         r"whos_online.css\"><section class=\"whos-online\".*</section> ?</aside>"
                          r"Ticket tracker</footer>", page), page  # fmt: skip
         assert "<bdi>alice</bdi>" in page and page.startswith("<!DOCTYPE html>")
     assert "Your tickets" in member.get("/tickets/").content.decode()  # the page's own body

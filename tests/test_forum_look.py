@@ -143,9 +143,8 @@ def test_the_topic_page_shows_who_is_reading_it_under_the_posts(
         unstyled(page)
     open_page(page, topic)
     block = page.locator("section.whos-here")
-    assert " ".join(block.inner_text().split()).startswith("3 here now: 2 members, 1 guest bob"), (
-        block.inner_text()
-    )
+    said = " ".join(block.inner_text().split())
+    assert said.startswith("Reading this page 3 here now: 2 members, 1 guest bob"), said
     assert [li.inner_text().strip(" ,") for li in block.locator("li").all()] == ["bob", "alice"]
     in_the_layout(page, block, ".post")
     if styled:

@@ -198,7 +198,8 @@ def test_a_live_room_block_is_pushed_in_its_page_s_language(
     async def scenario() -> None:
         tab = await reader(None, socket_path(page))
         state = await until(tab, is_state)
-        assert text(state["html"]).startswith("1 gerade hier: 1 Mitglied, 0 Gäste erika")
+        said = "Leser dieser Seite 1 gerade hier: 1 Mitglied, 0 Gäste erika"
+        assert text(state["html"]).startswith(said)
         await tab.disconnect()
 
     run(scenario)

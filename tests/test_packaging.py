@@ -8,6 +8,7 @@ artifacts in isolation and runs ``twine check`` on them.)
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -106,3 +107,19 @@ def test_the_sdist_carries_its_tests_and_what_they_run(dist: Path) -> None:
     } <= names
     assert not [name for name in names if "__pycache__" in name or name.endswith(".sqlite3")]
     assert not [name for name in names if name.startswith("docs/_build/")]  # a local build
+
+
+def test_whos_online_imports_nothing_of_wagtail() -> None:
+    """wagtail_hooks.py is Wagtail's to import, wagtail_pages.py the site's to name: a site
+    without Wagtail loads every other module (apps, tags, admin, views) without it."""
+    code = (
+        "import sys, django; django.setup();"
+        "import whos_online.admin, whos_online.templatetags.whos_online, whos_online.urls;"
+        "import whos_online.jinja2, whos_online.access;"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'wagtail'))"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]"

@@ -29,12 +29,15 @@ pytestmark = pytest.mark.django_db
 
 PAGE = "/admin/whos_online/onlinenow/"
 
-# Per language (Accept-Language code): the block and the room as an anonymous
-# visitor reads them, and the admin page's summary, its chart's label and
-# legend, and the table's heading and hidden member's row as staff read them.
+# Per language (Accept-Language code): the headings that name the site block and
+# the room block, the blocks as an anonymous visitor reads them (after the
+# heading), and the admin page's summary, its chart's label and legend, and the
+# table's heading and hidden member's row as staff read them.
 # {date} and {time} are the peak's, in the language's own format.
 PAGES: dict[str, dict[str, str]] = {
     "fr": {
+        "site heading": "En ligne sur le site",
+        "room heading": "Lecteurs de cette page",
         "block": "7 utilisateurs en ligne : 4 membres (dont 1 masqué), 3 invités Alice Membre n° {pk}"
         " et 1 autre Record : 7 utilisateurs en ligne le {date}."
         " Au total, 7 utilisateurs ont été en ligne au cours des dernières 24 heures."
@@ -51,6 +54,8 @@ PAGES: dict[str, dict[str, str]] = {
         "visitors": "Visiteurs uniques par jour, 30 derniers jours Jour Membres Invités Total",
     },
     "de": {
+        "site heading": "Online auf der Website",
+        "room heading": "Leser dieser Seite",
         "block": "7 Benutzer online: 4 Mitglieder (davon 1 verborgen), 3 Gäste Alice Mitglied Nr. {pk}"
         " und 1 weiterer Rekord: 7 Benutzer gleichzeitig online am {date}."
         " Insgesamt waren in den letzten 24 Stunden 7 Benutzer online."
@@ -67,6 +72,8 @@ PAGES: dict[str, dict[str, str]] = {
         "visitors": "Eindeutige Besucher pro Tag, letzte 30 Tage Tag Mitglieder Gäste Gesamt",
     },
     "es": {
+        "site heading": "En línea en el sitio",
+        "room heading": "Leyendo esta página",
         "block": "7 usuarios en línea: 4 miembros (1 oculto), 3 invitados Alice Miembro n.º {pk}"
         " y 1 más Récord: 7 usuarios en línea el {date}."
         " En total, 7 usuarios estuvieron en línea en las últimas 24 horas."
@@ -83,6 +90,8 @@ PAGES: dict[str, dict[str, str]] = {
         "visitors": "Visitantes únicos por día, últimos 30 días Día Miembros Invitados Total",
     },
     "it": {
+        "site heading": "Online sul sito",
+        "room heading": "Lettori di questa pagina",
         "block": "7 utenti online: 4 membri (di cui 1 nascosto), 3 ospiti Alice Membro n. {pk}"
         " e 1 altro Record: 7 utenti online il {date}."
         " In totale ci sono stati 7 utenti online nelle ultime 24 ore."
@@ -99,6 +108,8 @@ PAGES: dict[str, dict[str, str]] = {
         "visitors": "Visitatori unici al giorno, ultimi 30 giorni Giorno Membri Ospiti Totale",
     },
     "pt-br": {
+        "site heading": "Online no site",
+        "room heading": "Lendo esta página",
         "block": "7 usuários online: 4 membros (1 oculto), 3 visitantes Alice Membro nº {pk}"
         " e mais 1 Recorde: 7 usuários online em {date}."
         " No total, 7 usuários estiveram online nas últimas 24 horas."
@@ -115,6 +126,8 @@ PAGES: dict[str, dict[str, str]] = {
         "visitors": "Visitantes únicos por dia, últimos 30 dias Dia Membros Visitantes Total",
     },
     "nl": {
+        "site heading": "Online op de site",
+        "room heading": "Lezers van deze pagina",
         "block": "7 gebruikers online: 4 leden (waarvan 1 verborgen), 3 gasten Alice Lid nr. {pk}"
         " en nog 1 Record: 7 gebruikers online op {date}."
         " In totaal waren er in de afgelopen 24 uur 7 gebruikers online."
@@ -131,6 +144,8 @@ PAGES: dict[str, dict[str, str]] = {
         "visitors": "Unieke bezoekers per dag, afgelopen 30 dagen Dag Leden Gasten Totaal",
     },
     "pl": {
+        "site heading": "Online w serwisie",
+        "room heading": "Czytają tę stronę",
         "block": "7 osób online: 4 członków (w tym 1 ukryty), 3 gości Alice Członek nr {pk}"
         " i jeszcze 1 Rekord: 7 osób online {date}."
         " Łącznie w ciągu ostatnich 24 godzin online było 7 osób."
@@ -147,6 +162,8 @@ PAGES: dict[str, dict[str, str]] = {
         "visitors": "Unikalni odwiedzający dziennie, ostatnie 30 dni Dzień Członkowie Goście Razem",
     },
     "ru": {
+        "site heading": "Сейчас на сайте",
+        "room heading": "Читают эту страницу",
         "block": "7 пользователей онлайн: 4 участника (из них 1 скрытый), 3 гостя Alice Участник № {pk}"
         " и ещё 1 Рекорд посещаемости: 7 пользователей онлайн {date}"
         " Всего за последние 24 часа онлайн было 7 пользователей."
@@ -163,6 +180,8 @@ PAGES: dict[str, dict[str, str]] = {
         "visitors": "Уникальные посетители по дням, последние 30 дней День Участники Гости Всего",
     },
     "uk": {
+        "site heading": "Зараз на сайті",
+        "room heading": "Читають цю сторінку",
         "block": "7 користувачів онлайн: 4 учасники (з них 1 прихований), 3 гості Alice Учасник № {pk}"
         " і ще 1 Рекорд відвідуваності: 7 користувачів онлайн {date}"
         " Усього за останні 24 години онлайн було 7 користувачів."
@@ -179,6 +198,8 @@ PAGES: dict[str, dict[str, str]] = {
         "visitors": "Унікальні відвідувачі за день, останні 30 днів День Учасники Гості Усього",
     },
     "tr": {
+        "site heading": "Sitede çevrimiçi",
+        "room heading": "Bu sayfayı okuyanlar",
         "block": "7 kullanıcı çevrimiçi: 4 üye (1 gizli), 3 misafir Alice Üye #{pk}"
         " ve 1 kişi daha En yüksek çevrimiçi sayısı: 7 kullanıcı, {date}."
         " Son 24 saatte toplam 7 kullanıcı çevrimiçiydi."
@@ -195,6 +216,8 @@ PAGES: dict[str, dict[str, str]] = {
         "visitors": "Günlük tekil ziyaretçiler, son 30 gün Gün Üyeler Misafirler Toplam",
     },
     "ar": {
+        "site heading": "متصلون بالموقع",
+        "room heading": "يقرؤون هذه الصفحة",
         "block": "7 مستخدمين متصلين: 4 أعضاء (منهم واحد مخفي)، 3 ضيوف Alice العضو رقم {pk}"
         " وواحد آخر أكبر عدد من المتصلين: 7 مستخدمين في {date}."
         " إجمالًا، اتصل 7 مستخدمين خلال آخر 24 ساعة."
@@ -211,6 +234,8 @@ PAGES: dict[str, dict[str, str]] = {
         "visitors": "الزوار الفريدون يوميًا، آخر 30 يومًا اليوم الأعضاء الضيوف المجموع",
     },
     "ja": {
+        "site heading": "サイト全体でオンライン",
+        "room heading": "このページを閲覧中",
         "block": "オンライン7人：メンバー4人（うち非表示1人）、ゲスト3人 Alice メンバー #{pk}"
         " ほか1人 過去最多：{date}に7人がオンライン。"
         " 過去24時間にオンラインだったユーザーは合計7人です。"
@@ -227,6 +252,8 @@ PAGES: dict[str, dict[str, str]] = {
         "visitors": "1日あたりのユニーク訪問者数（過去30日間） 日付 メンバー ゲスト 合計",
     },
     "ko": {
+        "site heading": "사이트 전체 접속자",
+        "room heading": "이 페이지를 보는 중",
         "block": "접속 중 7명: 회원 4명(숨김 1명), 손님 3명 Alice 회원 #{pk}"
         " 외 1명 최다 동시 접속: {date}, 7명."
         " 최근 24시간 동안 접속한 사용자는 모두 7명입니다."
@@ -242,6 +269,8 @@ PAGES: dict[str, dict[str, str]] = {
         "visitors": "일별 순 방문자 수, 최근 30일 날짜 회원 손님 합계",
     },
     "zh-hans": {
+        "site heading": "全站在线",
+        "room heading": "正在阅读本页",
         "block": "7 人在线：4 位会员（其中 1 位隐身），3 位访客 Alice 会员 #{pk}"
         " 还有 1 人 最高在线纪录：7 人，于 {date}。"
         " 过去 24 小时内共有 7 位用户在线。"
@@ -315,8 +344,9 @@ def test_pages_in_each_language(
     with translation.override(language):
         at = timezone.localtime(peak.at)
         when = {"date": formats.date_format(at, "DATE_FORMAT"), "time": f"{at:%H:%M}"}
-    assert block == expected["block"].format(pk=anonymous.pk, **when)
-    assert room == expected["room"]
+    site_block = expected["block"].format(pk=anonymous.pk, **when)
+    assert block == f"{expected['site heading']} {site_block}"
+    assert room == f"{expected['room heading']} {expected['room']}"
     summary = re.search(r'id="content-main"[^>]*>(.*?)</p>', admin, re.S)
     assert summary is not None
     assert text(summary.group(1)) == expected["admin"].format(**when)

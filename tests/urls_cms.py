@@ -1,6 +1,7 @@
 """A CMS in the shape of Wagtail's: one catch-all view serves every page, its path
 captured positionally, and a page with a view restriction answers a password form (a
-200). Enough of Wagtail's page API for docs/howto/cms-pages.md's recipe to run as written.
+200). Enough of Wagtail's page API for the room-callable tests (tests/test_url_rooms.py);
+tests/test_wagtail.py runs docs/howto/cms-pages.md on Wagtail itself.
 """
 
 from __future__ import annotations

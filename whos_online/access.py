@@ -140,16 +140,25 @@ def staff_only(user: Any, room: str | None) -> str | None:
     return "join" if user.is_authenticated and user.is_staff else None
 
 
+def helpdesk(user: Any, room: str | None) -> str | None:
+    """Names to staff, the counts to everyone else, and each room (a ticket's) to staff
+    only: customers see how many are online, never who, and are put in no room."""
+    if user.is_authenticated and user.is_staff:
+        return "join"
+    return "count" if room is None else None
+
+
 def object_rooms(
     can_view: Callable[[Any, Any], bool], site: str | None = "see"
 ) -> Callable[[Any, str | None], str | None]:
     """A policy for rooms named by model instances (``@in_room(lambda request, pk: page)``):
     a room is joined by whoever ``can_view(user, instance)``, and refused to anyone else.
 
-    A CMS passes its page's own view restriction, so a restricted page's room is
-    seen by whom the page is shown::
+    A site passes its own rule for the instance, so a restricted page's room is
+    seen by whom the page is shown (``whos_online.wagtail_pages.access`` is
+    Wagtail's view restrictions)::
 
-        access = object_rooms(lambda user, page: page.is_visible_to(user))
+        access = object_rooms(lambda user, profile: user == profile or user.is_staff)
 
     The site list gets ``site``; a room naming no instance (or one gone) nothing.
     """

@@ -4,9 +4,10 @@
                        "OPTIONS": {"extensions": ["whos_online.jinja2.WhosOnlineExtension"]}}]
 
 gives Jinja templates ``whos_online(live=0, cached=False)``, ``whos_here(*room)``,
-``presence_statuses(users)`` and the ``presence`` filter. The blocks are the
-Django templates themselves, filled by the tags' own functions: one source of
-HTML, and a site's override of ``whos_online/whos_online.html`` applies to both.
+``whos_online_style()``, ``presence_statuses(users)`` and the ``presence`` filter.
+The blocks are the Django templates themselves, filled by the tags' own functions:
+one source of HTML, and a site's override of ``whos_online/whos_online.html``
+applies to both.
 """
 
 from __future__ import annotations
@@ -28,7 +29,10 @@ class WhosOnlineExtension(Extension):
     def __init__(self, environment: Environment) -> None:
         super().__init__(environment)
         environment.globals.update(
-            whos_online=_site_block, whos_here=_room_block, presence_statuses=_statuses
+            whos_online=_site_block,
+            whos_here=_room_block,
+            whos_online_style=_style,
+            presence_statuses=_statuses,
         )
         environment.filters["presence"] = block.status_word
 
@@ -43,6 +47,12 @@ def _site_block(context: JinjaContext, live: int = 0, cached: bool = False) -> M
 def _room_block(context: JinjaContext, *room: Any, live: bool = False) -> Markup:
     """The ``{% whos_here room %}`` block: ``whos_here("topic", topic.pk)`` as the tag takes parts."""
     return Markup(block.room_html(context.get("request"), room, live))
+
+
+@pass_context
+def _style(context: JinjaContext) -> Markup:
+    """``{{ whos_online_style() }}``: the stylesheet's link, once per page."""
+    return Markup(block.style_link(context.get("request")))
 
 
 @pass_context

@@ -22,6 +22,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured, SynchronousOnlyOperation
 from django.template import Engine
 from django.template.context import make_context
+from django.templatetags.static import static
 from django.urls import NoReverseMatch, get_script_prefix, get_urlconf, reverse
 from django.utils.safestring import SafeString
 from django.utils.text import slugify
@@ -34,7 +35,13 @@ from whos_online.rendering import announcements, blockcache
 from whos_online.rooms.pages import checked_room
 from whos_online.store import failsafe, reading, recording
 from whos_online.store.members import Member
-from whos_online.visitors.visits import access_of, mark_socket_page, record_before_reading
+from whos_online.visitors.visits import (
+    access_of,
+    mark_socket_page,
+    mark_staff_page,
+    record_before_reading,
+    viewer,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +84,29 @@ def site_html(
     return SafeString("") if block is None else render_block(SITE_TEMPLATE, block, context)
 
 
+def _mark_if_own_view(request: Any) -> None:
+    """A member's block is their own view (staff see hidden members, a member may see
+    themselves listed first, a policy may show members more): no cache keeps the page
+    for anyone else. A guest's is everyone's view, a page a cache may keep."""
+    user = viewer(request)
+    if user is not None and user.is_authenticated:
+        _keep_private(request)
+
+
+def _keep_private(request: Any) -> None:
+    """This page shows its viewer's own view: no cache stores it for another.
+
+    Caches outside Django get ``Cache-Control: private`` and ``Vary: Cookie`` from
+    the middleware (``mark_staff_page``). Django's own, ``cache_page`` and the
+    per-site cache, store a response when the request's ``_cache_update_cache`` is
+    set, and ``cache_page`` stores it inside the view, before any middleware sees
+    it: clearing that flag is the one way a page being rendered can say "not this
+    one". Django's cache middleware has set and read it under that name since 1.x.
+    """
+    mark_staff_page(request)
+    request._cache_update_cache = False
+
+
 def shown_access(request: Any, room: str | None) -> RoomAccess | None:
     """What ``WHOS_ONLINE_ACCESS`` shows this request's viewer of ``room`` (None: the site).
 
@@ -100,6 +130,8 @@ def site_block(request: Any, live: int = 0, cached: bool = False) -> dict[str, A
     granted = shown_access(None if cached else request, None)
     if granted is None:
         return None
+    if not cached:
+        _mark_if_own_view(request)
     online = blockcache.for_request(request, names=granted.names, shared=cached)
     block: dict[str, Any] = {
         "online": online,
@@ -163,6 +195,7 @@ def room_block(request: Any, name: str, live: bool = False) -> dict[str, Any] | 
     granted = shown_access(request, name)
     if granted is None:
         return None
+    _mark_if_own_view(request)
     online = blockcache.for_request(request, name, granted.names)
     ws_url = conf.websocket_url
     live = live and bool(ws_url)
@@ -178,6 +211,22 @@ def room_block(request: Any, name: str, live: bool = False) -> dict[str, Any] | 
         "shown": shown_members(online) if live else "",
         "counts_only": not granted.names,
     }
+
+
+STYLESHEET = "whos_online/whos_online.css"
+# Set on a request once its page carries the stylesheet's link.
+STYLE_LINKED = "_whos_online_style_linked"
+
+
+def style_link(request: Any) -> SafeString:
+    """The optional stylesheet's ``<link>``, once per page: a ``<link rel="stylesheet">``
+    is valid in the body, so a template whose ``<head>`` a site cannot reach (a third
+    party's base, its head block filled without ``block.super``) still loads it."""
+    if request is not None:
+        if getattr(request, STYLE_LINKED, False):
+            return SafeString("")
+        setattr(request, STYLE_LINKED, True)
+    return SafeString(f'<link rel="stylesheet" href="{escape(static(STYLESHEET))}">')
 
 
 def shown_members(online: reading.Summary | None) -> str:
@@ -213,7 +262,7 @@ def render_block(
         return _render(engine, name, block, context)
     flags = (context.autoescape, context.use_l10n, context.use_tz) if context else None
     key: tuple[Any, ...] = (name, engine, get_language(), get_current_timezone(), flags)
-    varies = ("window_minutes", "live", "live_url", "ws_url", "fill")
+    varies = ("room", "window_minutes", "live", "live_url", "ws_url", "fill")
     key += tuple(block.get(vary) for vary in varies)
     done = online.rendered.get(key)
     if done is None:
@@ -309,8 +358,10 @@ def statuses_of(users: Iterable[Any], request: Any) -> Mapping[str, str]:
     nobody is looking).
     """
     pks = [recording.member_id(user) for user in users]
-    viewer = getattr(request, "user", None)
-    found = failsafe.call(reading.statuses, pks, viewer=viewer)
+    looking = getattr(request, "user", None)
+    if reading.is_staff(looking):  # hidden members' own statuses
+        _keep_private(request)
+    found = failsafe.call(reading.statuses, pks, viewer=looking)
     return (
         dict.fromkeys(pks, UNAVAILABLE_WORD) if isinstance(found, failsafe.Unavailable) else found
     )

@@ -119,8 +119,6 @@ def for_request(
     nobody in particular (no staff view, not the visitor's own name).
     """
     viewer = None if shared else visits.viewer(request)
-    if reading.is_staff(viewer):
-        visits.mark_staff_page(request)
     kept = entry(room, viewer, names)
     if kept is None:
         return None

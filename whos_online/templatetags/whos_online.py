@@ -31,9 +31,10 @@ def whos_online(context: template.Context, live: int = 0, cached: bool = False) 
     ``WHOS_ONLINE_WEBSOCKET_URL`` says the site routes ``WhosOnlineConsumer``,
     else (and while the socket is down) every N seconds by polling the endpoint
     of ``whos_online.urls``. Without JavaScript it is the same block, as of page load.
-    ``cached=True``, for a page a cache may keep (``cache_page``, the per-site
-    cache): the page carries the block as anyone may see it, and the script
-    fills in the viewer's own (staff see hidden members) from the endpoint.
+    Every block is safe on a cached page: a member's page is stored for no one
+    else. ``cached=True`` lets a cache store the page whoever it is rendered
+    for: it carries the block as anyone may see it, and the script fills in
+    the viewer's own (staff see hidden members) from the endpoint.
     """
     return block.site_html(context.get("request"), live, context, cached)
 
@@ -48,6 +49,14 @@ def whos_here(context: template.Context, *room: Any, live: bool = False) -> Safe
     plus the room); a room has no polling endpoint, so without the setting it is static.
     """
     return block.room_html(context.get("request"), room, live, context)
+
+
+@register.simple_tag(takes_context=True)
+def whos_online_style(context: template.Context) -> SafeString:
+    """The optional stylesheet's ``<link>``, anywhere in the page (the body too), once per
+    page however many times it is written: beside each block, for a base whose
+    ``<head>`` the site cannot fill."""
+    return block.style_link(context.get("request"))
 
 
 @register.simple_tag(takes_context=True)

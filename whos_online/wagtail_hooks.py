@@ -1,0 +1,45 @@
+"""Wagtail's admin menu gets "Online now", the staff page (``admin.py``), for staff.
+
+Wagtail imports ``wagtail_hooks`` from each installed app when Wagtail itself is
+installed; nothing in whos_online imports it, so a site without Wagtail never does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from django.urls import NoReverseMatch, reverse, reverse_lazy
+from django.utils.text import capfirst
+from wagtail import hooks
+from wagtail.admin.menu import MenuItem
+
+from whos_online.models import OnlineNow
+
+PAGE = "admin:whos_online_onlinenow_changelist"
+
+
+class OnlineNowMenuItem(MenuItem):  # type: ignore[misc]
+    """Shown to whom the page is (active staff), where Django's admin is routed (the
+    Wagtail starter's ``django-admin/``)."""
+
+    def is_shown(self, request: HttpRequest) -> bool:
+        user: Any = request.user
+        if not (user.is_active and user.is_staff):
+            return False
+        try:
+            reverse(PAGE)
+        except NoReverseMatch:
+            return False
+        return True
+
+
+@hooks.register("register_admin_menu_item")  # type: ignore[untyped-decorator]
+def online_now() -> MenuItem:
+    return OnlineNowMenuItem(
+        capfirst(OnlineNow._meta.verbose_name_plural),
+        reverse_lazy(PAGE),
+        name="whos-online",
+        icon_name="group",
+        order=8000,
+    )
