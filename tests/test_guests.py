@@ -176,11 +176,7 @@ def test_every_key_written_carries_a_ttl(
         f"guests:day:{day}",
         f"members:day:{day}",
     }
-    assert (
-        0 < ttls["users"] <= 600
-        and 0 < ttls["cards"] <= 600
-        and 0 < ttls["guests"] <= 600
-    )
+    assert 0 < ttls["users"] <= 600 and 0 < ttls["cards"] <= 600 and 0 < ttls["guests"] <= 600
     assert 0 < ttls["changed"] <= 600  # the mark the live blocks' hubs compare
     # When the data began (see whos_online.store.recovery): it goes with the last of it.
     assert max(ttls["users"], ttls["guests"], ttls["cards"]) <= ttls["generation"] <= 600

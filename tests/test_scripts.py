@@ -16,7 +16,16 @@ import pytest
 import redis
 import time_machine
 
-from tests.conftest import DECLARED_KEYS_ONLY, NOW, STAFF, hiding, names, on_one_day, tab
+from tests.conftest import (
+    DECLARED_KEYS_ONLY,
+    NOW,
+    STAFF,
+    BrowserClient,
+    hiding,
+    names,
+    on_one_day,
+    tab,
+)
 from whos_online import presence
 from whos_online.conf import Settings, conf
 from whos_online.store import counting, scripts, sockets, stats, status
@@ -266,6 +275,51 @@ def test_a_move_marks_and_announces_the_room_left_unless_they_are_back_in_it(
         assert presence.online_users(room="topic:1") == []
         assert not scripts.leave_room(redis_db, member_rooms=member_rooms, keys=room_keys, **late)
     notices.close()
+
+
+@pytest.mark.parametrize(
+    "websocket_url, published", [(None, []), ("/ws/whos-online/", [b""])], ids=["poll", "ws"]
+)
+def test_a_page_view_publishes_only_on_a_site_with_websockets(
+    redis_db: redis.Redis, settings: Any, websocket_url: str | None, published: list[bytes]
+) -> None:
+    """Only the real-time hub listens: without WHOS_ONLINE_WEBSOCKET_URL nothing is sent."""
+    settings.WHOS_ONLINE_WEBSOCKET_URL = websocket_url
+    notices = redis_db.pubsub()
+    notices.subscribe(conf.notices_channel, "")  # and '', the channel a script is given instead
+    for _ in range(2):
+        assert notices.get_message(timeout=5)["type"] == "subscribe"
+    assert "online" in BrowserClient().get("/", REMOTE_ADDR="203.0.113.1").cookies  # recorded
+    got = []
+    while (message := notices.get_message(timeout=0.5)) is not None:
+        got.append(message["data"])
+    notices.close()
+    assert got == published
+    assert float(redis_db.get(conf.changes_key())) > 0  # the change mark, either way
+
+
+@TRAVELLED_TTLS
+def test_the_generation_goes_with_the_last_data_it_dates(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_RETENTION = 3600
+    (alice,) = people("alice")
+    generation = key(settings, "generation")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_user(alice)
+        assert redis_db.ttl(generation) == 3600
+        traveller.shift(3000)
+        presence.record_guest("203.0.113.1")  # kept 600 s, no longer than alice's keys
+        assert redis_db.ttl(generation) == 600
+        traveller.shift(100)
+        presence.record_user(alice)  # renewed by a record
+        assert redis_db.ttl(generation) == 3600
+        assert redis_db.get(generation) == b"%.6f" % T  # microseconds: when the data began
+        traveller.shift(3599)
+        assert redis_db.ttl(generation) == redis_db.ttl(key(settings, "users")) == 1
+        traveller.shift(2)
+        assert not redis_db.exists(generation, key(settings, "users"), key(settings, "guests"))
 
 
 def test_a_member_seen_again_is_announced_and_a_guest_only_when_new_to_the_window(
@@ -533,7 +587,7 @@ def test_a_flood_keeps_a_peak_taken_before_its_window(
     (alice,) = people("alice")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_user(alice)
-        presence.summary()
+        presence.prune()
         traveller.shift(700)
         presence.record_guest("203.0.113.1")
         assert presence.record_guest("203.0.113.2").refused
@@ -551,15 +605,15 @@ def test_a_flood_reverts_a_peak_taken_at_its_window_first_instant(
     alice, bob, carol = people("alice", "bob", "carol")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_user(alice)
-        presence.summary()
+        presence.prune()
         traveller.shift(700)  # a new window: the peak of 1 is kept aside
         presence.record_user(alice)
         presence.record_user(bob)
-        assert presence.summary().peak == Peak(2, at(700))
+        assert sampled_peak() == Peak(2, at(700))
         traveller.shift(100)  # the same window: 2 is not kept aside
         for user in (alice, bob, carol):
             presence.record_user(user)
-        assert presence.summary().peak == Peak(3, at(800))
+        assert sampled_peak() == Peak(3, at(800))
         traveller.move_to(at(1400))  # 3 was taken at this window's very start
         presence.record_guest("203.0.113.1")
         assert presence.record_guest("203.0.113.2").refused
@@ -577,11 +631,11 @@ def test_a_flood_drops_a_first_peak_taken_within_its_window(
     alice, bob = people("alice", "bob")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_user(alice)
-        presence.summary()
+        presence.prune()
         traveller.shift(600)  # 1 was taken at this window's very start: not kept aside
         presence.record_user(alice)
         presence.record_user(bob)
-        assert presence.summary().peak == Peak(2, at(600))
+        assert sampled_peak() == Peak(2, at(600))
         traveller.shift(1)
         presence.record_guest("203.0.113.1")
         assert presence.record_guest("203.0.113.2").refused
