@@ -63,7 +63,8 @@ local window_ttl, window_start = math.ceil(window), tonumber(now) - window
 local before = false
 if ARGV[15] == '1' then
   before = redis.call('ZSCORE', into, member)
-  if cap ~= '' and not before and not admitted(into, tonumber(cap), tonumber(trim), window_start) then
+  if cap ~= '' and not before
+      and not admitted(into, tonumber(cap), tonumber(trim), window_start) then
     if room == '' then mark_flood(KEYS[7], now, window_ttl, window_start) end
     return {false, 1, generation, false, {}}
   end

@@ -23,8 +23,8 @@
 -- ARGV[10]    now minus the heartbeat timeout
 -- ARGV[11]    the guest cap (0: none)
 -- Returns {listed, hidden (each one JSON text; see listing), users, hidden count,
--- guests, peak count, peak time (the kept peak, or the count now if it beats it,
--- at the time it was reached: see reached; false, false if none), day members, day guests
+-- guests, peak count, peak time (the kept peak, or the count now if it beats it:
+-- see peak_with in lib/counts.lua; false, false if none), day members, day guests
 -- (false, false without a day count), the oldest sign (see oldest), the generation
 -- (false if Redis holds none: its data was lost)}. It writes no peak: prune does
 -- (count_and_raise_peak.lua).
@@ -93,25 +93,10 @@ local function window_guests() return union_count(6, 4 + buckets, ARGV[8]) end
 local users, hidden, guests = count_inside(KEYS, ARGV[1], buckets > 0 and window_guests or nil,
                                            kept_below(kept_users, still, ARGV[1]),
                                            kept_below(kept_hidden, still, ARGV[1]))
--- When the count now was reached at the latest: the newest score inside the window
--- (everyone counted now was inside it then too), or now (guests counted
--- approximately have no score). A count above the kept peak is shown at that
--- time, so reads show the same peak until someone is recorded.
-local function reached()
-  if buckets > 0 then return ARGV[2] end
-  local newest = nil
-  for i = 1, 3 do
-    local row = redis.call('ZRANGE', KEYS[i], '+inf', ARGV[1], 'BYSCORE', 'REV', 'LIMIT', 0, 1,
-                           'WITHSCORES')
-    if row[2] and (not newest or tonumber(row[2]) > newest) then newest = tonumber(row[2]) end
-  end
-  return newest and string.format('%.17g', newest) or ARGV[2]
-end
-local peak_count, peak_at, beaten = false, false, false
+local peak_count, peak_at = false, false
 if ARGV[3] == '1' then
-  peak_count, peak_at, beaten = peak_with(KEYS[4], users + hidden + guests, guests,
-                                          tonumber(ARGV[11]), ARGV[2])
-  if beaten then peak_at = reached() end
+  peak_count, peak_at = peak_with(KEYS, ARGV[1], ARGV[2], users + hidden + guests, guests,
+                                  tonumber(ARGV[11]), buckets > 0)
 end
 for _, value in ipairs({users, hidden, guests, peak_count, peak_at}) do
   table.insert(result, value)
