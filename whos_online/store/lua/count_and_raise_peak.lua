@@ -1,6 +1,7 @@
 -- The counts, and the site's peak raised if they beat it (see lib/counts.lua):
--- what prune samples (the one call that raises the peak), and what the Python
--- API's counts read (ARGV[3] '0': no peak, nothing written to it).
+-- what prune samples (the one call that raises the peak, and drops the aged
+-- socket signs, see lib/kept.lua), and what the Python API's counts read
+-- (ARGV[3] '0': nothing written).
 --
 -- KEYS[1]    users      KEYS[2]  hidden     KEYS[3]  guests
 -- KEYS[4]    peak       KEYS[5]  cards (not read: the namespace's keys come whole)
@@ -19,7 +20,7 @@
 -- answers with its counts.
 --@include lib/counts.lua
 --@include lib/kept.lua
-local still = aged(KEYS[6], KEYS[7], KEYS[8], KEYS[9], ARGV[1])
+local still = aged(KEYS[6], KEYS[7], KEYS[8], KEYS[9], ARGV[1], ARGV[3] ~= '0')
 local function union() return redis.call('PFCOUNT', unpack(KEYS, 10)) end
 local approximate = #KEYS > 9
 local users, hidden, guests = count_inside(KEYS, ARGV[1], approximate and union or nil,

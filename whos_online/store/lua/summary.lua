@@ -38,7 +38,7 @@ local live, left, generation = KEYS[#KEYS - 4], KEYS[#KEYS - 3], KEYS[#KEYS]
 local kept_users, kept_hidden = KEYS[#KEYS - 2], KEYS[#KEYS - 1]
 local limit = tonumber(ARGV[4])
 local sockets = redis.call('EXISTS', live, left) > 0
-local still = aged(live, left, kept_users, kept_hidden, ARGV[1])
+local still = aged(live, left, kept_users, kept_hidden, ARGV[1], false)
 -- The members of key to list, {pk, score} pairs, newest score first: those
 -- inside the window by their score, then those its index keeps inside (see
 -- lib/kept.lua); at most ARGV[4] (-1: all).
