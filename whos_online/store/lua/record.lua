@@ -73,6 +73,7 @@ end
 if card ~= '' then
   redis.call('ZREM', KEYS[4], member)
   follow_index(KEYS[12], KEYS[13], into, member, now)
+  store_card(KEYS[5], member, card, ttl, ARGV[12] == '1')
 end
 if card ~= '' or not (before and tonumber(before) >= window_start) then
   announce(changed, room, now, window_ttl, channel)
@@ -82,7 +83,6 @@ if room ~= '' then
   if card ~= '' then left = enter_room(KEYS[9], room, ttl) end
   dropped = register_room(KEYS[8], room, now, window_ttl, tonumber(ARGV[10]), tonumber(trim))
 end
-if card ~= '' then store_card(KEYS[5], member, card, ttl, ARGV[12] == '1') end
 if guest ~= '' then redis.call('ZREM', KEYS[6], guest) end
 -- A guest who left a room (rooms of a kind share one window) is out of it at once.
 if left_room ~= '' then
