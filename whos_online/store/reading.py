@@ -120,8 +120,9 @@ def summary(
     Hidden members are counted, and listed only for a staff ``viewer``
     (``viewer=request.user``), who alone also see where members were last seen.
     The site's peak is the kept one, or the count now if it beats it (rooms keep
-    no peak); only ``prune`` writes it. With ``day`` (default: when ``WHOS_ONLINE_RETENTION`` is a day or more) the same
-    call counts the site's past 24 hours too.
+    no peak); only ``prune`` writes it. With ``day`` (default: when
+    ``WHOS_ONLINE_RETENTION`` is a day or more) the same call counts the site's past
+    24 hours too.
     """
     return read(room=room, limit=limit, staff_view=is_staff(viewer), day=day)
 

@@ -143,9 +143,8 @@ def _prune_rooms(client: Any, cutoff: float, batch_size: int) -> int:
     """Prune the rooms with a visitor inside the window (the others' keys expired); batches.
 
     The registry is read a page at a time (ZRANGE … LIMIT), from the window's
-    start upwards by score, and each page's
-    sets are pruned by PRUNE_ROOMS calls of at most ``batch_size`` removals: no
-    call grows with the number of rooms.
+    start upwards by score, and each page's sets are pruned by PRUNE_ROOMS calls of
+    at most ``batch_size`` removals: no call grows with the number of rooms.
     """
     batches, start, skip = 0, cutoff, 0
     while True:
