@@ -40,16 +40,18 @@ MAX_GUESTS = Settings.max_guests
 def records_per_second() -> float:
     """redis-benchmark's rate for the record script, each call a random one of the million."""
     url = urlparse(REDIS_URL)
-    # As presence.record_guest for the site's guest, exact counting (see
-    # whos_online/store/lua/record.lua; ARGV[1] says which of its roles are sent): KEYS:
-    # the guests, the change mark, the generation, the peak, the hour's and the day's
-    # HyperLogLogs; ARGV: score, member, TTL, window, the notices channel, counted
-    # since, cap, trim per write, the HyperLogLogs' TTLs.
-    keys = [KEY, f"{KEY}:changed", f"{KEY}:generation", f"{KEY}:peak", f"{KEY}:hour"]
-    keys += [f"{KEY}:day"]
-    roles = 0b1000111 + (0b11111111 << 16)  # into changed generation peak / now … trim
-    argv = [str(roles), "__rand_int__", "__rand_int__", "600", "600", f"{KEY}:notices", "0"]
-    argv += [str(MAX_GUESTS * 20), "100", "90000", "2764800"]
+    # As presence.record_guest for the site's guest, exact counting, on a site without
+    # WebSockets (see whos_online/store/lua/record.lua): KEYS: the guests, the change
+    # mark, the generation, the peak (KEYS[7]), the change mark again for each key a
+    # guest's record does not use, the hour's and the day's HyperLogLogs; ARGV: score,
+    # member, TTL, window, no notices channel, counted since, cap, trim per write, ''
+    # for what a guest's record does not use, '1' (the guests written), the
+    # HyperLogLogs' TTLs.
+    changed = f"{KEY}:changed"
+    keys = [KEY, changed, f"{KEY}:generation", changed, changed, changed, f"{KEY}:peak"]
+    keys += [changed] * 6 + [f"{KEY}:hour", f"{KEY}:day"]
+    argv = ["__rand_int__", "__rand_int__", "600", "600", "", "0", str(MAX_GUESTS * 20), "100"]
+    argv += ["", "", "", "", "", "", "1", "90000", "2764800"]
     out = subprocess.run(
         ["redis-benchmark", "-h", url.hostname or "127.0.0.1", "-p", str(url.port or 6379)]
         + ["--dbnum", (url.path or "/0").lstrip("/") or "0", "-c", "16", "-P", "32", "-q"]

@@ -39,6 +39,13 @@ application = URLRouter(websocket_urlpatterns)
 DEADLINE = 5  # s: a push is due within a tick (0.5 s); this only bounds a failure
 
 
+@pytest.fixture(autouse=True)
+def websockets(settings: Any) -> None:
+    """The site routes the live block's socket, so the scripts publish their notices
+    (autouse here and in the modules that import it)."""
+    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
+
+
 def run(scenario: Callable[[], Awaitable[None]]) -> None:
     async_to_sync(scenario)()
 

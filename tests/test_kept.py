@@ -84,7 +84,7 @@ def test_a_page_view_moves_a_kept_members_place(redis_db: redis.Redis, people: A
 
 def test_a_sign_that_aged_out_leaves_the_index(redis_db: redis.Redis, people: Any) -> None:
     """A dead process's socket (swept to the left set at its last beat) and a closed one
-    keep their members inside the window, then nobody: the read that finds them aged
+    keep their members inside the window, then nobody: reads pass over them, and prune
     drops them from the index and the left set."""
     alice, bob, carol = people("alice", "bob", "carol")
     tabs = {user: tab(user) for user in (alice, bob, carol)}
@@ -105,6 +105,8 @@ def test_a_sign_that_aged_out_leaves_the_index(redis_db: redis.Redis, people: An
         }
         beat(traveller, [tabs[bob]], 650, 675)  # the window starts at +75
         assert names(presence.online_users()) == ["bob"] and presence.user_count() == 1
+        assert len(indexed(redis_db)["users"]) == 3  # a read writes nothing
+        presence.prune()
         assert indexed(redis_db) == {"users": [str(bob.pk)], "hidden": []}
         assert redis_db.zcard(conf.socket_keys().left) == 0
         assert presence.status(alice) == presence.status(carol) == "offline"

@@ -154,8 +154,9 @@ HOSTILE = [
 
 
 def test_a_hostile_language_is_ignored_and_never_costs_a_render_more(
-    redis_db: redis.Redis, people: Any, renders: list[str]
+    redis_db: redis.Redis, settings: Any, people: Any, renders: list[str]
 ) -> None:
+    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
     erika, bob = people("erika", "bob")
     presence.record_user(erika)
 

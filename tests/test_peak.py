@@ -1,8 +1,8 @@
-"""The most ever online: raised atomically whenever the block or the prune command counts."""
+"""The most ever online: raised atomically by the prune command (cron), the one call that
+writes it; a block shows the higher of it and the count now, and writes nothing."""
 
 from __future__ import annotations
 
-from datetime import timedelta
 from io import StringIO
 from typing import Any
 
@@ -14,7 +14,7 @@ from django.core.management import call_command
 from django.template import engines
 from fakeredis import FakeRedisConnection
 
-from tests.conftest import NOW, django_redis_cache
+from tests.conftest import NOW, BrowserClient, django_redis_cache
 from whos_online import presence
 from whos_online.store import stats
 
@@ -39,24 +39,42 @@ def test_counting_members_alone_raises_no_peak(redis_db: redis.Redis, people: An
     assert presence.peak() is None
 
 
-def test_the_block_raises_the_peak_and_it_never_drops(
+def three_online(alice: Any) -> str:
+    """A member and two guests view pages; the block as the last of them sees it."""
+    member = BrowserClient()
+    member.force_login(alice)
+    member.get("/")
+    BrowserClient().get("/", REMOTE_ADDR="203.0.113.1")
+    return BrowserClient().get("/block/", REMOTE_ADDR="203.0.113.2").content.decode()
+
+
+def test_a_page_shows_the_count_as_the_most_ever_and_writes_no_peak(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    (alice,) = people("alice")
+    with time_machine.travel(NOW, tick=False):
+        html = three_online(alice)
+    assert "3 users online" in html and "Most ever online: 3 users on " in html
+    assert not redis_db.exists(f"{settings.WHOS_ONLINE_KEY_PREFIX}:peak")  # a read reads
+
+
+def test_prune_keeps_the_peak_a_block_showed_and_it_never_drops(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
     alice, bob = people("alice", "bob")
     with time_machine.travel(NOW, tick=False) as traveller:
-        presence.record_user(alice)
-        presence.record_guest("203.0.113.1")
-        presence.record_guest("203.0.113.2")
+        three_online(alice)
         traveller.shift(60)
-        render()
-        assert presence.peak() == stats.Peak(3, NOW + timedelta(seconds=60))
+        call_command("whos_online_prune", stdout=StringIO())  # cron, a minute later
         traveller.shift(700)  # everyone left the window
-        presence.record_user(bob)
-        html = render()
-        assert "1 user online" in html
-        assert presence.peak() == stats.Peak(3, NOW + timedelta(seconds=60))
+        member = BrowserClient()
+        member.force_login(bob)
+        html = member.get("/block/").content.decode()
+    assert "1 user online" in html
     assert "Most ever online: 3 users on " in html
+    assert presence.peak() == stats.Peak(3, NOW)  # when the three were there
 
 
 def test_summary_carries_the_peak_in_its_one_round_trip(

@@ -16,7 +16,15 @@ import redis
 import time_machine
 
 from tests.conftest import NOW, RoundTrips, tab
-from tests.test_consumers import DEADLINE, SITE, DrivenHub, Page, run, until
+from tests.test_consumers import (
+    DEADLINE,
+    SITE,
+    DrivenHub,
+    Page,
+    run,
+    until,
+    websockets,  # noqa: F401 (a fixture, autouse)
+)
 from tests.test_consumers import tab as tab_in
 from whos_online import presence
 from whos_online.realtime import hub

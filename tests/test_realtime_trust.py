@@ -38,6 +38,7 @@ from tests.test_consumers import (
     tab,
     ticked_after_a_read,
     until,
+    websockets,  # noqa: F401 (a fixture, autouse)
 )
 from whos_online import presence
 from whos_online.access import RoomAccess, room_access

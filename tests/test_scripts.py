@@ -8,7 +8,6 @@ are reached by time travel, never by sleeping.
 
 from __future__ import annotations
 
-import re
 import time
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -17,9 +16,18 @@ import pytest
 import redis
 import time_machine
 
-from tests.conftest import DECLARED_KEYS_ONLY, NOW, STAFF, hiding, names, on_one_day, tab
+from tests.conftest import (
+    DECLARED_KEYS_ONLY,
+    NOW,
+    STAFF,
+    BrowserClient,
+    hiding,
+    names,
+    on_one_day,
+    tab,
+)
 from whos_online import presence
-from whos_online.conf import GUEST_LINGER, Settings, conf
+from whos_online.conf import Settings, conf
 from whos_online.store import counting, scripts, sockets, stats, status
 from whos_online.store.guests import guest_id
 from whos_online.store.sockets import Connection
@@ -46,6 +54,12 @@ def at(seconds: float) -> datetime:
 
 def key(settings: Any, name: str) -> str:
     return f"{settings.WHOS_ONLINE_KEY_PREFIX}:{name}"
+
+
+def sampled_peak() -> Peak | None:
+    """The peak once prune (cron) sampled the counts: the one call that raises it."""
+    presence.prune()
+    return presence.peak()
 
 
 def statuses(room: str | None = None) -> dict[str, str]:
@@ -83,15 +97,9 @@ def test_a_room_prune_call_stops_at_its_budget_and_says_so(
         cutoff = time.time() - 600
         # Called directly: {removed, 1 if it stopped at the limit}; prune calls
         # again while it says 1, so a wrong flag would loop there.
-        assert scripts.prune_rooms(
-            redis_db, keys=keys, below=cutoff, guests_below=cutoff, limit=2
-        ) == (2, True)
-        assert scripts.prune_rooms(
-            redis_db, keys=keys, below=cutoff, guests_below=cutoff, limit=2
-        ) == (1, False)
-        assert scripts.prune_rooms(
-            redis_db, keys=keys, below=cutoff, guests_below=cutoff, limit=2
-        ) == (0, False)
+        assert scripts.prune_rooms(redis_db, keys=keys, below=cutoff, limit=2) == (2, True)
+        assert scripts.prune_rooms(redis_db, keys=keys, below=cutoff, limit=2) == (1, False)
+        assert scripts.prune_rooms(redis_db, keys=keys, below=cutoff, limit=2) == (0, False)
         guest = guest_id("203.0.113.2").encode()
         assert [redis_db.zrange(conf.keys(r).guests, 0, -1) for r in "abc"] == [[guest]] * 3
 
@@ -155,14 +163,14 @@ def test_prune_takes_the_stale_members_with_their_cards_and_nothing_else(
         old = {f"old{i}": T - 601 - i for i in range(stale)}
         redis_db.zadd(users, {**old, "fresh1": T - 599, "fresh2": T})
         redis_db.hset(cards, mapping={pk: "{}" for pk in [*old, "fresh1", "fresh2"]})
-        # Guests linger a little past the window (a cached read still knows them).
-        gone = {f"gone{i}": T - 601 - GUEST_LINGER - i for i in range(stale)}
-        redis_db.zadd(guests, {**gone, "lingering": T - 601, "fresh": T})
+        # Guests go with the window, as members: one exactly at its start stays.
+        gone = {f"gone{i}": T - 601 - i for i in range(stale)}
+        redis_db.zadd(guests, {**gone, "edge": T - 600, "fresh": T})
         result = presence.prune(batch_size=2000)
     assert (result.users, result.guests) == (stale, stale)
     assert redis_db.zrange(users, 0, -1) == [b"fresh1", b"fresh2"]
     assert sorted(redis_db.hkeys(cards)) == [b"fresh1", b"fresh2"]
-    assert redis_db.zrange(guests, 0, -1) == [b"lingering", b"fresh"]
+    assert redis_db.zrange(guests, 0, -1) == [b"edge", b"fresh"]
 
 
 # --- Script: EVALSHA, and the text once to a server without it
@@ -235,22 +243,10 @@ def test_every_script_touches_only_the_keys_it_declares(
     assert redis_db.exists(key(settings, f"member:{alice.pk}:rooms")) == 0
 
 
-def test_a_record_and_record_lua_agree_on_the_roles_and_their_order() -> None:
-    """A record says which roles it sends by their place (lib/named.lua): a role out of
-    place would hand the script one key or value for another."""
-    key_roles, arg_roles = re.findall(r"\{('[^}]*')\}", scripts.RECORD.text.split("named(\n")[-1])[
-        :2
-    ]
-    assert re.findall(r"'(\w+)'", key_roles) == list(scripts.RecordKeys._fields)
-    assert re.findall(r"'(\w+)'", arg_roles) == list(scripts.RecordArgs._fields)
-    unread = [f"key.{name}" for name in scripts.RecordKeys._fields]
-    unread += [f"arg.{name}" for name in scripts.RecordArgs._fields]
-    assert [name for name in unread if name not in scripts.RECORD.text] == []
-
-
 def test_a_move_marks_and_announces_the_room_left_unless_they_are_back_in_it(
-    redis_db: redis.Redis, people: Any
+    redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
+    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
     (alice,) = people("alice")
     pk = str(alice.pk)
     notices = redis_db.pubsub()
@@ -281,9 +277,55 @@ def test_a_move_marks_and_announces_the_room_left_unless_they_are_back_in_it(
     notices.close()
 
 
-def test_a_member_seen_again_is_announced_and_a_guest_only_when_new_to_the_window(
-    redis_db: redis.Redis, people: Any
+@pytest.mark.parametrize(
+    "websocket_url, published", [(None, []), ("/ws/whos-online/", [b""])], ids=["poll", "ws"]
+)
+def test_a_page_view_publishes_only_on_a_site_with_websockets(
+    redis_db: redis.Redis, settings: Any, websocket_url: str | None, published: list[bytes]
 ) -> None:
+    """Only the real-time hub listens: without WHOS_ONLINE_WEBSOCKET_URL nothing is sent."""
+    settings.WHOS_ONLINE_WEBSOCKET_URL = websocket_url
+    notices = redis_db.pubsub()
+    notices.subscribe(conf.notices_channel, "")  # and '', the channel a script is given instead
+    for _ in range(2):
+        assert notices.get_message(timeout=5)["type"] == "subscribe"
+    assert "online" in BrowserClient().get("/", REMOTE_ADDR="203.0.113.1").cookies  # recorded
+    got = []
+    while (message := notices.get_message(timeout=0.5)) is not None:
+        got.append(message["data"])
+    notices.close()
+    assert got == published
+    assert float(redis_db.get(conf.changes_key())) > 0  # the change mark, either way
+
+
+@TRAVELLED_TTLS
+def test_the_generation_goes_with_the_last_data_it_dates(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_RETENTION = 3600
+    (alice,) = people("alice")
+    generation = key(settings, "generation")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_user(alice)
+        assert redis_db.ttl(generation) == 3600
+        traveller.shift(3000)
+        presence.record_guest("203.0.113.1")  # kept 600 s, no longer than alice's keys
+        assert redis_db.ttl(generation) == 600
+        traveller.shift(100)
+        presence.record_user(alice)  # renewed by a record
+        assert redis_db.ttl(generation) == 3600
+        assert redis_db.get(generation) == b"%.6f" % T  # microseconds: when the data began
+        traveller.shift(3599)
+        assert redis_db.ttl(generation) == redis_db.ttl(key(settings, "users")) == 1
+        traveller.shift(2)
+        assert not redis_db.exists(generation, key(settings, "users"), key(settings, "guests"))
+
+
+def test_a_member_seen_again_is_announced_and_a_guest_only_when_new_to_the_window(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
     (alice,) = people("alice")
     notices = redis_db.pubsub()
     notices.subscribe(conf.notices_channel)
@@ -392,7 +434,7 @@ def test_a_record_writes_the_member_their_card_counters_and_ttls(
         traveller.shift(5)
         assert presence.record_user(alice).before == t
         assert presence.record_guest("203.0.113.2").before == t
-        for name, ttl in (("users", 3600), ("cards", 3600), ("guests", 600 + GUEST_LINGER)):
+        for name, ttl in (("users", 3600), ("cards", 3600), ("guests", 600)):
             assert redis_db.ttl(key(settings, name)) == ttl, name
         hour, ttl = counting.hour_bucket(t + 5)
         assert redis_db.ttl(hour) == ttl
@@ -442,9 +484,9 @@ def test_at_the_cap_a_newcomer_waits_until_a_guest_leaves_the_window(
         assert (presence.guest_count(), redis_db.zcard(guests)) == (2, 2)
         assert redis_db.ttl(peak) == 600  # a flood's mark, kept as long as the window
         assert presence.record_guest("203.0.113.1").refused is False
-        traveller.shift(301)  # 203.0.113.2 has left the window, but lingers a little
+        traveller.shift(300)  # 203.0.113.2 exactly at the window's start: still counted
         assert presence.record_guest("198.51.100.1").refused is True
-        traveller.shift(GUEST_LINGER)
+        traveller.shift(1)  # now out of it
         assert presence.record_guest("198.51.100.1").refused is False
         # The oldest guest made room: the set never grows past the cap.
         assert (presence.guest_count(), redis_db.zcard(guests)) == (2, 2)
@@ -481,18 +523,18 @@ def test_a_flood_puts_back_the_peak_from_before_its_window(
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_guest("203.0.113.1")
         presence.record_guest("203.0.113.2")
-        assert presence.summary().peak == Peak(2, NOW)
+        assert sampled_peak() == Peak(2, NOW)
         traveller.shift(700)
         presence.record_guest("203.0.113.3")
         presence.record_user(alice)
-        assert presence.summary().peak == Peak(2, NOW)  # as many, not more: the first stays
+        assert sampled_peak() == Peak(2, NOW)  # as many, not more: the first stays
         traveller.shift(10)
         presence.record_guest("203.0.113.4")
-        assert presence.summary().peak == Peak(3, at(710))
+        assert sampled_peak() == Peak(3, at(710))
         traveller.shift(10)
         presence.record_guest("203.0.113.5")
         assert presence.summary().guest_count == 3  # the cap: such a count raises nothing
-        assert presence.peak() == Peak(3, at(710))
+        assert sampled_peak() == Peak(3, at(710))
         traveller.shift(10)
         assert presence.record_guest("198.51.100.1").refused  # a flood
         assert presence.peak() == Peak(2, NOW)
@@ -500,14 +542,16 @@ def test_a_flood_puts_back_the_peak_from_before_its_window(
         presence.forget_guest("203.0.113.3")
         presence.record_user(bob)
         assert presence.summary().total == 4  # below the cap, but within the flood's window
-        assert presence.peak() == Peak(2, NOW)
+        assert sampled_peak() == Peak(2, NOW)
         traveller.move_to(at(730 + 600))  # the flood's window ends now
         for user in (alice, bob, carol):
             presence.record_user(user)
-        assert presence.peak() == Peak(2, NOW)
+        assert sampled_peak() == Peak(2, NOW)
         assert presence.summary().peak is None  # no block shows a peak below its total
         traveller.shift(1)
-        assert presence.summary().peak == Peak(3, at(1331))
+        assert presence.summary().peak == Peak(3, at(1330))  # shown as reached, not written
+        assert presence.peak() == Peak(2, NOW)
+        assert sampled_peak() == Peak(3, at(1330))
 
 
 def test_a_flood_that_goes_on_takes_no_peak_until_its_last_window_ends(
@@ -529,7 +573,7 @@ def test_a_flood_that_goes_on_takes_no_peak_until_its_last_window_ends(
         presence.record_user(bob)
         assert presence.summary().peak is None
         traveller.move_to(at(901))
-        assert presence.summary().peak == Peak(2, at(901))
+        assert presence.summary().peak == Peak(2, at(601))
 
 
 def test_a_flood_keeps_a_peak_taken_before_its_window(
@@ -543,7 +587,7 @@ def test_a_flood_keeps_a_peak_taken_before_its_window(
     (alice,) = people("alice")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_user(alice)
-        presence.summary()
+        presence.prune()
         traveller.shift(700)
         presence.record_guest("203.0.113.1")
         assert presence.record_guest("203.0.113.2").refused
@@ -561,15 +605,15 @@ def test_a_flood_reverts_a_peak_taken_at_its_window_first_instant(
     alice, bob, carol = people("alice", "bob", "carol")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_user(alice)
-        presence.summary()
+        presence.prune()
         traveller.shift(700)  # a new window: the peak of 1 is kept aside
         presence.record_user(alice)
         presence.record_user(bob)
-        assert presence.summary().peak == Peak(2, at(700))
+        assert sampled_peak() == Peak(2, at(700))
         traveller.shift(100)  # the same window: 2 is not kept aside
         for user in (alice, bob, carol):
             presence.record_user(user)
-        assert presence.summary().peak == Peak(3, at(800))
+        assert sampled_peak() == Peak(3, at(800))
         traveller.move_to(at(1400))  # 3 was taken at this window's very start
         presence.record_guest("203.0.113.1")
         assert presence.record_guest("203.0.113.2").refused
@@ -587,11 +631,11 @@ def test_a_flood_drops_a_first_peak_taken_within_its_window(
     alice, bob = people("alice", "bob")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_user(alice)
-        presence.summary()
+        presence.prune()
         traveller.shift(600)  # 1 was taken at this window's very start: not kept aside
         presence.record_user(alice)
         presence.record_user(bob)
-        assert presence.summary().peak == Peak(2, at(600))
+        assert sampled_peak() == Peak(2, at(600))
         traveller.shift(1)
         presence.record_guest("203.0.113.1")
         assert presence.record_guest("203.0.113.2").refused
@@ -660,7 +704,7 @@ def test_the_block_counts_and_lists_the_window_only(
         assert names(block.members) == ["carol", "bob", "alice"]
         assert {m.status for m in block.members} == {"online"}
         assert (block.user_count, block.hidden_count, block.guest_count) == (4, 1, 2)
-        assert block.peak == Peak(6, at(615))
+        assert block.peak == Peak(6, at(605))  # the count now, when it was reached: not written
         assert (block.day_users, block.day_guests) == (None, None)
         staff = presence.summary(viewer=STAFF)
         assert names(staff.members) == ["carol", "shy_one", "bob", "alice"]
@@ -679,15 +723,15 @@ def test_the_peak_only_rises_and_lives_a_year_from_the_last_count(
     peak = key(settings, "peak")
     with time_machine.travel(NOW, tick=False) as traveller:
         presence.record_user(alice)
-        assert presence.summary().peak == Peak(1, NOW)
+        assert sampled_peak() == Peak(1, NOW)
         assert redis_db.ttl(peak) == stats.PEAK_TTL
         traveller.shift(86400)
         assert presence.summary().total == 0
+        presence.prune()
         assert redis_db.ttl(peak) == stats.PEAK_TTL  # counted again: a year from now
         presence.record_user(alice)
         presence.record_user(bob)
-        presence.prune()  # prune counts too
-        assert presence.peak() == Peak(2, at(86400))
+        assert sampled_peak() == Peak(2, at(86400))
         traveller.shift(60)
         presence.record_user(alice)
         presence.record_user(bob)

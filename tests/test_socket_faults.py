@@ -21,7 +21,7 @@ from channels.testing import WebsocketCommunicator
 
 from tests.conftest import NOW, django_redis_cache, require
 from tests.redis_server import RedisServer
-from tests.test_consumers import (  # noqa: F401 (public_rooms: a fixture)
+from tests.test_consumers import (  # noqa: F401 (public_rooms, websockets: fixtures)
     chat,
     eventually,
     listed,
@@ -29,6 +29,7 @@ from tests.test_consumers import (  # noqa: F401 (public_rooms: a fixture)
     status_of,
     tab,
     until,
+    websockets,
 )
 from whos_online import presence
 from whos_online.conf import conf

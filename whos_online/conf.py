@@ -40,10 +40,6 @@ SLOW_SHARE_OF_TIMEOUT = 0.4
 # The "online" cookie and a member's "idle" status both start half a window after their
 # last record: an active visitor is recorded again well before leaving the window.
 HALF_WINDOW = 0.5
-# Guests stay in their sets this long past the window before prune or the guest cap
-# removes them (their key's TTL too), so a block read up to this long ago still tells
-# a guest it did not count from one it did (see rendering.blockcache).
-GUEST_LINGER = 5.0
 
 T = TypeVar("T")
 

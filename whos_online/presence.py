@@ -20,9 +20,10 @@ connection closed) and ``conns:<pk>`` (connection id -> heartbeat).
 A heartbeat or a close inside the window keeps a member inside it without
 moving their score, so lists never reorder (``lua/lib/kept.lua``), and
 :mod:`whos_online.store.status` turns a member's signs into online, idle or offline.
-Every script that changes what a namespace shows sets its ``changed`` mark and
-publishes its room on ``<prefix>:notices``, for the live blocks' hubs (see
-:mod:`whos_online.realtime.hub`).
+Every script that changes what a namespace shows sets its ``changed`` mark and,
+when the site has WebSockets (``WHOS_ONLINE_WEBSOCKET_URL``), publishes its room on
+``<prefix>:notices`` for the live blocks' hubs (see :mod:`whos_online.realtime.hub`).
+Reads write nothing a site sees: the peak rises only by ``prune``.
 
 Private by default: every function that names or describes members leaves
 hidden members out unless asked for a staff ``viewer`` (``viewer=request.user``).

@@ -225,7 +225,6 @@ def seconds(value: Any) -> float:
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
 
 
-@lru_cache(maxsize=64)
 def networks(values: tuple[str, ...]) -> tuple[Network, ...] | None:
     """The networks of CIDRs or addresses; None if one is neither (check E010)."""
     try:

@@ -304,15 +304,10 @@ def members_html(online: reading.Summary | None, css: str) -> SafeString:
     (benchmarks/RESULTS.md); an overriding template may still loop over
     ``online.members``. Every value is escaped (``html.escape``: Django's
     ``escape`` is the same on text, with a lazy-string wrapper costing more).
-    A summary from the block cache is rendered once per language.
     """
     if online is None:
         return SafeString("")
-    key = ("members_html", css, get_language())
-    done = online.rendered.get(key)
-    if done is None:
-        done = online.rendered[key] = _members_html(online.members, css)
-    return SafeString(done)
+    return SafeString(_members_html(online.members, css))
 
 
 def _members_html(members: list[Member], css: str) -> str:

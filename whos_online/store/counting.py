@@ -18,8 +18,7 @@ This module is pure arithmetic on times; recording.py, reading.py and stats.py d
 from __future__ import annotations
 
 import math
-from datetime import date, datetime, timedelta, tzinfo
-from functools import lru_cache
+from datetime import date, datetime, timedelta
 
 from django.utils import timezone
 
@@ -140,12 +139,8 @@ def counted_since(now: float) -> float:
     approximate mode the guest has no score before.
     """
     zone = timezone.get_default_timezone()
-    return max(int(now // HOUR) * HOUR, _day_start(local_date(now), zone))
-
-
-@lru_cache(maxsize=4)
-def _day_start(day: date, zone: tzinfo) -> float:
-    return datetime.combine(day, datetime.min.time(), tzinfo=zone).timestamp()
+    day_start = datetime.combine(local_date(now), datetime.min.time(), tzinfo=zone).timestamp()
+    return max(int(now // HOUR) * HOUR, day_start)
 
 
 def _until(moment: float, now: float) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit
@@ -146,7 +146,7 @@ class Member:
         return self.name
 
     def without_where(self) -> Member:
-        return Member(**{**self.__dict__, "where": None})
+        return replace(self, where=None)
 
     def as_json(self) -> dict[str, Any]:
         """What the live endpoint sends about this member."""
@@ -172,11 +172,7 @@ def read_member(pk: Any, seen: float, raw_card: Any, status: Status, hidden: boo
 def member_from(pk: Any, seen: float, card: dict[str, Any], status: Status, hidden: bool) -> Member:
     """Build a Member from its pk, last sign, parsed card (which it takes over) and
     status (see whos_online.store.status)."""
-    # Not Member(...): a frozen dataclass's __init__ sets each field through
-    # object.__setattr__. callgrind, 100 members (CPython 3.11): 1.60 M instructions
-    # this way, 2.80 M through the constructor (benchmarks/INSTRUCTIONS.md).
-    member = object.__new__(Member)
-    member.__dict__.update(
+    return Member(
         pk=text(pk),
         display_name=str(card.pop("name", "") or ""),
         url=card.pop("url", None),
@@ -187,7 +183,6 @@ def member_from(pk: Any, seen: float, card: dict[str, Any], status: Status, hidd
         where=card.pop("where", None),
         extra=card,
     )
-    return member
 
 
 def parse_cards(raw_cards: list[Any]) -> list[dict[str, Any]]:

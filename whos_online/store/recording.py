@@ -16,7 +16,7 @@ import time
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from whos_online.conf import GUEST_LINGER, Keys, conf
+from whos_online.conf import Keys, conf
 from whos_online.room_names import room_kind, room_name
 from whos_online.store import counting, scripts
 from whos_online.store.connection import get_client, text
@@ -112,7 +112,7 @@ def record_guest(ip: str | Address, *, room: str | None = None, left: str | None
         keys,
         keys.guests,
         guest_id(ip),
-        ttl=conf.max_age + GUEST_LINGER,
+        ttl=conf.max_age,
         keep=conf.max_guests,
         room=room,
         counters=counters,
@@ -144,7 +144,7 @@ def forget_user(user: Any) -> bool:
         pk=pk,
         now=time.time(),
         ttl=math.ceil(conf.max_age),
-        channel=conf.notices_channel,
+        channel=scripts.channel(),
     )
 
 
@@ -223,7 +223,7 @@ def _record(
             member=member,
             ttl=math.ceil(ttl),
             window=conf.window(room),
-            channel=conf.notices_channel,
+            channel=scripts.channel(),
             counted_since=counting.counted_since(now) if counters else None,
             cap=keep if capped else None,
             trim=TRIM_PER_WRITE if capped or room is not None else None,
@@ -233,7 +233,6 @@ def _record(
             keep_card="1" if keep_card else None,
             guest=guest or None,
             left_room=None if left is None else room_arg(left),
-            stale_before=now - conf.window(room) - GUEST_LINGER if capped else None,
         ),
         counters=counters or (),
     )
@@ -248,7 +247,7 @@ def _record(
             kind=room_kind(recorded.left),
             now=now,
             ttl=math.ceil(conf.max_age),
-            channel=conf.notices_channel,
+            channel=scripts.channel(),
         )
     if recorded.dropped:
         _drop_rooms(recorded.dropped)

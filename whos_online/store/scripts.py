@@ -6,8 +6,8 @@ and ARGV. A script touches only the keys it declares in KEYS, which Redis's
 scripting contract asks of every script and Redis Cluster relies on: they all
 share one hash slot there (one namespace: see WHOS_ONLINE_KEY_PREFIX). Key
 names are made in Python only (``whos_online.conf``); a script is given them
-whole. A wrapper takes its keys and arguments by keyword and returns a typed
-reply, so no caller counts positions.
+whole, and its KEYS and ARGV by position, as its header lists them. A wrapper
+takes them by keyword and returns a typed reply, so no caller counts positions.
 
 Shared parts: a line ``--@include lib/<name>.lua`` is replaced by that file (a
 few local functions, each under a header saying what it does) before the script
@@ -23,11 +23,11 @@ from __future__ import annotations
 import hashlib
 import re
 from importlib.resources import files
-from itertools import compress
 from typing import Any, NamedTuple, Sequence
 
 from redis.exceptions import NoScriptError
 
+from whos_online.conf import conf
 from whos_online.store.connection import text
 
 # A line ``--@include lib/name.lua`` in a script is replaced by that file (see above).
@@ -78,6 +78,12 @@ DISCONNECT = Script("disconnect")
 CHECK = Script("check")
 
 
+def channel() -> str:
+    """The channel the scripts publish a changed namespace on: none ('') unless the site
+    has WebSockets (``WHOS_ONLINE_WEBSOCKET_URL``), since only their hub listens."""
+    return conf.notices_channel if conf.websocket_url else ""
+
+
 class Pruned(NamedTuple):
     """A PRUNE_BATCH call: how many members it removed and passed over (a socket keeps
     them: the next call reads past them), and whether members below the bound remain."""
@@ -114,18 +120,15 @@ class RoomsPruned(NamedTuple):
     more: bool
 
 
-def prune_rooms(
-    client: Any, *, keys: Sequence[str], below: float, guests_below: float, limit: int
-) -> RoomsPruned:
-    """Remove at most ``limit`` members scored below ``below`` (guests below ``guests_below``)
-    from the rooms' sets ``keys`` (seven per room: users, hidden, guests, then a
-    conf.SocketKeys)."""
-    removed, more = PRUNE_ROOMS(client, keys, [below, limit, guests_below])
+def prune_rooms(client: Any, *, keys: Sequence[str], below: float, limit: int) -> RoomsPruned:
+    """Remove at most ``limit`` members and guests scored below ``below`` from the rooms'
+    sets ``keys`` (seven per room: users, hidden, guests, then a conf.SocketKeys)."""
+    removed, more = PRUNE_ROOMS(client, keys, [below, limit])
     return RoomsPruned(int(removed), bool(more))
 
 
 class RecordKeys(NamedTuple):
-    """The keys one record writes, by the names lua/record.lua gives them; None: not sent."""
+    """The keys one record writes, in lua/record.lua's order; None: not used."""
 
     # The visitor's sorted set; None in approximate guest counting (the counters only).
     into: str | None
@@ -150,7 +153,7 @@ class RecordKeys(NamedTuple):
 
 
 class RecordArgs(NamedTuple):
-    """A record's other arguments, by the names lua/record.lua gives them; None: not sent."""
+    """A record's other arguments, in lua/record.lua's order; None: not used."""
 
     now: float
     member: str
@@ -166,12 +169,6 @@ class RecordArgs(NamedTuple):
     keep_card: str | None = None
     guest: str | None = None
     left_room: str | None = None
-    stale_before: float | None = None
-
-
-# Each role's bit in RECORD's first argument (lib/named.lua): the keys' in the low 16 bits.
-KEY_BITS = [1 << i for i in range(len(RecordKeys._fields))]
-ARG_BITS = [1 << (16 + i) for i in range(len(RecordArgs._fields))]
 
 
 class Recorded(NamedTuple):
@@ -197,23 +194,16 @@ def record(
     """Record a visitor as seen now (see lua/record.lua), also into the HyperLogLogs
     ``counters`` (key, TTL); one round trip.
 
-    Only what the record uses is sent, its roles (the fields of ``keys`` and
-    ``args`` that are not None) one bit each in its first argument: redis-py
-    spends some 8,500 instructions of the request on each argument (callgrind:
-    a guest's call with 17 arguments instead of 31 took 120,000 fewer), and a
-    guest's record on the site uses about half of those a member's room record does.
+    A key the record does not use is sent as ``keys.changed`` again (a key of the
+    same namespace, for Redis Cluster), an argument as ''.
     """
-    sent_keys = [value is not None for value in keys]
-    sent_args = [value is not None for value in args]
-    roles = sum(compress(KEY_BITS, sent_keys)) + sum(compress(ARG_BITS, sent_args))
-    declared: list[Any] = [*compress(keys, sent_keys), *(counter for counter, _ in counters)]
     before, refused, generation, left, dropped = RECORD(
         client,
-        declared,
+        [*(keys.changed if key is None else key for key in keys), *(key for key, _ in counters)],
         [
-            roles,
-            *compress(args, sent_args),
-            *(counter_ttl for _, counter_ttl in counters),
+            *("" if arg is None else arg for arg in args),
+            "" if keys.into is None else "1",
+            *(ttl for _, ttl in counters),
         ],
     )
     return Recorded(
@@ -353,7 +343,7 @@ def read_summary(
     keys: SummaryKeys,
     window_start: float,
     now: float,
-    peak_ttl: int,
+    peak: bool,
     limit: int,
     include_hidden: bool,
     day_start: float | None,
@@ -362,7 +352,8 @@ def read_summary(
     beat_cutoff: float,
     guest_cap: int,
 ) -> SummaryReply:
-    """What the block shows, in one round trip (see lua/summary.lua)."""
+    """What the block shows, in one round trip (see lua/summary.lua); with ``peak`` (the
+    site), its peak as it stands with the count now. It writes no peak."""
     buckets = len(keys.buckets)
     reply = SUMMARY(
         client,
@@ -370,7 +361,7 @@ def read_summary(
         [
             window_start,
             now,
-            peak_ttl,
+            int(peak),
             limit,
             int(include_hidden),
             buckets,

@@ -98,7 +98,7 @@ def _beat(connections: list[Connection]) -> bool:
         math.ceil(timeout),
         math.ceil(conf.retention),
         now - timeout,
-        conf.notices_channel,
+        scripts.channel(),
     ]
     for connection in connections:
         for room in connection.namespaces:
@@ -128,7 +128,7 @@ def disconnect(connection: Connection, at: float | None = None) -> float:
         keys += [*conf.socket_keys(room), *conf.keys(room)[:2]]
         keys += [conf.connections_key(room, connection.pk), conf.changes_key(room)]
     args = [now, now - conf.heartbeat_timeout, math.ceil(conf.max_age), connection.pk]
-    args += [connection.id, conf.notices_channel, *map(room_arg, connection.namespaces)]
+    args += [connection.id, scripts.channel(), *map(room_arg, connection.namespaces)]
     scripts.DISCONNECT(get_client(), keys, args)
     return now
 
@@ -140,7 +140,7 @@ def check(rooms: list[str | None]) -> tuple[dict[str | None, Any], bool]:
     ``heartbeat``)."""
     now = time.time()
     keys = [key for room in rooms for key in (*conf.socket_keys(room), conf.changes_key(room))]
-    args = [now - conf.heartbeat_timeout, now, math.ceil(conf.retention), conf.notices_channel]
+    args = [now - conf.heartbeat_timeout, now, math.ceil(conf.retention), scripts.channel()]
     client = get_client()
     *marks, generation, lost = scripts.CHECK(
         client, [*keys, conf.generation_key], [*args, *map(room_arg, rooms)]

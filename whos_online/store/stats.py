@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Any, NamedTuple
 
-from whos_online.conf import GUEST_LINGER, Keys, conf
+from whos_online.conf import Keys, conf
 from whos_online.store import counting, recovery, scripts
 from whos_online.store.connection import get_client, text
 
@@ -30,7 +30,8 @@ def peak() -> Peak | None:
 def reset_peak() -> Peak | None:
     """Forget the peak (e.g. one a flood of addresses pinned); return what it was.
 
-    The next count (a rendered block, or prune) starts it again from the number online.
+    The next ``prune`` starts it again from the number online; until then a block shows
+    the number online now as the most ever.
     """
     pipe = get_client().pipeline(transaction=False)
     pipe.hmget(conf.keys().peak, "count", "at")
@@ -96,8 +97,8 @@ class PruneResult(NamedTuple):
 
 
 def prune(*, batch_size: int = 1000) -> PruneResult:
-    """Remove guests older than the window (and ``GUEST_LINGER``) and members older than
-    the retention.
+    """Remove guests older than the window and members older than the retention, and
+    raise the peak if the count now beats it (the one call that writes the peak).
 
     Removes ``batch_size`` per Redis call.
     One ZREMRANGEBYSCORE over 100,000 stale members blocks Redis (often shared
@@ -126,11 +127,11 @@ def prune(*, batch_size: int = 1000) -> PruneResult:
     live, left, kept_users, kept_hidden = conf.socket_keys()
     users = prune_key(keys.users, conf.retention, keys.cards, (live, left, kept_users))
     users += prune_key(keys.hidden, conf.retention, keys.cards, (live, left, kept_hidden))
-    guests = prune_key(keys.guests, conf.max_age + GUEST_LINGER)
+    guests = prune_key(keys.guests, conf.max_age)
     batches += _prune_rooms(client, now - conf.room_max_age, batch_size)
     prune_key(conf.rooms_key, conf.room_max_age)
     # Cron runs this every minute or so: it samples the counts for the admin's
-    # chart, and the peak even if no page counts.
+    # chart, and raises the peak.
     _sample(client, now)
     return PruneResult(users=users, guests=guests, batches=batches)
 
@@ -142,12 +143,10 @@ def _prune_rooms(client: Any, cutoff: float, batch_size: int) -> int:
     """Prune the rooms with a visitor inside the window (the others' keys expired); batches.
 
     The registry is read a page at a time (ZRANGE … LIMIT), from the window's
-    start (less the guests' ``GUEST_LINGER``) upwards by score, and each page's
-    sets are pruned by PRUNE_ROOMS calls of at most ``batch_size`` removals: no
-    call grows with the number of rooms.
+    start upwards by score, and each page's sets are pruned by PRUNE_ROOMS calls of
+    at most ``batch_size`` removals: no call grows with the number of rooms.
     """
-    guests_cutoff = cutoff - GUEST_LINGER
-    batches, start, skip = 0, guests_cutoff, 0
+    batches, start, skip = 0, cutoff, 0
     while True:
         page = client.zrange(
             conf.rooms_key, start, "+inf", byscore=True, offset=skip, num=ROOMS_PER_BATCH,
@@ -156,10 +155,7 @@ def _prune_rooms(client: Any, cutoff: float, batch_size: int) -> int:
         keys = [key for name, _ in page for key in _room_sets(text(name))]
         more = bool(keys)
         while more:
-            more = scripts.prune_rooms(
-                client, keys=keys, below=cutoff, guests_below=guests_cutoff,
-                limit=batch_size,
-            ).more  # fmt: skip
+            more = scripts.prune_rooms(client, keys=keys, below=cutoff, limit=batch_size).more
             batches += 1
         if len(page) < ROOMS_PER_BATCH:
             return batches
@@ -213,7 +209,7 @@ def guest_buckets(keys: Keys, now: float, window: float) -> list[str]:
 
 
 def _sample(client: Any, now: float) -> None:
-    counted = count(client, now)
+    counted = count(client, now, raise_peak=True)
     pipe = client.pipeline(transaction=False)
     online = counted.users + counted.hidden
     pipe.zadd(conf.history_key, {f"{now:.3f}:{online}:{counted.guests}": now})
@@ -224,11 +220,16 @@ def _sample(client: Any, now: float) -> None:
 
 
 def count(
-    client: Any, now: float, room: str | None = None, *, guests: bool = True
+    client: Any,
+    now: float,
+    room: str | None = None,
+    *,
+    guests: bool = True,
+    raise_peak: bool = False,
 ) -> scripts.Counted:
-    """The counts of the site (raising its peak if they beat it) or of ``room``;
-    without ``guests``, no approximate guest count is made (it reads 0) and, the total
-    being short of them, no peak is raised."""
+    """The counts of the site or of ``room``; with ``raise_peak`` (prune), the site's peak is
+    raised if they beat it. Without ``guests``, no approximate guest count is made (it
+    reads 0)."""
     keys, window = conf.keys(room), conf.window(room)
     return scripts.count_and_raise_peak(
         client,
@@ -237,6 +238,6 @@ def count(
         buckets=guest_buckets(keys, now, window) if guests else [],
         window_start=now - window,
         now=now,
-        peak_ttl=PEAK_TTL if room is None and guests else 0,
+        peak_ttl=PEAK_TTL if raise_peak else 0,
         guest_cap=guest_cap(),
     )

@@ -7,8 +7,8 @@
 --            lib/kept.lua), the change mark; then the generation (see recovery.py)
 -- ARGV[1]    now minus the heartbeat timeout
 -- ARGV[2]    now
--- ARGV[3]    the left set's and the mark's TTL
--- ARGV[4]    the notices channel
+-- ARGV[3]    the left set's, the mark's and the generation's TTL
+-- ARGV[4]    the notices channel ('': publish nothing)
 -- ARGV[5..]  each namespace's room ('' for the site)
 -- Returns each namespace's change mark (false if none), so a hub sees a change
 -- whose notice it missed; then the generation, and 1 if it began here (Redis
@@ -16,17 +16,17 @@
 --@include lib/kept.lua
 --@include lib/sweep.lua
 --@include lib/generation.lua
+--@include lib/announce.lua
 local marks = {}
 for i = 0, (#KEYS - 1) / 5 - 1 do
   local live, left, mark = KEYS[1 + 5 * i], KEYS[2 + 5 * i], KEYS[5 + 5 * i]
   if sweep(live, left, ARGV[1]) then
     expire_signs(ARGV[3], live, left, KEYS[3 + 5 * i], KEYS[4 + 5 * i])
-    redis.call('SET', mark, ARGV[2], 'EX', ARGV[3])
-    redis.call('PUBLISH', ARGV[4], ARGV[5 + i])
+    announce(mark, ARGV[5 + i], ARGV[2], ARGV[3], ARGV[4])
   end
   marks[i + 1] = redis.call('GET', mark)
 end
-local generation, lost = current_generation(KEYS[#KEYS], ARGV[2])
+local generation, lost = current_generation(KEYS[#KEYS], ARGV[2], ARGV[3])
 marks[#marks + 1] = generation
 marks[#marks + 1] = lost and 1 or 0
 return marks

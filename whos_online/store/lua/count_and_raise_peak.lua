@@ -1,5 +1,7 @@
--- The counts and the peak, raised if they beat it: what prune samples, and
--- what the Python API's counts read.
+-- The counts, and the site's peak raised if they beat it (see lib/counts.lua):
+-- what prune samples (the one call that raises the peak, and drops the aged
+-- socket signs, see lib/kept.lua), and what the Python API's counts read
+-- (ARGV[3] '0': nothing written).
 --
 -- KEYS[1]    users      KEYS[2]  hidden     KEYS[3]  guests
 -- KEYS[4]    peak       KEYS[5]  cards (not read: the namespace's keys come whole)
@@ -8,12 +10,33 @@
 -- KEYS[10..] the window's guest HyperLogLogs, if guests are counted approximately
 -- ARGV[1]    the window's start
 -- ARGV[2]    now
--- ARGV[3]    the peak's TTL (0: keep no peak)
+-- ARGV[3]    the peak's TTL (0: keep no peak): it outlives any window, and still
+--            expires a year after the last count
 -- ARGV[4]    the guest cap (0: none)
 -- Returns {users, hidden, guests, peak count, peak time}.
---@include lib/count_and_raise_peak.lua
+--
+-- The peak is raised in the same atomic step as the count, so two calls at once
+-- can never lower it. pcall: a replica (READONLY) or a full Redis (OOM) still
+-- answers with its counts.
+--@include lib/counts.lua
 --@include lib/kept.lua
-local still = aged(KEYS[6], KEYS[7], KEYS[8], KEYS[9], ARGV[1])
+local still = aged(KEYS[6], KEYS[7], KEYS[8], KEYS[9], ARGV[1], ARGV[3] ~= '0')
 local function union() return redis.call('PFCOUNT', unpack(KEYS, 10)) end
-return count_and_raise_peak(#KEYS > 9 and union or nil, tonumber(ARGV[4]),
-                            kept_below(KEYS[8], still, ARGV[1]), kept_below(KEYS[9], still, ARGV[1]))
+local approximate = #KEYS > 9
+local users, hidden, guests = count_inside(KEYS, ARGV[1], approximate and union or nil,
+                                           kept_below(KEYS[8], still, ARGV[1]),
+                                           kept_below(KEYS[9], still, ARGV[1]))
+if ARGV[3] == '0' then return {users, hidden, guests, false, false} end
+local total = users + hidden + guests
+local count, at, beaten = peak_with(KEYS, ARGV[1], ARGV[2], total, guests, tonumber(ARGV[4]),
+                                    approximate)
+if beaten then
+  -- The peak from before this window is kept aside, for a flood to fall back on.
+  local last = redis.call('HMGET', KEYS[4], 'count', 'at')
+  if last[2] and tonumber(last[2]) < tonumber(ARGV[1]) then
+    redis.pcall('HSET', KEYS[4], 'before', last[1], 'before_at', last[2])
+  end
+  redis.pcall('HSET', KEYS[4], 'count', count, 'at', at)
+end
+if count then redis.pcall('EXPIRE', KEYS[4], ARGV[3]) end
+return {users, hidden, guests, count, at}

@@ -14,10 +14,11 @@
 -- ARGV[3]    the left set's and the mark's TTL (the window)
 -- ARGV[4]    the member's pk
 -- ARGV[5]    the connection id
--- ARGV[6]    the notices channel
+-- ARGV[6]    the notices channel ('': publish nothing)
 -- ARGV[7..]  each namespace's room ('' for the site)
 -- Returns 1.
 --@include lib/kept.lua
+--@include lib/announce.lua
 local pk = ARGV[4]
 for i = 0, (#KEYS - 1) / 8 - 1 do
   local live, left, kept_users, kept_hidden = KEYS[2 + 8 * i], KEYS[3 + 8 * i], KEYS[4 + 8 * i],
@@ -57,8 +58,7 @@ for i = 0, (#KEYS - 1) / 8 - 1 do
       out_of(redis.call, {kept_users, kept_hidden}, gone)
       redis.call('ZREMRANGEBYSCORE', left, '-inf', '(' .. cutoff)
       expire_signs(ARGV[3], live, left, kept_users, kept_hidden)
-      redis.call('SET', mark, ARGV[1], 'EX', ARGV[3])
-      redis.call('PUBLISH', ARGV[6], room)
+      announce(mark, room, ARGV[1], ARGV[3], ARGV[6])
     end
   end
 end

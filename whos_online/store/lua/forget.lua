@@ -11,7 +11,7 @@
 -- ARGV[1]    the member's pk
 -- ARGV[2]    now
 -- ARGV[3]    the change marks' TTL
--- ARGV[4]    the notices channel
+-- ARGV[4]    the notices channel ('': publish nothing)
 -- ARGV[5..]  the rooms, as KEYS[5] names them
 -- Returns 1 if they were listed on the site, else 0. A room joined after the
 -- caller's read stays in KEYS[5]: as a visit just after the logout would.

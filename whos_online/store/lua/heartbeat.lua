@@ -9,9 +9,9 @@
 -- KEYS[#KEYS] the generation (see recovery.py)
 -- ARGV[1]    now
 -- ARGV[2]    the connections hash's TTL (the heartbeat timeout)
--- ARGV[3]    the sets' TTL (the retention)
+-- ARGV[3]    the sets' and the generation's TTL (the retention)
 -- ARGV[4]    now minus the heartbeat timeout
--- ARGV[5]    the notices channel
+-- ARGV[5]    the notices channel ('': publish nothing)
 -- then three per connection and namespace: the pk, the connection id, the room
 --            ('' for the site)
 -- Returns the generation, and 1 if it began here (Redis had lost its data:
@@ -29,8 +29,9 @@
 --@include lib/kept.lua
 --@include lib/sweep.lua
 --@include lib/generation.lua
+--@include lib/announce.lua
 local now, seen, signs, rooms, changed = ARGV[1], {}, {}, false, {}
-local generation, lost = current_generation(KEYS[#KEYS], now)
+local generation, lost = current_generation(KEYS[#KEYS], now, ARGV[3])
 if lost then return {generation, 1} end
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 for i = 0, (#KEYS - 3) / 7 - 1 do
@@ -65,8 +66,5 @@ end
 -- As long as the member set: a stale beat still says "their last sign was a socket".
 for _, keys in pairs(signs) do expire_signs(ARGV[3], unpack(keys)) end
 if rooms and redis.call('EXISTS', KEYS[2]) == 1 then redis.call('EXPIRE', KEYS[2], ARGV[3]) end
-for mark, room in pairs(changed) do
-  redis.call('SET', mark, now, 'EX', ARGV[3])
-  redis.call('PUBLISH', ARGV[5], room)
-end
+for mark, room in pairs(changed) do announce(mark, room, now, ARGV[3], ARGV[5]) end
 return {generation, 0}

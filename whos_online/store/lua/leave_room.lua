@@ -11,7 +11,7 @@
 -- ARGV[3]  its kind
 -- ARGV[4]  now
 -- ARGV[5]  the change mark's TTL
--- ARGV[6]  the notices channel
+-- ARGV[6]  the notices channel ('': publish nothing)
 -- Returns 1 if they were listed there, else 0.
 --@include lib/leave.lua
 if redis.call('HGET', KEYS[1], ARGV[3]) == ARGV[2] then return 0 end

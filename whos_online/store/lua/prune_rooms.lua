@@ -7,7 +7,6 @@
 --            left, then its kept users and kept hidden (see lib/kept.lua)
 -- ARGV[1]    the score bound
 -- ARGV[2]    the most to remove
--- ARGV[3]    the guests' score bound (they linger a little past the window)
 -- Returns {removed, 1 if it stopped at the limit else 0}.
 --@include lib/kept.lua
 --@include lib/stale.lua
@@ -21,8 +20,8 @@ for room = 0, #KEYS / 7 - 1 do
     while more do
       if budget == 0 then return {removed, 1} end
       local pks, read
-      pks, read, more = stale(set, i < 3 and live or set, i < 3 and left or set,
-                              i < 3 and ARGV[1] or ARGV[3], from, budget)
+      pks, read, more = stale(set, i < 3 and live or set, i < 3 and left or set, ARGV[1], from,
+                              budget)
       drop(set, pks, set, kept)
       removed, budget, from = removed + #pks, budget - #pks, from + read - #pks
     end

@@ -1,40 +1,38 @@
 -- Records a visitor as seen now, in one call (one round trip, also on Cluster).
 --
--- KEYS and ARGV by role (lib/named.lua, the roles in this order below): a call
--- sends only those it uses.
--- KEYS:
---   into          the sorted set the visitor goes into (users, hidden or guests);
---                 none with approximate guest counting: the counters are all it
---                 goes into, so neither a cap nor a refusal
---   changed       the namespace's change mark
---   generation    when Redis's data began (see recovery.py), set from now by the
---                 first record into an empty Redis
---   drop_from     a member's other set (listed <-> hidden)
---   cards         member pk -> card (a member's record)
---   guests        the guests, for a member who was the guest ARGV guest until
---                 logging in
---   peak          the site's peak (a capped record on the site: a flood)
---   rooms         the rooms' registry, room -> last visit (a room's record)
---   member_rooms  the member's rooms, kind -> room (a member's room record)
---   left_guests, left_changed: the guests and change mark of the room of the
---                 same kind a guest left (their cookie names it: Redis keeps
---                 no key per guest); they stay in it, scored out of its window
---   kept, kept_from: a member's record: the indexes (lib/kept.lua) of into and
---                 of drop_from
---   then the counters: HyperLogLogs the visitor also goes into
--- ARGV (after ARGV[1], which says which roles the call sends):
---   now, member (a pk or a guest id), ttl (of what is written for the visitor),
---   window (seconds), channel (the notices'): always
---   counted_since (with counters): a visitor scored at or after it is in every
---                 counter already
---   cap, trim     the guest cap, and how many stale guests or rooms over the
---                 cap one write may drop (trim also with a room)
---   stale_before  (with cap) a guest scored before it is stale: out of the
---                 window for longer than a cached read may be shown
---   room, max_rooms: the room and the rooms' cap (a room's record)
---   card, keep_card: a member's card; keep_card '1' keeps one already stored
---   guest, left_room: see KEYS guests and left_guests
---   then each counter's TTL
+-- KEYS[1]   the sorted set the visitor goes into (users, hidden or guests); with
+--           approximate guest counting (ARGV[15] '') unused: the counters are all
+--           a guest goes into, so neither a cap nor a refusal
+-- KEYS[2]   the namespace's change mark
+-- KEYS[3]   when Redis's data began (see recovery.py), set from now by the first
+--           record into an empty Redis
+-- KEYS[4]   a member's other set (listed <-> hidden)
+-- KEYS[5]   the cards, member pk -> card
+-- KEYS[6]   the guests, for a member who was the guest ARGV[13] until logging in
+-- KEYS[7]   the site's peak (a capped record on the site: a flood)
+-- KEYS[8]   the rooms' registry, room -> last visit (a room's record)
+-- KEYS[9]   the member's rooms, kind -> room (a member's room record)
+-- KEYS[10]  the guests of the room of the same kind a guest left (their cookie
+--           names it, ARGV[14]: Redis keeps no key per guest)
+-- KEYS[11]  that room's change mark
+-- KEYS[12]  the index (lib/kept.lua) of KEYS[1]   KEYS[13]  the index of KEYS[4]
+-- KEYS[14..] the counters: HyperLogLogs the visitor also goes into
+-- A key the record does not use (KEYS[4], 5, 12 and 13 but for a member's record,
+-- 6 without ARGV[13], 7 without ARGV[7] or in a room, 8 on the site, 9 but for a
+-- member in a room, 10 and 11 without ARGV[14]) is KEYS[2] repeated.
+-- ARGV[1]   now          ARGV[2]  the member (a pk or a guest id)
+-- ARGV[3]   the TTL of what is written for the visitor
+-- ARGV[4]   the window (seconds)
+-- ARGV[5]   the notices channel ('': publish nothing, the site has no WebSockets)
+-- ARGV[6]   with counters: a visitor scored at or after it is in every counter already
+-- ARGV[7]   the guest cap ('': none)
+-- ARGV[8]   how many stale guests or rooms over the cap one write may drop
+-- ARGV[9]   the room ('' for the site)   ARGV[10]  the rooms' cap (a room's record)
+-- ARGV[11]  a member's card ('' for a guest)
+-- ARGV[12]  '1' keeps a card already stored, else ''
+-- ARGV[13]  the guest a member was ('': none)   ARGV[14]  the room a guest left ('': none)
+-- ARGV[15]  '1' if KEYS[1] is written, '' (approximate guests) if not
+-- ARGV[16..] each counter's TTL
 -- Returns {the score before (false if none or not kept), 1 if the newcomer was
 -- refused (nothing written) else 0, the generation, the room of the same kind
 -- the member left (false if none), the rooms dropped from the registry over its
@@ -45,7 +43,6 @@
 -- Each key written gets its TTL, so an abandoned namespace disappears. A write
 -- that changes what the namespace shows (any member's; a guest's unless they
 -- were inside the window already) sets its change mark and publishes the room.
---@include lib/named.lua
 --@include lib/generation.lua
 --@include lib/admit.lua
 --@include lib/flood.lua
@@ -56,48 +53,47 @@
 --@include lib/register_room.lua
 --@include lib/card.lua
 --@include lib/counters.lua
-local key, arg, counters, counter_ttls = named(
-  {'into', 'changed', 'generation', 'drop_from', 'cards', 'guests', 'peak', 'rooms',
-   'member_rooms', 'left_guests', 'left_changed', 'kept', 'kept_from'},
-  {'now', 'member', 'ttl', 'window', 'channel', 'counted_since', 'cap', 'trim', 'room',
-   'max_rooms', 'card', 'keep_card', 'guest', 'left_room', 'stale_before'})
-local generation = current_generation(key.generation, arg.now)
-local now, member, room = arg.now, arg.member, arg.room or ''
-local window = tonumber(arg.window)
+local now, member, ttl, channel = ARGV[1], ARGV[2], ARGV[3], ARGV[5]
+local cap, trim, room, card, guest, left_room = ARGV[7], ARGV[8], ARGV[9], ARGV[11], ARGV[13],
+                                                ARGV[14]
+local into, changed = KEYS[1], KEYS[2]
+local generation = current_generation(KEYS[3], now, ttl)
+local window = tonumber(ARGV[4])
 local window_ttl, window_start = math.ceil(window), tonumber(now) - window
 local before = false
-if key.into then
-  before = redis.call('ZSCORE', key.into, member)
-  if arg.cap and not before
-      and not admitted(key.into, tonumber(arg.cap), tonumber(arg.trim),
-                       tonumber(arg.stale_before)) then
-    if key.peak then mark_flood(key.peak, now, window_ttl, window_start) end
+if ARGV[15] == '1' then
+  before = redis.call('ZSCORE', into, member)
+  if cap ~= '' and not before
+      and not admitted(into, tonumber(cap), tonumber(trim), window_start) then
+    if room == '' then mark_flood(KEYS[7], now, window_ttl, window_start) end
     return {false, 1, generation, false, {}}
   end
-  see(key.into, member, now, arg.ttl)
+  see(into, member, now, ttl)
 end
-if key.drop_from then redis.call('ZREM', key.drop_from, member) end
-if key.kept then follow_index(key.kept, key.kept_from, key.into, member, now) end
-if key.cards or not (before and tonumber(before) >= window_start) then
-  announce(key.changed, room, now, window_ttl, arg.channel)
+if card ~= '' then
+  redis.call('ZREM', KEYS[4], member)
+  follow_index(KEYS[12], KEYS[13], into, member, now)
+  store_card(KEYS[5], member, card, ttl, ARGV[12] == '1')
+end
+if card ~= '' or not (before and tonumber(before) >= window_start) then
+  announce(changed, room, now, window_ttl, channel)
 end
 local left, dropped = false, {}
-if key.member_rooms then left = enter_room(key.member_rooms, room, arg.ttl) end
-if key.rooms then
-  dropped = register_room(key.rooms, room, now, window_ttl, tonumber(arg.max_rooms),
-                          tonumber(arg.trim))
+if room ~= '' then
+  if card ~= '' then left = enter_room(KEYS[9], room, ttl) end
+  dropped = register_room(KEYS[8], room, now, window_ttl, tonumber(ARGV[10]), tonumber(trim))
 end
-if key.cards then store_card(key.cards, member, arg.card, arg.ttl, arg.keep_card) end
-if key.guests then redis.call('ZREM', key.guests, arg.guest) end
--- A guest who left a room stays in it scored just out of its window (rooms of a kind
--- share one) until prune: a read taken before they left tells from their score
--- that it counted them, one taken after that it did not (see rendering.blockcache).
-if key.left_guests
-    and redis.call('ZADD', key.left_guests, 'XX', 'LT', 'CH', string.format('%.17g', window_start),
-                   member) == 1 then
-  announce(key.left_changed, arg.left_room, now, window_ttl, arg.channel)
+if guest ~= '' then redis.call('ZREM', KEYS[6], guest) end
+-- A guest who left a room (rooms of a kind share one window) is out of it at once.
+if left_room ~= '' then
+  local score = redis.call('ZSCORE', KEYS[10], member)
+  redis.call('ZREM', KEYS[10], member)
+  if score and tonumber(score) >= window_start then
+    announce(KEYS[11], left_room, now, window_ttl, channel)
+  end
 end
-if #counters > 0 and not (before and tonumber(before) >= tonumber(arg.counted_since)) then
-  count(counters, counter_ttls, member)
+local counters = {unpack(KEYS, 14)}
+if #counters > 0 and not (before and tonumber(before) >= tonumber(ARGV[6])) then
+  count(counters, {unpack(ARGV, 16)}, member)
 end
 return {before, 0, generation, left, dropped}

@@ -13,7 +13,7 @@
 -- KEYS[#]     the generation: when Redis's data began (see recovery.py)
 -- ARGV[1]     the window's start
 -- ARGV[2]     now
--- ARGV[3]     the peak's TTL (0 for a room: no peak)
+-- ARGV[3]     '1' to read the site's peak, '0' for a room (no peak)
 -- ARGV[4]     how many listed members to return (-1: all)
 -- ARGV[5]     '1' to list the hidden members too (a staff view), else '0'
 -- ARGV[6]     n: how many KEYS[6..] are the window's buckets (0: exact guests)
@@ -23,20 +23,22 @@
 -- ARGV[10]    now minus the heartbeat timeout
 -- ARGV[11]    the guest cap (0: none)
 -- Returns {listed, hidden (each one JSON text; see listing), users, hidden count,
--- guests, peak count, peak time, day members, day guests (false, false without a
--- day count), the oldest sign (see oldest), the generation (false if Redis holds
--- none: its data was lost)}.
+-- guests, peak count, peak time (the kept peak, or the count now if it beats it:
+-- see peak_with in lib/counts.lua; false, false if none), day members, day guests
+-- (false, false without a day count), the oldest sign (see oldest), the generation
+-- (false if Redis holds none: its data was lost)}. It writes no peak: prune does
+-- (count_and_raise_peak.lua).
 --
 -- A member is inside the window while their score or a socket sign of them is
 -- (see lib/kept.lua). Whether each listed member is online or idle is decided
 -- in Python (whos_online/store/status.py) from the signs listing returns.
---@include lib/count_and_raise_peak.lua
+--@include lib/counts.lua
 --@include lib/kept.lua
 local live, left, generation = KEYS[#KEYS - 4], KEYS[#KEYS - 3], KEYS[#KEYS]
 local kept_users, kept_hidden = KEYS[#KEYS - 2], KEYS[#KEYS - 1]
 local limit = tonumber(ARGV[4])
 local sockets = redis.call('EXISTS', live, left) > 0
-local still = aged(live, left, kept_users, kept_hidden, ARGV[1])
+local still = aged(live, left, kept_users, kept_hidden, ARGV[1], false)
 -- The members of key to list, {pk, score} pairs, newest score first: those
 -- inside the window by their score, then those its index keeps inside (see
 -- lib/kept.lua); at most ARGV[4] (-1: all).
@@ -88,10 +90,17 @@ local function union_count(first, last, ttl)
 end
 local buckets = tonumber(ARGV[6])
 local function window_guests() return union_count(6, 4 + buckets, ARGV[8]) end
-local counted = count_and_raise_peak(buckets > 0 and window_guests or nil, tonumber(ARGV[11]),
-                                     kept_below(kept_users, still, ARGV[1]),
-                                     kept_below(kept_hidden, still, ARGV[1]))
-for _, value in ipairs(counted) do table.insert(result, value) end
+local users, hidden, guests = count_inside(KEYS, ARGV[1], buckets > 0 and window_guests or nil,
+                                           kept_below(kept_users, still, ARGV[1]),
+                                           kept_below(kept_hidden, still, ARGV[1]))
+local peak_count, peak_at = false, false
+if ARGV[3] == '1' then
+  peak_count, peak_at = peak_with(KEYS, ARGV[1], ARGV[2], users + hidden + guests, guests,
+                                  tonumber(ARGV[11]), buckets > 0)
+end
+for _, value in ipairs({users, hidden, guests, peak_count, peak_at}) do
+  table.insert(result, value)
+end
 if ARGV[7] == '' then
   table.insert(result, false)
   table.insert(result, false)

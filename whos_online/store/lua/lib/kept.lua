@@ -11,9 +11,9 @@
 -- of a set (forget, leave, prune) takes them out of its index. The members a
 -- socket keeps inside a window starting at start are then the index's entries
 -- scored before start, but those whose every sign is before start (aged): found
--- from the live and left sets below start, and dropped by the read that finds
--- them (as a close drops the closes before the window), so a read costs
--- O(log n + the list) plus, once, the signs that aged since.
+-- from the live and left sets below start, which a read passes over and prune's
+-- count drops (as a close drops the closes before the window), so a read costs
+-- O(log n + the list) plus the signs that aged since the last prune.
 --
 -- each(command, key, names): command (HMGET, ZMSCORE) on key for names, one
 -- call per 1,000 (unpack's limit is a few thousand), not one per name.
@@ -41,11 +41,12 @@ end
 local function expire_signs(ttl, ...)
   for _, key in ipairs({...}) do redis.call('EXPIRE', key, ttl) end
 end
--- aged(live, left, kept_users, kept_hidden, start): the members whose every
--- socket sign is before start (a score, as text) go out of the indexes and,
--- their close with them, out of left. Returns those of them Redis kept (a replica refuses the
--- write): {} if none, else a list, which the counts below pass over.
-local function aged(live, left, kept_users, kept_hidden, start)
+-- aged(live, left, kept_users, kept_hidden, start, drop): the members whose every
+-- socket sign is before start (a score, as text); with drop (prune's count; a read
+-- writes nothing) they go out of the indexes and, their close with them, out of
+-- left. Returns those of them still there (all without drop; none unless Redis
+-- refused the write, as a replica does): a list the counts below pass over.
+local function aged(live, left, kept_users, kept_hidden, start, drop)
   local found, seen, from = {}, {}, tonumber(start)
   for _, sets in ipairs({{live, left}, {left, live}}) do
     local pks = redis.call('ZRANGE', sets[1], '-inf', '(' .. start, 'BYSCORE')
@@ -56,7 +57,7 @@ local function aged(live, left, kept_users, kept_hidden, start)
       end
     end
   end
-  if out_of(redis.pcall, {kept_users, kept_hidden, left}, found) then return {} end
+  if drop and out_of(redis.pcall, {kept_users, kept_hidden, left}, found) then return {} end
   return found
 end
 -- kept_below(index, still, bound): how many members the index keeps inside are
