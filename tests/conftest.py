@@ -31,8 +31,8 @@ from django.utils.timezone import get_default_timezone
 
 from tests.counted import CountedConnection, CountedFakeConnection, Wire, listening
 from tests.redis_server import REDIS_CLI, REDIS_SERVER
-from whos_online.rendering import blockcache
-from whos_online.store import failsafe, scripts, sockets
+from whos_online import testing
+from whos_online.store import scripts, sockets
 from whos_online.store.connection import get_client
 from whos_online.store.members import default_card
 
@@ -259,12 +259,11 @@ def _failsafe_tracebacks(caplog: pytest.LogCaptureFixture) -> None:
 
 @pytest.fixture(autouse=True)
 def _fresh_outage() -> Iterator[None]:
-    """The breaker and the block cache are per process; no test inherits another's."""
-    failsafe.breaker.reset()
-    blockcache.clear()
+    """The breaker, the kept block reads and the known generation are per process; no test
+    inherits another's (as the how-to tells a site's tests)."""
+    testing.reset()
     yield
-    failsafe.breaker.reset()
-    blockcache.clear()
+    testing.reset()
 
 
 DECLARED_KEYS_ONLY = (Path(__file__).parent / "declared_keys.lua").read_text()

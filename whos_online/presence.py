@@ -1,28 +1,28 @@
 """Who is online, kept in Redis sorted sets scored by last-seen Unix time: the
-public API, gathered from ``whos_online.store.recording``, ``whos_online.store.reading``,
-``whos_online.store.stats`` (the Redis store) and ``whos_online.store.sockets`` (the
-WebSocket lifecycle).
+public API. A site imports from here (and ``whos_online.access``,
+``whos_online.realtime``, ``whos_online.testing``) only; the packages these names
+are gathered from (``store``, ``rooms``, ``visitors``) are free to change.
 
 Members are known by primary key: ``<prefix>:users`` holds the pks of members,
 ``<prefix>:hidden`` those who asked not to be listed, ``<prefix>:cards`` each
-member's card (see :mod:`whos_online.store.members`), ``<prefix>:guests`` guest ids
-(see :mod:`whos_online.store.guests`); a room has its own three sets under
+member's card (see ``store/members.py``), ``<prefix>:guests`` guest ids
+(see ``store/guests.py``); a room has its own three sets under
 ``<prefix>:room:<name>`` and shares the cards. ``<prefix>:peak`` and
 ``<prefix>:history`` keep the most ever online and the admin's samples.
 HyperLogLogs count guests in approximate mode and everyone per hour and per
-day (see :mod:`whos_online.store.counting`).
+day (see ``store/counting.py``).
 "Online" means a score inside the window (``WHOS_ONLINE_MAX_AGE``), so stale
 members never show even when pruning is late.
 
-WebSocket connections (see :mod:`whos_online.realtime.consumers`) add, per
+WebSocket connections (see ``realtime/consumers.py``) add, per
 namespace, ``live`` (pk -> newest heartbeat), ``left`` (pk -> when their last
 connection closed) and ``conns:<pk>`` (connection id -> heartbeat).
 A heartbeat or a close inside the window keeps a member inside it without
 moving their score, so lists never reorder (``lua/lib/kept.lua``), and
-:mod:`whos_online.store.status` turns a member's signs into online, idle or offline.
+``store/status.py`` turns a member's signs into online, idle or offline.
 Every script that changes what a namespace shows sets its ``changed`` mark and,
 when the site has WebSockets (``WHOS_ONLINE_WEBSOCKET_URL``), publishes its room on
-``<prefix>:notices`` for the live blocks' hubs (see :mod:`whos_online.realtime.hub`).
+``<prefix>:notices`` for the live blocks' hubs (see ``realtime/hub.py``).
 Reads write nothing a site sees: the peak rises only by ``prune``.
 
 Private by default: every function that names or describes members leaves
@@ -31,18 +31,24 @@ Options are keywords: only what a call is about (a user, users, an address) is
 positional. Every function here but ``prune`` and
 ``forget_user`` (two) is one Redis round trip (a record two when it moves a
 member between rooms of a kind or drops a room over the rooms cap) and raises
-``redis.exceptions.RedisError`` when Redis fails; the middleware, template tag
-and signals call them through :mod:`whos_online.store.failsafe` instead.
+``redis.exceptions.RedisError`` when Redis fails, so ``None`` always means what it
+says. ``fail_open`` (a read) and ``fail_open_write`` (a write) run one of them as the
+middleware, template tag and signals do: behind the process's circuit breaker,
+returning ``UNAVAILABLE`` instead of raising: a wrapper rather than a ``try`` in
+the site's code, because only the shared breaker spares the calls after a failure
+the wait for a frozen Redis's timeout.
 
-``__all__`` is what a site calls. A consumer that cannot inherit
-``whos_online.realtime.consumers.PresenceMixin`` drives its connections with
-:mod:`whos_online.store.sockets`.
+``__all__`` is what a site calls, the types those calls return and what a site's
+own bot filter or member card builds on (``is_bot``, ``default_card``).
 """
 
 from __future__ import annotations
 
 from whos_online.rooms.pages import in_room
-from whos_online.store.members import Member
+from whos_online.store.failsafe import UNAVAILABLE, Unavailable
+from whos_online.store.failsafe import call as fail_open
+from whos_online.store.failsafe import write as fail_open_write
+from whos_online.store.members import Member, default_card
 from whos_online.store.reading import (
     Summary,
     guest_count,
@@ -54,9 +60,25 @@ from whos_online.store.reading import (
     summary,
     user_count,
 )
-from whos_online.store.recording import forget_guest, forget_user, record_guest, record_user
+from whos_online.store.recording import (
+    Visit,
+    forget_guest,
+    forget_user,
+    record_guest,
+    record_user,
+)
 from whos_online.store.sockets import connected
-from whos_online.store.stats import daily_visitors, history, peak, prune
+from whos_online.store.stats import (
+    DayVisitors,
+    Peak,
+    PruneResult,
+    Sample,
+    daily_visitors,
+    history,
+    peak,
+    prune,
+)
+from whos_online.visitors.bots import is_bot
 
 __all__ = [
     # who is online
@@ -76,6 +98,9 @@ __all__ = [
     "peak",
     "daily_visitors",
     "history",
+    "Peak",
+    "DayVisitors",
+    "Sample",
     # recording
     "record_user",
     "record_guest",
@@ -83,4 +108,14 @@ __all__ = [
     "forget_user",
     "forget_guest",
     "prune",
+    "Visit",
+    "PruneResult",
+    # fail-open calls
+    "fail_open",
+    "fail_open_write",
+    "UNAVAILABLE",
+    "Unavailable",
+    # what a site's own settings build on
+    "is_bot",
+    "default_card",
 ]

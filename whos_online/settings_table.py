@@ -100,7 +100,7 @@ SETTINGS: tuple[Setting, ...] = (
         'proxies\' networks (e.g. `["10.0.0.0/8"]`, the safer): hops are read from '
         "`REMOTE_ADDR` leftwards and the first address outside them is the guest. Left at "
         "`0` behind a proxy, every guest has the proxy's address (one WARNING per process, "
-        "logger `whos_online.visitors.client_ip`).",
+        "a logger under `whos_online`).",
         check="whos_online.E010",
     ),
     Setting(

@@ -137,7 +137,7 @@ class WhosOnlineConsumer(PresenceMixin, AsyncWebsocketConsumer):  # type: ignore
     ``presence_diff`` within a second of each change: the members who joined
     and left (a changed card, e.g. online to idle, is both), the counts, and
     the block rendered by its template, all in the language of the page
-    (:mod:`whos_online.realtime.language`). A count-only socket is sent no card
+    (:func:`whos_online.realtime.socket_language`). A count-only socket is sent no card
     and no name. Hidden members are sent to staff alone, as everywhere else.
     """
 

@@ -60,8 +60,7 @@ def in_room(room: object | Callable[..., object]) -> Callable[[ViewFunction], Vi
     just opened it. As on the site, a ``{% whos_here %}`` of the room rendered
     by the view records first, and a view that does not show the room (raises,
     or answers other than 2xx: an error, a redirect to the login page) records
-    nothing. ``WHOS_ONLINE_ROOMS`` does the same for views the site does not own
-    (``whos_online.rooms.url_names``).
+    nothing. ``WHOS_ONLINE_ROOMS`` does the same for views the site does not own.
     """
 
     def visit(request: HttpRequest, args: Any, kwargs: Any, where: str) -> DueRecord | None:

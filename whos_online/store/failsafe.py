@@ -255,7 +255,7 @@ breaker = Breaker()
 
 
 class Unavailable:
-    """What :func:`call` and :func:`write` return when Redis failed or is being skipped.
+    """What the fail-open calls return when Redis failed or is being skipped.
 
     Falsy, and never a value of the functions they run, so a None those return
     ("never seen" from ``last_seen``, "no peak yet" from ``peak``) stays apart
@@ -281,7 +281,8 @@ def call(func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T | Unav
 
 
 def write(func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T | Unavailable:
-    """:func:`call` for a write: skipped too while Redis refuses writes (READONLY, OOM)."""
+    """Return ``func(*args, **kwargs)`` (a write), or UNAVAILABLE if Redis failed, is
+    being skipped or refuses writes (READONLY, OOM)."""
     return _run(func, True, *args, **kwargs)
 
 

@@ -243,7 +243,7 @@ def last_seen_many(users: Iterable[Key], *, viewer: Any = None) -> dict[Key, dat
 
 
 def status(user: Any, *, viewer: Any = None) -> Status:
-    """Online, idle or offline: the rule of :mod:`whos_online.store.status`."""
+    """Online, idle or offline, by the one rule every surface applies."""
     return statuses([user], viewer=viewer)[user]
 
 

@@ -77,8 +77,8 @@ HEARTBEAT_BATCH = 200
 def heartbeat(connections: Iterable[Connection]) -> bool:
     """Mark every connection alive now: one round trip per HEARTBEAT_BATCH connections.
 
-    Returns whether Redis had lost its data (see ``whos_online.store.recovery``): then
-    the beats stop, since beats keep only members Redis holds; record them again.
+    Returns whether Redis had lost its data: then the beats stop, since beats keep
+    only members Redis holds; ``connect`` them again.
     """
     batch = list(connections)
     return any(

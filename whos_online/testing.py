@@ -1,0 +1,19 @@
+"""For a site's tests: forget what this process keeps between requests.
+
+The circuit breaker, the kept block reads and what the process learnt of Redis's
+data (its generation, the peak to restore) are per process, so a test that
+breaks Redis, or reads the block, leaves them to the next test. Call ``reset()``
+before and after each test (see the how-to "Test a site that uses whos_online").
+"""
+
+from __future__ import annotations
+
+from whos_online.rendering import blockcache
+from whos_online.store import failsafe, recovery
+
+
+def reset() -> None:
+    """Close the breaker, forget the kept block reads and Redis's known generation."""
+    failsafe.breaker.reset()
+    blockcache.clear()
+    recovery.reset()
