@@ -447,6 +447,21 @@ def test_a_member_logged_out_on_an_excluded_page_is_not_added_as_a_newcomer(
     assert_counted_once(page, ["dave"], "2 users online: 1 member, 1 guest")
 
 
+def test_the_page_of_a_login_counts_them_once(redis_db: redis.Redis, traveller: Any) -> None:
+    User.objects.create_user("carol", password="pw")
+    laptop, phone = BrowserClient(), BrowserClient()
+    laptop.post("/login/", {"username": "carol", "password": "pw"}, REMOTE_ADDR="198.51.100.9")
+    phone.get("/", REMOTE_ADDR=CUSTOMER)  # carol again, as a guest on her phone
+    traveller.shift(2)
+    member("dave").get("/block/")  # the kept read: carol, dave and the phone's guest
+    traveller.shift(0.2)
+    # Her login on the phone renders the block: the read above counts her twice.
+    page = phone.post(
+        "/login/?block", {"username": "carol", "password": "pw"}, REMOTE_ADDR=CUSTOMER
+    )
+    assert_counted_once(page, ["carol", "dave"], "2 users online: 2 members, 0 guests")
+
+
 def test_a_login_or_a_logout_reads_afresh(redis_db: redis.Redis, traveller: Any) -> None:
     a_record_of(10, redis_db)
     User.objects.create_user("carol", password="pw")

@@ -36,7 +36,7 @@ def log_in(request: HttpRequest) -> HttpResponse:
         request, username=request.POST["username"], password=request.POST["password"]
     )
     login(request, user)
-    return HttpResponse("welcome")
+    return block(request) if "block" in request.GET else HttpResponse("welcome")
 
 
 def block(request: HttpRequest) -> HttpResponse:

@@ -128,29 +128,31 @@ def for_request(
 
 
 def counts(entry: Cached, request: Any, room: str | None, viewer: Any) -> bool:
-    """Whether ``entry`` counts the request's visitor: it lists them, or their last record
-    came before it was read and inside its window.
+    """Whether ``entry`` counts the request's visitor: it was read after this request's
+    record, or it lists them, or their last record came before it and inside its window.
 
-    Their last record is this request's (its time, or the score it found from
-    before: a login or logout has none), else the time their "online" cookie
-    carries, on the site. A visitor with neither (a bot, a refused newcomer, a
-    room's page that records nobody) is nobody the block could count: the kept
-    read stands.
+    Their last record is the score this request's record found from before,
+    else the time their "online" cookie carries, on the site. A record that found
+    none (a newcomer to the site or the room) or stands for someone else before
+    (a login or a logout: see visits.record_logged_in) is never counted by an
+    older read, even one listing them. A visitor with neither (a bot, a refused
+    newcomer, a room's page that records nobody) is nobody the block could
+    count: the kept read stands.
     """
+    visit = visits.visit_of(request, room)
+    if visit is not None and visit.at <= entry.read_at:
+        return True
+    if visit is not None and visit.before is None:
+        return False
     pk = getattr(viewer, "pk", None)
     if pk is not None and str(pk) in entry.listed:
         return True
-    visit = visits.visit_of(request, room)
-    if visit is None:
-        last = recorded_at(request) if room is None and request is not None else None
-        if last is None:
-            return True
-    elif visit.at <= entry.read_at:
-        return True
-    elif visit.before is None:
-        return False
-    else:
+    if visit is not None:
         last = visit.before
+    else:
+        last = recorded_at(request) if room is None and request is not None else None
+    if last is None:
+        return True
     return entry.read_at - conf.window(room) <= last <= entry.read_at
 
 
