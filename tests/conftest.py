@@ -130,12 +130,13 @@ NEEDS_BY_MODULE = {
     "test_catalogs.py": ("gettext",),
 }
 HOW_TO_GET = {
-    "REDIS_URL": "set REDIS_URL, e.g. redis://127.0.0.1:6379/15",
-    "redis-server": "apt-get install redis-server",
-    "redis-cli": "apt-get install redis-tools",
-    "chromium": "apt-get install chromium",
+    "REDIS_URL": "set REDIS_URL, e.g. redis://127.0.0.1:6379/15, or install redis-server "
+    "and `python3 dev.py test` starts one",
+    "redis-server": "`python3 dev.py setup`, or apt-get install redis-server",
+    "redis-cli": "`python3 dev.py setup`, or apt-get install redis-tools",
+    "chromium": "`python3 dev.py setup`, or apt-get install chromium",
     "playwright": "pip install --group browser",
-    "gettext": "apt-get install gettext",
+    "gettext": "`python3 dev.py setup`, or apt-get install gettext",
 }
 
 

@@ -409,7 +409,8 @@ def run_queued(pipe: Any, client: redis.Redis) -> None:
         scripts.drop_rooms(client, rooms_key=conf.rooms_key, rooms=rooms)
 
 
-@pytest.mark.parametrize("redis_db", ["real"], indirect=True)  # 100,000 Lua calls
+@pytest.mark.slow  # 100,000 Lua calls, each key they touch checked (declared_keys_only)
+@pytest.mark.parametrize("redis_db", ["real"], indirect=True)
 def test_one_address_opening_100000_rooms(
     redis_db: redis.Redis, settings: Any, monkeypatch: pytest.MonkeyPatch, round_trips: Any
 ) -> None:
