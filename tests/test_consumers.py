@@ -36,7 +36,9 @@ from whos_online.store import scripts, sockets, status
 pytestmark = pytest.mark.django_db
 
 application = URLRouter(websocket_urlpatterns)
-DEADLINE = 5  # s: a push is due within a tick (0.5 s); this only bounds a failure
+# s: a push is due within a tick (0.5 s); this only bounds a failure, generously, so a busy
+# machine makes a test slower, never red
+DEADLINE = 30
 
 
 def run(scenario: Callable[[], Awaitable[None]]) -> None:
