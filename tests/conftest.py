@@ -191,6 +191,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"{'runs' if ci or all(AVAILABLE[n] for n in needs) else 'OFF '}: {half}"
         for half, needs in HALVES
     ]
+    if config.option.markexpr:  # `dev.py test`'s quick half leaves the slow markers to --all
+        lines.append(f"and of those, only the tests -m {config.option.markexpr!r} selects")
     missing = [f"{need} ({HOW_TO_GET[need]})" for need, ok in AVAILABLE.items() if not ok]
     if missing:
         said = "CI: the tests that need these fail" if ci else "not here, so deselected"
