@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Developer entry point for whos_online: nothing to install beforehand but Python 3.10+.
 
-    python3 dev.py test [pytest args...]   run the test suite
+    python3 dev.py setup                   apt-get what the tests need beyond Python, build .venv
+    python3 dev.py test                    the quick half: fakeredis and a real Redis, in parallel
+    python3 dev.py test --all [args...]    everything, as CI runs it (then load, browser, faults, topology)
+    python3 dev.py test [pytest args...]   what the arguments select, in one process
     python3 dev.py demo [addrport]         migrate, seed and run the demo site
     python3 dev.py matrix [nox args...]    run nox: tests on every Python x Django, and mypy
     python3 dev.py docs                    build the docs (nox session docs) into docs/_build/html
@@ -12,8 +15,9 @@
 Each command creates ``.venv`` next to this file when it is missing and installs what
 it needs into it: the project and pyproject.toml's dependency groups (pip >= 25.1's
 ``--group``, so pip is upgraded first). A stamp file keyed on pyproject.toml's hash makes later runs skip
-the install, so editing pyproject.toml triggers a reinstall. Setting REDIS_URL (e.g.
-``redis://127.0.0.1:6379/15``) adds a run of the Redis tests against a real server.
+the install, so editing pyproject.toml triggers a reinstall. The tests' real Redis is
+REDIS_URL's (e.g. ``redis://127.0.0.1:6379/15``) or, when it is unset, a redis-server of
+their own on a spare loopback port (tests/on_redis_server.py).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import venv
@@ -85,18 +90,87 @@ def groups(*names: str) -> list[str]:
 
 # The suite's .venv (`test`, `mutate`): the load and browser tests run there too.
 TEST_VENV = ("-e", ".[channels]", *groups("test", "load", "browser"))
+# The quick half: every test but those of the markers that start servers under load, drive
+# a browser, break Redis under load or build topologies, or take minutes alone (pyproject.toml).
+SLOW = ("load", "browser", "faults", "topology", "slow")
+QUICK = ["-m", " and ".join(f"not {marker}" for marker in SLOW), "-n", "auto"]
+EVERYTHING_ELSE = ["-m", " or ".join(SLOW)]  # one at a time: they measure throughput
+# What the tests run beyond Python (tests/conftest.py's AVAILABLE), by Debian package.
+DEBIAN_PACKAGES = {
+    "chromium": ("chromium",),
+    "gettext": ("xgettext", "msgmerge", "msgfmt"),
+    "redis-server": ("redis-server",),
+    "redis-tools": ("redis-cli",),
+}
+
+
+def setup() -> int:
+    """apt-get install the Debian packages the tests need (those missing), then build .venv."""
+    missing = [
+        package
+        for package, tools in DEBIAN_PACKAGES.items()
+        if not all(shutil.which(tool) for tool in tools)
+    ]
+    if missing:
+        if not shutil.which("apt-get"):
+            sys.exit(
+                f"dev.py: no apt-get here; install {', '.join(missing)} with your package manager"
+            )
+        sudo = [] if os.name != "posix" or os.geteuid() == 0 else ["sudo"]
+        install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing]
+        print(f"dev.py: apt-get install {' '.join(missing)}", flush=True)
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        for command in (["apt-get", "update", "-qq"], install):
+            if subprocess.run([*sudo, *command], env=env).returncode:
+                sys.exit(f"dev.py: {' '.join(command)} failed")
+    else:
+        print(f"dev.py: {', '.join(DEBIAN_PACKAGES)} are installed")
+    ensure_venv("test", *TEST_VENV)
+    return 0
+
+
+def on_a_real_redis(python: Path, pytest_args: list[str]) -> list[str]:
+    """Arguments running pytest with a real Redis: REDIS_URL's, or else a redis-server of its
+    own on a spare port, if one is installed (else its tests are deselected, as the header says)."""
+    server = shutil.which("redis-server")
+    if os.environ.get("REDIS_URL") or not server:
+        return ["-m", "pytest", *pytest_args]
+    return ["-m", "tests.on_redis_server", server, str(python), "-m", "pytest", *pytest_args]
+
+
+def test(args: list[str]) -> int:
+    """The quick half with no arguments; everything (the quick half, then the rest) with
+    ``--all``; otherwise what the arguments select."""
+    python = ensure_venv("test", *TEST_VENV)
+    # tests/conftest.py's HALVES, in pytest's header (which -q hides).
+    print("dev.py: pytest's header says which halves run (runs/OFF): fakeredis, the real")
+    print("        Redis, the tests starting redis-servers of their own, browser")
+    if "--all" not in args:
+        if args:
+            return run(python, on_a_real_redis(python, args))
+        print("dev.py: the quick half; `python3 dev.py test --all` runs everything, as CI does")
+        return run(python, on_a_real_redis(python, QUICK))
+    args = [arg for arg in args if arg != "--all"]
+    failed = [
+        half
+        for half in (QUICK, EVERYTHING_ELSE)
+        if subprocess.run(
+            [str(python), *on_a_real_redis(python, [*half, *args])], cwd=ROOT
+        ).returncode
+    ]
+    for half in failed:
+        print(f"dev.py: FAILED: pytest {' '.join(half)}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def main(argv: list[str]) -> int:
     if sys.version_info < (3, 10):
         sys.exit("dev.py needs Python 3.10 or newer")
     command, args = (argv[0], argv[1:]) if argv else ("", [])
+    if command == "setup":
+        return setup()
     if command == "test":
-        python = ensure_venv("test", *TEST_VENV)
-        # tests/conftest.py's HALVES, in pytest's header (which -q hides).
-        print("dev.py: pytest's header says which halves run (runs/OFF): fakeredis, the real")
-        print("        Redis at REDIS_URL, the tests starting redis-servers of their own, browser")
-        return run(python, ["-m", "pytest", *args])
+        return test(args)
     if command == "demo":
         python = ensure_venv("demo", "-e", ".[channels]", *groups("demo"))
         return run(python, [str(Path("example_project", "manage.py")), "demo", *args])

@@ -130,12 +130,13 @@ NEEDS_BY_MODULE = {
     "test_catalogs.py": ("gettext",),
 }
 HOW_TO_GET = {
-    "REDIS_URL": "set REDIS_URL, e.g. redis://127.0.0.1:6379/15",
-    "redis-server": "apt-get install redis-server",
-    "redis-cli": "apt-get install redis-tools",
-    "chromium": "apt-get install chromium",
+    "REDIS_URL": "set REDIS_URL, e.g. redis://127.0.0.1:6379/15, or install redis-server "
+    "and `python3 dev.py test` starts one",
+    "redis-server": "`python3 dev.py setup`, or apt-get install redis-server",
+    "redis-cli": "`python3 dev.py setup`, or apt-get install redis-tools",
+    "chromium": "`python3 dev.py setup`, or apt-get install chromium",
     "playwright": "pip install --group browser",
-    "gettext": "apt-get install gettext",
+    "gettext": "`python3 dev.py setup`, or apt-get install gettext",
 }
 
 
@@ -190,6 +191,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"{'runs' if ci or all(AVAILABLE[n] for n in needs) else 'OFF '}: {half}"
         for half, needs in HALVES
     ]
+    if config.option.markexpr:  # `dev.py test`'s quick half leaves the slow markers to --all
+        lines.append(f"and of those, only the tests -m {config.option.markexpr!r} selects")
     missing = [f"{need} ({HOW_TO_GET[need]})" for need, ok in AVAILABLE.items() if not ok]
     if missing:
         said = "CI: the tests that need these fail" if ci else "not here, so deselected"

@@ -161,9 +161,15 @@ def test_a_due_entry_is_refreshed_by_one_request_while_the_others_show_the_last_
 
 @pytest.mark.parametrize("age, shown", [(9.5, "alice"), (10.5, "unavailable")])
 def test_a_page_served_while_a_read_hangs_never_shows_a_block_past_the_limit(
-    redis_db: redis.Redis, traveller: Any, monkeypatch: pytest.MonkeyPatch, age: float, shown: str
+    redis_db: redis.Redis,
+    traveller: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    settings: Any,
+    age: float,
+    shown: str,
 ) -> None:
     """Under an ASGI server: one request's read hangs on a sick Redis; the others go on."""
+    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.25  # the default: a slow-call budget of 0.1 s
     presence.record_user(User.objects.create_user("alice"))
     assert names(summary()) == ["alice"]
     entered, release = threading.Event(), threading.Event()

@@ -591,7 +591,34 @@ def test_on_a_phone_the_block_is_on_the_first_screen_and_the_admin_page_reads_wh
                 assert all(line.endswith("/") for line in lines[:-1]), lines
             assert page.evaluate("matchMedia('(hover: none)').matches")
             expect(page.get_by_text("Hover over the chart")).to_be_hidden()
+            expect(page.get_by_text("Tap the chart for the counts at each moment.")).to_be_visible()
             assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+            # No two of the chart's labels overlap (the 0 and the first time, once).
+            chart = page.locator("svg.whos-online-chart")
+            boxes = chart.locator("text:visible").evaluate_all(BOXES_JS)
+            overlaps = [
+                (a["text"], b["text"])
+                for i, a in enumerate(boxes)
+                for b in boxes[i + 1 :]
+                if a["left"] < b["right"] and b["left"] < a["right"]
+                and a["top"] < b["bottom"] and b["top"] < a["bottom"]
+            ]  # fmt: skip
+            assert len(boxes) >= 8 and not overlaps, (overlaps, boxes)
+            # A tap on the chart reads what a hover's tooltip says: the column tapped.
+            reading = page.locator(".whos-online-reading")
+            expect(reading).to_have_text(re.compile(r"^\d\d:\d\d: \d+ members?, \d+ guests?$"))
+            column = chart.locator(".whos-online-hover rect").first
+            column.scroll_into_view_if_needed()
+            box = column.bounding_box()
+            assert box is not None
+            page.touchscreen.tap(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+            expect(reading).to_have_text(column.locator("title").text_content() or "?")
+            # The day table: one line per day, the counts clear of the date.
+            days = page.locator("table.whos-online-days td")
+            assert days.count() >= 4 * 2
+            assert all(len(lines) == 1 for lines in days.evaluate_all(LINES_JS))
+            gaps = page.locator("table.whos-online-days tbody tr").evaluate_all(GAPS_JS)
+            assert min(gaps) >= 16, gaps  # CSS px between a day's date and its members count
             # Not full_page: capturing the whole page drops the touch emulation.
             page.locator(".whos-online-legend").scroll_into_view_if_needed()
             page.screenshot(path=str(site_file(demo, "admin-phone-touch.png")))
@@ -599,6 +626,16 @@ def test_on_a_phone_the_block_is_on_the_first_screen_and_the_admin_page_reads_wh
             context.close()
 
 
+# Each element's box in CSS px, with its text.
+BOXES_JS = """elements => elements.map(e => {
+  const r = e.getBoundingClientRect();
+  return {text: e.textContent, left: r.left, right: r.right, top: r.top, bottom: r.bottom};
+})"""
+# Per row: CSS px from the end of its first cell's text to the start of its second's.
+GAPS_JS = """rows => rows.map(row => {
+  const text = cell => { const r = document.createRange(); r.selectNodeContents(cell); return r.getBoundingClientRect(); };
+  return text(row.cells[1]).left - text(row.cells[0]).right;
+})"""
 # Each element's text, split where the browser wrapped it (one rectangle per line box).
 LINES_JS = """codes => codes.map(code => {
   const text = code.firstChild, range = document.createRange(), lines = [];

@@ -404,3 +404,36 @@ def test_websockets_without_whos_onlines_urls_is_an_error(settings: Any) -> None
     assert message.hint == 'Add path("whos-online/", include("whos_online.urls")) to your URLconf.'
     settings.WHOS_ONLINE_WEBSOCKET_URL = None
     assert "whos_online.E016" not in ids()  # no live sockets: blocks without live= need none
+
+
+def deploy_ids() -> list[str]:
+    """Our ids from ``check --deploy``'s cache checks."""
+    found = run_checks(include_deployment_checks=True, tags=["caches"])
+    return sorted(str(m.id) for m in found if str(m.id).startswith("whos_online."))
+
+
+def test_check_deploy_warns_when_redis_does_not_answer(dead_redis: None) -> None:
+    """A warning, not an error: the deploy's checks pass, and say what they could not reach."""
+    stderr = StringIO()
+    call_command("check", deploy=True, stdout=StringIO(), stderr=stderr)
+    [line] = [line for line in stderr.getvalue().splitlines() if "whos_online.W013" in line]
+    assert line.startswith(
+        "?: (whos_online.W013) whos_online could not reach Redis (ConnectionError: "
+    )
+    assert line.endswith(
+        "); until it answers, pages show the block as unavailable and nobody is recorded."
+    )
+    assert "whos_online.W013" in deploy_ids()
+
+
+def test_check_deploy_is_quiet_when_redis_answers(redis_db: Any) -> None:
+    assert "whos_online.W013" not in deploy_ids()
+
+
+def test_check_deploy_leaves_a_missing_alias_to_its_error(settings: Any) -> None:
+    settings.WHOS_ONLINE_CACHE_ALIAS = "presence"
+    assert deploy_ids() == ["whos_online.E003"]
+
+
+def test_plain_check_tries_no_redis(dead_redis: None) -> None:
+    assert "whos_online.W013" not in ids()

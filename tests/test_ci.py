@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -26,12 +27,56 @@ def steps_run(job: dict[str, Any]) -> list[str]:
     return [step["run"] for step in job["steps"] if "run" in step]
 
 
-def test_ci_runs_the_test_command_and_the_nox_matrix() -> None:
+def test_ci_runs_the_setup_the_everything_command_and_the_nox_matrix() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
-    assert "python3 dev.py test\n" in ci and "python3 dev.py matrix\n" in ci
+    for command in ("setup", "test --all", "matrix"):
+        assert f"python3 dev.py {command}\n" in ci
     jobs = workflow()["jobs"]
-    assert "python3 dev.py test" in steps_run(jobs["test"])
+    assert steps_run(jobs["test"]) == ["python3 dev.py setup", "python3 dev.py test --all"]
     assert 'python3 dev.py matrix -s "$SESSION"' in steps_run(jobs["matrix"])
+
+
+def dev() -> Any:
+    """dev.py, imported."""
+    spec = importlib.util.spec_from_file_location("dev", ROOT / "dev.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_setup_installs_every_tool_the_tests_need_and_the_workflow_s_packages() -> None:
+    """`dev.py setup`'s Debian packages give every tool conftest looks for (the matrix job
+    installs the same list)."""
+    packages = dev().DEBIAN_PACKAGES
+    tools = {tool for needed in packages.values() for tool in needed}
+    assert tools == {"chromium", "xgettext", "msgmerge", "msgfmt", "redis-server", "redis-cli"}
+    assert sorted(workflow()["env"]["DEBIAN_PACKAGES"].split()) == sorted(packages)
+
+
+def collected(*args: str) -> set[str]:
+    """The test ids pytest collects with ``args``, as in CI (nothing deselected for a missing
+    tool)."""
+    env = {**os.environ, "CI": "true", "REDIS_URL": "redis://127.0.0.1:6399/15"}
+    output = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    return {line for line in output.splitlines() if "::" in line}
+
+
+def test_the_quick_half_and_the_rest_are_every_test_once() -> None:
+    """`dev.py test --all` runs the quick half, then the rest: together every test, none
+    twice, and the rest holds the browser, load, fault and topology modules."""
+    quick_half, everything_else = dev().QUICK, dev().EVERYTHING_ELSE
+    quick = collected(*[arg for arg in quick_half if arg not in ("-n", "auto")])
+    rest = collected(*everything_else)
+    assert not quick & rest
+    assert quick | rest == collected()
+    modules = {test.split("::")[0] for test in rest}
+    for module in ("browser", "load", "resilience", "sentinel", "cluster"):
+        assert f"tests/test_{module}.py" in modules
+    assert "tests/test_rooms.py::test_one_address_opening_100000_rooms[real]" in rest
 
 
 def test_the_workflow_matrix_is_the_sessions_nox_runs_by_default_each_on_its_python() -> None:

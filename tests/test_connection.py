@@ -95,6 +95,7 @@ def test_a_blocking_pool_is_not_ours(settings: Any) -> None:
 
 
 def test_a_sentinel_cache_gets_a_sentinel_pool_with_our_timeouts(settings: Any) -> None:
+    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.25
     settings.DJANGO_REDIS_CONNECTION_FACTORY = "django_redis.pool.SentinelConnectionFactory"
     settings.CACHES = {
         "default": django_redis_cache(

@@ -391,6 +391,7 @@ def test_one_error_line_and_one_warning_per_outage_whatever_the_fault(
 ) -> None:
     """Many calls over several failed probes, then recovery: two records, no traceback."""
     monkeypatch.setattr(Settings, "backoff", 4)
+    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.25  # the default: 0.2 s is slow
     fake.error = {
         "refused": redis.ConnectionError("Error 111 connecting. Connection refused."),
         "timeout": redis.TimeoutError("Timeout reading from socket"),

@@ -35,6 +35,7 @@ from tests.test_consumers import (
     eventually,
     listed,
     run,
+    shift,
     tab,
     ticked_after_a_read,
     until,
@@ -283,7 +284,7 @@ def test_a_consumer_that_raises_or_is_cancelled_leaves_no_member_online(
         broken.scope["user"] = alice
         assert (await broken.connect(timeout=DEADLINE))[0]
         await eventually(lambda: listed("topic:1") == {"alice": "online"})
-        reading.shift(status.SOCKET_GRACE)  # she reads a while
+        await shift(reading, status.SOCKET_GRACE)  # she reads a while
         await broken.send_json_to({"hello": 1})  # the site's handler raises
         with pytest.raises(RuntimeError, match="broke on"):
             await broken.wait(timeout=DEADLINE)
@@ -294,7 +295,7 @@ def test_a_consumer_that_raises_or_is_cancelled_leaves_no_member_online(
         stopped.scope["user"] = bob
         assert (await stopped.connect(timeout=DEADLINE))[0]
         await eventually(lambda: presence.connected() == [str(bob.pk)])
-        reading.shift(status.SOCKET_GRACE)
+        await shift(reading, status.SOCKET_GRACE)
         stopped.future.cancel()  # a server shutting down
         with pytest.raises(asyncio.CancelledError):
             await stopped.future

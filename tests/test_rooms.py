@@ -105,7 +105,8 @@ def test_a_guest_is_in_one_thread_at_a_time_at_no_cost_and_without_a_key(
     assert "2 here now: 0 members, 2 guests" in other.get("/thread/1/").content.decode()
     cookie = guest.cookies[f"{conf.cookie_name}_rooms"]
     assert cookie["httponly"] and cookie["max-age"] == 600  # the window: then in no room
-    assert not redis_db.keys(f"{conf.key_prefix}:member:*")  # no key per visitor
+    # No key per visitor (among this test's: another test may be running on the same Redis).
+    assert not [key for key in redis_db.keys(f"{conf.key_prefix}:*") if b":member:" in key]
 
 
 def test_a_rooms_cookie_not_signed_here_is_not_read(redis_db: redis.Redis) -> None:
@@ -414,7 +415,8 @@ def run_queued(pipe: Any, client: redis.Redis) -> None:
         scripts.drop_rooms(client, rooms_key=conf.rooms_key, rooms=rooms)
 
 
-@pytest.mark.parametrize("redis_db", ["real"], indirect=True)  # 100,000 Lua calls
+@pytest.mark.slow  # 100,000 Lua calls, each key they touch checked (declared_keys_only)
+@pytest.mark.parametrize("redis_db", ["real"], indirect=True)
 def test_one_address_opening_100000_rooms(
     redis_db: redis.Redis, settings: Any, monkeypatch: pytest.MonkeyPatch, round_trips: Any
 ) -> None:

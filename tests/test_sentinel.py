@@ -251,6 +251,7 @@ def test_a_frozen_master_costs_one_socket_timeout_then_is_left_alone(
     A master that hangs costs one request one ``WHOS_ONLINE_SOCKET_TIMEOUT``;
     the back-off then spares the others.
     """
+    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.25  # the default
     settings.CACHES = {
         "default": sentinel_cache(sentinel_setup, SOCKET_CONNECT_TIMEOUT=1, SOCKET_TIMEOUT=1)
     }

@@ -226,7 +226,7 @@ def test_a_member_browsing_on_after_a_live_page_is_not_idle(
     new page was requested, and the member is still browsing, not idle."""
     from asgiref.sync import async_to_sync, sync_to_async
 
-    from tests.test_consumers import eventually
+    from tests.test_consumers import eventually, shift
     from tests.test_consumers import tab as open_tab
 
     settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
@@ -239,7 +239,7 @@ def test_a_member_browsing_on_after_a_live_page_is_not_idle(
         assert live.cookies["online"]["max-age"] == 0
         socket = await open_tab(alice)
         await eventually(lambda: str(alice.pk) in presence.connected())
-        traveller.shift(60)  # she reads the live page for a minute...
+        await shift(traveller, 60)  # she reads the live page for a minute...
         assert "online" in (await get("/")).cookies  # ...goes on to a page without one (recorded)
         await socket.disconnect()  # and the old page's socket closes after that request
         assert presence.status(alice) == "online"

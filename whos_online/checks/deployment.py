@@ -14,11 +14,17 @@ import redis
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.urls import NoReverseMatch, URLResolver, get_resolver, reverse
+from redis.exceptions import RedisClusterException, RedisError
 
 from whos_online.conf import conf
 from whos_online.rooms.url_names import format_fields
 from whos_online.settings_table import DOTTED_PATH, imported
-from whos_online.store.connection import DJANGO_BACKEND, DJANGO_REDIS_BACKEND
+from whos_online.store.connection import (
+    DJANGO_BACKEND,
+    DJANGO_REDIS_BACKEND,
+    CacheAliasError,
+    get_client,
+)
 
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
 AUTH_MIDDLEWARE = "django.contrib.auth.middleware.AuthenticationMiddleware"
@@ -86,6 +92,28 @@ def check_cache(**kwargs: Any) -> list[CheckMessage]:
                 hint="Give whos_online its own Redis cache alias on its own Redis database "
                 '(e.g. "redis://127.0.0.1:6379/1") and name it in WHOS_ONLINE_CACHE_ALIAS.',
                 id="whos_online.W010",
+            )
+        ]
+    return []
+
+
+@register(Tags.caches, deploy=True)
+def check_redis_answers(**kwargs: Any) -> list[CheckMessage]:
+    """``check --deploy`` only: one PING with whos_online's own client and timeouts. A
+    Warning, not an Error: the site runs without Redis (the block says it is unavailable),
+    and the Redis may not be up yet where the deploy runs its checks."""
+    try:
+        get_client().ping()
+    except CacheAliasError:
+        return []  # E003 or E004 says what is wrong with the alias
+    except (RedisError, RedisClusterException) as error:
+        return [
+            Warning(
+                f"whos_online could not reach Redis ({type(error).__name__}: {error}); until "
+                "it answers, pages show the block as unavailable and nobody is recorded.",
+                hint="Start Redis, or check the LOCATION of the cache alias "
+                "WHOS_ONLINE_CACHE_ALIAS names (or WHOS_ONLINE_REDIS_CLIENT).",
+                id="whos_online.W013",
             )
         ]
     return []

@@ -99,7 +99,12 @@ def _for_django_cache(cache: dict[str, Any], timeout: float) -> redis.Redis:
 
 
 class CacheAliasError(redis.ConnectionError):
-    """The cache alias gives no Redis: an outage to the fail-open layer (logged once, retried)."""
+    """The cache alias gives no Redis: a mistake in the settings, not an outage.
+
+    A ``redis.ConnectionError`` still, so whatever fails open (or, as the prune
+    command, loudly) on Redis errors does so here too; the fail-open layer logs it
+    once as the mistake it is and never backs off and retries it as an outage.
+    """
 
 
 def _build(cache: dict[str, Any], timeout: float) -> redis.Redis:

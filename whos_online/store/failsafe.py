@@ -33,6 +33,11 @@ not probe in step. A blip costs seconds; a long outage one probe per maximum
 back-off. One outage (from a circuit opening until both are closed) logs one
 ERROR line with the error (its traceback at DEBUG) and one WARNING at recovery.
 
+A cache alias that gives no Redis (``CacheAliasError``) is no outage but a
+mistake in the settings: no Redis was tried, and waiting will not mend it. It
+is logged once per process as that mistake, with the setting to fix, and
+leaves both circuits alone: calls skip Redis, pages render.
+
 Why not a library: pybreaker and circuitbreaker (threads), purgatory and
 aiobreaker (asyncio) count exceptions only (no slow-call threshold), keep one
 state per breaker (no reads failing apart from writes), and none documents a
@@ -52,6 +57,7 @@ from typing import Callable, Literal, ParamSpec, TypeVar
 from redis.exceptions import RedisClusterException, RedisError, ResponseError
 
 from whos_online.conf import SLOW_SHARE_OF_TIMEOUT, conf
+from whos_online.store.connection import CacheAliasError
 
 logger = logging.getLogger(__name__)
 
@@ -149,6 +155,19 @@ class Breaker:
             self.writes = _Circuit()
             self.in_flight: dict[object, _Ticket] = {}
             self.outage_since: float | None = None
+            self.mistakes: set[str] = set()  # the configuration errors logged
+
+    def misconfigured(self, error: CacheAliasError) -> None:
+        """Log ``error`` the first time this process meets it: a mistake, not an outage."""
+        with self.lock:
+            first = str(error) not in self.mistakes
+            self.mistakes.add(str(error))
+        if first:
+            logger.error(
+                "whos_online is misconfigured, and records and shows nobody until the "
+                "setting is fixed (no Redis was tried; nothing to retry): %s",
+                error,
+            )
 
     def admit(self, write: bool) -> tuple[object, _Ticket] | None:
         now, cpu = time.time(), time.process_time()
@@ -295,6 +314,10 @@ def _run(
     token, ticket = admitted
     try:
         result = func(*args, **kwargs)
+    except CacheAliasError as exc:  # a RedisError, but no Redis was tried
+        breaker.abandon(token, ticket)
+        breaker.misconfigured(exc)
+        return UNAVAILABLE
     # Cluster clients raise their own family too (e.g. no reachable startup node).
     except (RedisError, RedisClusterException) as exc:
         breaker.done(token, ticket, exc)
