@@ -58,7 +58,7 @@ class WhosOnlineMiddleware:
         # see visits.viewer.
         setattr(request, HANDED, getattr(request, "user", None))
         # Most requests: the cookie says the site's record is done.
-        visit = DueRecord(request) if is_visit(request) and recorded_at(request) is None else None
+        visit = DueRecord(request) if recorded_at(request) is None and is_visit(request) else None
         response: HttpResponseBase = self.get_response(request)  # type: ignore[assignment]
         if self.maps_rooms:
             room = url_room(request)
@@ -70,7 +70,7 @@ class WhosOnlineMiddleware:
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
         setattr(request, HANDED, getattr(request, "user", None))
-        visit = DueRecord(request) if is_visit(request) and recorded_at(request) is None else None
+        visit = DueRecord(request) if recorded_at(request) is None and is_visit(request) else None
         response: HttpResponseBase = await self.get_response(request)  # type: ignore[misc]
         if self.maps_rooms:
             room = url_room(request)

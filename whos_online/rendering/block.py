@@ -135,7 +135,7 @@ def site_block(request: Any, live: int = 0, cached: bool = False) -> dict[str, A
     online = blockcache.for_request(request, names=granted.names, shared=cached)
     block: dict[str, Any] = {
         "online": online,
-        "members_html": members_html(online, "whos-online"),
+        "members_html": lambda: members_html(online, "whos-online"),  # made if rendered
         "window_minutes": conf.window_minutes,
         "request": request,
         "counts_only": not granted.names,
@@ -203,7 +203,7 @@ def room_block(request: Any, name: str, live: bool = False) -> dict[str, Any] | 
         mark_socket_page(request)
     return {
         "online": online,
-        "members_html": members_html(online, "whos-here"),
+        "members_html": lambda: members_html(online, "whos-here"),  # made if rendered
         "room": name,
         "window_minutes": conf.room_window_minutes,
         "request": request,

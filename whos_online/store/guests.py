@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+from functools import lru_cache
 
 from django.utils.crypto import salted_hmac
 
@@ -35,7 +36,14 @@ def network(ip: str | Address) -> str:
     What the "online" cookie of a guest without a session is bound to. Raises
     ValueError if ``ip`` is not an IP address.
     """
-    address, network_bits = _network(ip, conf.ipv6_prefix)
+    return _network_text(ip, conf.ipv6_prefix)
+
+
+@lru_cache(maxsize=4096)
+def _network_text(ip: str | Address, ipv6_prefix: int) -> str:
+    # Cached: a throttled guest's request works it out to check their cookie, where it
+    # was 0.9 of whos_online's 2.2 µs (the throttled request's target: 1.05x bare).
+    address, network_bits = _network(ip, ipv6_prefix)
     return f"{address}/{network_bits}"
 
 
