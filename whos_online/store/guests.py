@@ -27,7 +27,9 @@ def guest_id(ip: str | Address) -> str:
     Raises ValueError if ``ip`` is not an IP address.
     """
     address, _ = _network(ip, conf.ipv6_prefix)
-    return salted_hmac(GUEST_SALT, address.packed, conf.secret_key, algorithm="sha256").hexdigest()[:16]
+    return salted_hmac(GUEST_SALT, address.packed, conf.secret_key, algorithm="sha256").hexdigest()[
+        :16
+    ]
 
 
 def network(ip: str | Address) -> str:
