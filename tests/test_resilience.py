@@ -227,12 +227,12 @@ class Visitors:
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
         try:
             connection.request("GET", "/", headers=headers)
-            response = connection.getresponse()
-            body = response.read().decode()
-            status = response.status
-            set_cookie = response.getheader("Set-Cookie") or ""
-            worker = response.getheader("X-Worker") or ""
-            age = response.getheader("X-Block-Age")
+            with connection.getresponse() as response:  # its socket closed, read or not
+                body = response.read().decode()
+                status = response.status
+                set_cookie = response.getheader("Set-Cookie") or ""
+                worker = response.getheader("X-Worker") or ""
+                age = response.getheader("X-Block-Age")
         except OSError:
             status, body, set_cookie, worker, age = 0, "", "", "", None
         finally:

@@ -79,5 +79,9 @@ LOGGING = {
 # Every room is public: members join, guests see (whos_online.access).
 WHOS_ONLINE_ACCESS = "whos_online.access.public"
 
+# tests/test_realtime_load.py (ws_asgi.py): the site's live blocks subscribe by WebSocket,
+# so its records publish their notices.
+WHOS_ONLINE_WEBSOCKET_URL = os.environ.get("LOAD_SITE_WEBSOCKET_URL")
+
 # tests/test_realtime_load.py: beats every LOAD_SITE_HEARTBEAT seconds.
 WHOS_ONLINE_HEARTBEAT = float(os.environ.get("LOAD_SITE_HEARTBEAT", 25))

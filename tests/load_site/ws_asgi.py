@@ -16,6 +16,7 @@ from urllib.parse import parse_qs
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.load_site.settings")
+os.environ.setdefault("LOAD_SITE_WEBSOCKET_URL", "/ws/whos-online/")
 get_asgi_application()  # sets Django up
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer  # noqa: E402

@@ -27,6 +27,7 @@ for i = 0, (#KEYS - 1) / 5 - 1 do
   marks[i + 1] = redis.call('GET', mark)
 end
 local generation, lost = current_generation(KEYS[#KEYS], ARGV[2], ARGV[3])
+if not lost then keep_generation(KEYS[#KEYS], ARGV[3]) end
 marks[#marks + 1] = generation
 marks[#marks + 1] = lost and 1 or 0
 return marks

@@ -33,6 +33,7 @@
 local now, seen, signs, rooms, changed = ARGV[1], {}, {}, false, {}
 local generation, lost = current_generation(KEYS[#KEYS], now, ARGV[3])
 if lost then return {generation, 1} end
+keep_generation(KEYS[#KEYS], ARGV[3])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 for i = 0, (#KEYS - 3) / 7 - 1 do
   local live, left, kept, other = KEYS[3 + 7 * i], KEYS[4 + 7 * i], KEYS[5 + 7 * i], KEYS[6 + 7 * i]

@@ -96,4 +96,5 @@ local counters = {unpack(KEYS, 14)}
 if #counters > 0 and not (before and tonumber(before) >= tonumber(ARGV[6])) then
   count(counters, {unpack(ARGV, 16)}, member)
 end
+keep_generation(KEYS[3], ttl)
 return {before, 0, generation, left, dropped}
