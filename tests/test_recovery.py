@@ -23,6 +23,7 @@ from django.utils.timezone import localtime
 
 from tests.conftest import NOW, BrowserClient, RoundTrips, names
 from whos_online import presence
+from whos_online.conf import conf
 from whos_online.store import failsafe
 
 pytestmark = pytest.mark.django_db
@@ -79,6 +80,20 @@ def test_everyone_recorded_just_before_a_flush_is_counted_again(
         traveller.shift(0.05)
         visitor.get("/")
     assert (presence.user_count(), presence.guest_count()) == (2, 5)
+
+
+def test_a_record_on_its_way_when_the_data_began_is_not_made_again(
+    redis_db: redis.Redis, traveller: Any, round_trips: RoundTrips
+) -> None:
+    """Another process began Redis's data while this record was on its way: the record
+    landed in that data, so its cookie holds until it expires."""
+    redis_db.set(conf.generation_key, f"{NOW.timestamp() + 0.5:.6f}")
+    guest = BrowserClient(REMOTE_ADDR="203.0.113.9")
+    assert "online" in guest.get("/").cookies
+    traveller.shift(1)
+    round_trips.clear()
+    guest.get("/")
+    assert round_trips.records == 0
 
 
 def test_everyone_browsing_is_counted_again_after_a_flush(
