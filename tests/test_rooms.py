@@ -20,6 +20,7 @@ from tests.conftest import BROWSER, NOW, BrowserAsyncClient, BrowserClient, name
 from tests.test_middleware import async_get
 from whos_online import presence
 from whos_online.conf import Settings, conf
+from whos_online.middleware import WhosOnlineMiddleware
 from whos_online.rooms.pages import in_room
 from whos_online.store import guests, recording, scripts, sockets
 from whos_online.visitors import guests as guest_rooms
@@ -133,7 +134,8 @@ def test_a_guest_s_rooms_cookie_keeps_the_most_recent_kinds_that_fit(
     for kind, n in [*((f"kind{k}", 1) for k in range(30)), ("kind20", 2)]:
         request = RequestFactory().get("/", HTTP_USER_AGENT=BROWSER)
         request.COOKIES = cookies
-        cookies = {key: morsel.value for key, morsel in page(request, kind, n).cookies.items()}
+        response = WhosOnlineMiddleware(lambda request: page(request, kind, n))(request)
+        cookies = {key: morsel.value for key, morsel in response.cookies.items()}
         sizes.append(len(cookies[f"{conf.cookie_name}_rooms"]))
     assert max(sizes) <= guest_rooms.MAX_ROOMS_VALUE
     x = "x" * 190
@@ -314,7 +316,7 @@ def test_a_room_that_add_left_empty_is_a_warning_without_debug(
     response = BrowserClient().get("/forum/add/42/")
     html = response.content.decode()
     assert response.status_code == 200 and html == "<h1>Topic 42</h1>"  # never "Nobody is here"
-    [warning] = [r for r in caplog.records if r.name == "whos_online.rooms.pages"]
+    [warning] = [r for r in caplog.records if r.name == "whos_online.room_names"]
     assert warning.levelname == "WARNING"
     assert warning.getMessage().startswith("whos_here: ('',) names no room: '' is empty.")
     assert presence.guest_count(room="topic:42") == 1  # the view's room is recorded still
@@ -340,7 +342,7 @@ def test_a_view_whose_room_has_an_empty_part(
             tag_page(request, "")
     else:
         assert tag_page(request, "").content == b"tagged"
-        assert [r.getMessage() for r in caplog.records if r.name == "whos_online.rooms.pages"] == [
+        assert [r.getMessage() for r in caplog.records if r.name == "whos_online.room_names"] == [
             message
         ]
     assert room_keys(redis_db, settings) == []

@@ -272,3 +272,26 @@ def room_arg(room: str | None) -> str:
 def member_id(user: Any) -> str:
     """A member's id in Redis: the pk of a user object, or a pk given as it is."""
     return str(getattr(user, "pk", user))
+
+
+def unrecord(visitor: tuple[str, bool], room: str | None = None) -> bool:
+    """Take a visitor (a member's pk, True; a guest's id, False) back out of the site or
+    ``room``, whose page was not shown (an error, a redirect), and a room's keys with
+    them if nobody else is there; True if the keys went. One round trip."""
+    who, is_member = visitor
+    registry, name = conf.rooms_key, room_arg(room)
+    in_room = is_member and room is not None
+    deleted = scripts.UNRECORD(
+        get_client(),
+        [*conf.namespace_keys(room), registry, conf.member_rooms_key(who) if in_room else registry],
+        [
+            who,
+            name,
+            room_kind(name) if name else "",
+            "1" if in_room else "",
+            time.time(),
+            math.ceil(conf.window(room)),
+            scripts.channel(),
+        ],
+    )
+    return bool(deleted)

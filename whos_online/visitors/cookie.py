@@ -8,22 +8,18 @@ of identity makes the cookie invalid, while an unchanged identity is recognised
 from the cookies alone: no session load, no user query, no Redis call. A cookie
 that is expired (replayed after ``conf.cookie_age``), another identity's,
 tampered with or garbage is simply not valid: the visitor is recorded again.
-So is one issued before Redis's data began (``recovery.began``): it stands for a
-record Redis lost.
 """
 
 from __future__ import annotations
 
 import time
-from functools import lru_cache
 
 from django.conf import settings
 from django.core import signing
 from django.http import HttpRequest, HttpResponseBase
 from django.utils.cache import patch_cache_control
 
-from whos_online.conf import conf, on_settings_change
-from whos_online.store import recovery
+from whos_online.conf import conf
 from whos_online.store.guests import network
 from whos_online.visitors.client_ip import client_address
 
@@ -44,7 +40,7 @@ def recorded_at(request: HttpRequest) -> float | None:
         return None
     # Either way round: a server whose clock runs ahead may have issued it.
     now = time.time()
-    if abs(now - at) >= conf.cookie_age or at < recovery.began <= now:
+    if abs(now - at) >= conf.cookie_age:
         return None
     return at
 
@@ -62,14 +58,8 @@ def _identity(request: HttpRequest) -> str | None:
     return None if ip is None else "guest:" + network(ip)
 
 
-@lru_cache(maxsize=4096)
 def _signed_at(value: str, identity: str) -> float | None:
-    """The time ``value`` carries if it was signed for ``identity``, else None.
-
-    Cached: each visitor sends the same cookies on every request, and the check
-    is about 10 µs of a throttled request of about 80 µs (12%). Emptied when a
-    setting changes, so an overridden SECRET_KEY does not reuse an old answer.
-    """
+    """The time ``value`` carries if it was signed for ``identity``, else None."""
     at, _, signature = value.rpartition(":")
     try:
         signing.Signer(salt=COOKIE_SALT).unsign(f"{at}|{identity}:{signature}")
@@ -78,15 +68,12 @@ def _signed_at(value: str, identity: str) -> float | None:
         return None
 
 
-on_settings_change(_signed_at.cache_clear)
-
-
-def set_cookie(request: HttpRequest, response: HttpResponseBase, at: float) -> None:
-    """Give the visitor recorded ``at`` their cookie (none without an identity)."""
+def set_cookie(request: HttpRequest, response: HttpResponseBase) -> None:
+    """Give the visitor just recorded their cookie (none without an identity)."""
     identity = _identity(request)
     if identity is None:
         return
-    encoded = signing.b62_encode(int(at * 1000))
+    encoded = signing.b62_encode(int(time.time() * 1000))
     signature = signing.Signer(salt=COOKIE_SALT).sign(f"{encoded}|{identity}").rpartition(":")[2]
     # A shared cache must not replay one visitor's cookie to the next.
     patch_cache_control(response, private=True)
