@@ -1,6 +1,7 @@
 """Records each visitor at most once per half window (``conf.cookie_age``): the "online"
 cookie (``visitors.cookie``) says when they were last recorded. Every Redis write of a
-page view is made here, around the view (see ``visitors.visits``)."""
+page view is made here: before the view, or after a response a cache answered without
+one, and taken back after a view that showed no page (see ``visitors.visits``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from django.http import HttpRequest, HttpResponseBase
 
 from whos_online.rendering import blockcache
 from whos_online.rooms.url_names import url_room
+from whos_online.visitors.cookie import recorded_at
 from whos_online.visitors.visits import PageVisit
 
 
@@ -35,14 +37,18 @@ class WhosOnlineMiddleware:
             return self.__acall__(request)
         page = request.whos_online = PageVisit(request)  # type: ignore[attr-defined]
         response: HttpResponseBase = self.get_response(request)  # type: ignore[assignment]
-        if page.unshown(response.status_code):
+        if page.due_after(response):
+            page.record_due()
+        elif page.unshown(response.status_code):
             page.settle(response)
         return page.respond(response)
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
         page = request.whos_online = PageVisit(request)  # type: ignore[attr-defined]
         response: HttpResponseBase = await self.get_response(request)  # type: ignore[misc]
-        if page.unshown(response.status_code):
+        if page.due_after(response) and recorded_at(request) is None:
+            await sync_to_async(page.record_due)()
+        elif page.unshown(response.status_code):
             await sync_to_async(page.settle)(response)
         return page.respond(response)
 
@@ -57,6 +63,7 @@ class WhosOnlineMiddleware:
         block rendered on the event loop finds them fresh (see ``blockcache``).
         """
         page: PageVisit = request.whos_online  # type: ignore[attr-defined]
+        page.viewed = True
         page.record_due()
         room = url_room(request)
         if room is not None:

@@ -28,6 +28,7 @@ from whos_online.store.connection import (
 
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
 AUTH_MIDDLEWARE = "django.contrib.auth.middleware.AuthenticationMiddleware"
+UPDATE_CACHE = "django.middleware.cache.UpdateCacheMiddleware"
 
 
 @register(Tags.compatibility)
@@ -50,6 +51,16 @@ def check_middleware(**kwargs: Any) -> list[CheckMessage]:
                 "to tell members from guests.",
                 hint=f"Move it below {AUTH_MIDDLEWARE} in MIDDLEWARE.",
                 id="whos_online.E002",
+            )
+        ]
+    if UPDATE_CACHE in middleware and middleware.index(UPDATE_CACHE) > middleware.index(MIDDLEWARE):
+        return [
+            Warning(
+                f"{UPDATE_CACHE} comes after {MIDDLEWARE}: the per-site cache stores a "
+                "member's page before whos_online marks it private, and may serve their "
+                "view of the block (staff see hidden members) to anyone.",
+                hint="Put UpdateCacheMiddleware first in MIDDLEWARE, as Django documents.",
+                id="whos_online.W014",
             )
         ]
     return []

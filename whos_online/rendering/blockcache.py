@@ -4,7 +4,7 @@ Every page with the block would otherwise cost a Redis read, so Redis latency
 would be page latency. One rule decides which read a page shows: **a page that
 recorded its visitor reads afresh unless the kept read was sent after that
 record's reply came back; every other page shows the kept read.** Both times are
-this process's monotonic clock. Fresh reads are capped per process and second
+this process's clock. Fresh reads are capped per process and second
 (``FRESH_READS_PER_SECOND``): past the cap a page shows the kept read, so a
 flood of newcomers cannot turn into a Redis read per request.
 
@@ -40,7 +40,7 @@ FRESH_READS_PER_SECOND = 10
 
 @dataclass(frozen=True)
 class Cached:
-    """A summary and when its read was sent (``time.monotonic``)."""
+    """A summary and when its read was sent (``time.time``, as ``PageVisit.replies``)."""
 
     summary: Summary
     sent_at: float
@@ -62,11 +62,11 @@ def for_request(
     """
     page = None if shared else page_of(request)
     viewer = None if page is None else page.viewer
-    key = (room, names and reading.is_staff(viewer), names)
-    kept = entry(key)
+    staff_view = names and reading.is_staff(viewer)
+    kept = entry(room, staff_view, names)
     replied = None if page is None else page.replies.get(room)
-    if replied is not None and kept is not None and kept.sent_at < replied and _may_read_fresh():
-        kept = entry(key, fresh=True) or kept
+    if replied is not None and kept is not None and kept.sent_at <= replied and _may_read_fresh():
+        kept = entry(room, staff_view, names, fresh=True) or kept
     return None if kept is None else kept.summary
 
 
@@ -79,18 +79,24 @@ def read_ahead(request: Any, room: str | None = None) -> None:
         for_request(request, room, granted.names)
 
 
-def entry(key: tuple[str | None, bool, bool], *, fresh: bool = False) -> Cached | None:
-    """The kept read for ``key`` (room, staff view, names), read from Redis when due or
-    ``fresh``; None if unavailable."""
+def entry(
+    room: str | None = None, staff_view: bool = False, names: bool = True, *, fresh: bool = False
+) -> Cached | None:
+    """The kept read of ``room``'s block (the staff view, or only the counts), read from
+    Redis when due or ``fresh``; None if unavailable."""
+    key = (room, staff_view, names)
     if conf.block_cache <= 0:
         return _read(key)
-    now = time.monotonic()
+    now = time.time()
     with _lock:
         kept = _entries.get(key)
         due = fresh or not _younger(kept, now, conf.block_cache)
         joined = key in _refreshing
-        if not due or (joined and _younger(kept, now, STALE_IF_ERROR)):
-            return kept  # fresh enough, or another request is reading it
+        if not due:
+            _entries.move_to_end(key)
+            return kept
+        if joined and _younger(kept, now, STALE_IF_ERROR):
+            return kept  # another request is reading it
         _refreshing.add(key)
     if _on_event_loop():
         asyncio.get_running_loop().run_in_executor(None, _refresh, key, joined)
@@ -122,7 +128,7 @@ def _refresh(key: tuple[str | None, bool, bool], joined: bool) -> Cached | None:
 
 def _read(key: tuple[str | None, bool, bool]) -> Cached | None:
     room, staff_view, names = key
-    sent_at = time.monotonic()
+    sent_at = time.time()
     found = failsafe.call(reading.read, room=room, limit=conf.list_limit, staff_view=staff_view)
     if isinstance(found, failsafe.Unavailable):
         return None
@@ -130,8 +136,9 @@ def _read(key: tuple[str | None, bool, bool]) -> Cached | None:
 
 
 def _younger(entry: Cached | None, now: float, seconds: float) -> bool:
-    """Whether ``entry`` was sent less than ``seconds`` before ``now``."""
-    return entry is not None and now - entry.sent_at < seconds
+    """Whether ``entry`` was sent less than ``seconds`` before ``now``; not after ``now``:
+    a clock that went backwards makes the entry due rather than stretching its life."""
+    return entry is not None and 0 <= now - entry.sent_at < seconds
 
 
 def _on_event_loop() -> bool:
@@ -148,7 +155,7 @@ _second, _fresh_reads = 0, 0
 def _may_read_fresh() -> bool:
     """Whether this process may read afresh now (see ``FRESH_READS_PER_SECOND``)."""
     global _second, _fresh_reads
-    second = int(time.monotonic())
+    second = int(time.time())
     with _lock:
         if second != _second:
             _second, _fresh_reads = second, 0

@@ -45,12 +45,13 @@ class PageVisit:
 
     def __init__(self, request: HttpRequest) -> None:
         self.request = request
-        # When each record's reply came back (time.monotonic), by room (None: the site):
+        # When each record's reply came back (time.time), by room (None: the site):
         # a kept read sent before it cannot count this visitor.
         self.replies: dict[str | None, float] = {}
         self.rooms: list[str] = []  # rooms recorded before the view, left if it fails
         self.private = False  # the page shows its viewer's own view
         self.style_linked = False
+        self.viewed = False  # Django ran the view middleware (the URL resolved)
         self.recorded_site = False  # the "online" cookie is due
         self.new_on_site = False  # the site's record found no score of theirs before
         self.moved_rooms: dict[str, str] | None = None  # a guest's rooms, for their cookie
@@ -84,9 +85,15 @@ class PageVisit:
         return self._access[room]
 
     def record_due(self) -> None:
-        """Before the view: record the visitor on the site unless their cookie is valid."""
+        """Record the visitor on the site unless their cookie is valid: before the view, or
+        after a response no view made (a cache in front of the view answered)."""
         if is_visit(self.request) and recorded_at(self.request) is None:
             self.recorded_site = self.record()
+
+    def due_after(self, response: HttpResponseBase) -> bool:
+        """Whether the site's record is due after ``response``: no view ran (a cache inside
+        the middleware answered), and it is a 2xx or 3xx (not a 404 for an unknown URL)."""
+        return not self.viewed and 200 <= response.status_code < 400
 
     def enter(self, room: str) -> None:
         """Before a room's view: record the visitor in ``room``, where the policy lets them join."""
@@ -154,7 +161,7 @@ class PageVisit:
         if isinstance(visit, failsafe.Unavailable):
             return False
         if not visit.refused:
-            self.replies[room] = time.monotonic()
+            self.replies[room] = time.time()
             if room is None:
                 self.new_on_site = visit.before is None
         return True
