@@ -24,6 +24,7 @@ from whos_online.conf import conf
 
 Status = Literal["online", "idle", "offline"]
 
+
 def status_of(
     score: float | None, now: float, beat: float | None = None, left: float | None = None
 ) -> Status:
