@@ -17,7 +17,6 @@ from django.utils.http import http_date
 from tests.conftest import NOW, BrowserAsyncClient, BrowserClient, names
 from whos_online import presence
 from whos_online.middleware import WhosOnlineMiddleware
-from whos_online.visitors import visits
 
 pytestmark = pytest.mark.django_db
 

@@ -14,7 +14,7 @@ from django.utils import translation
 from tests.conftest import NOW, BrowserClient, tab
 from whos_online import presence
 from whos_online.conf import conf
-from whos_online.store import sockets, status
+from whos_online.store import sockets
 from whos_online.store.status import status_of
 
 pytestmark = pytest.mark.django_db
