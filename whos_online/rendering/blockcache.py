@@ -3,8 +3,8 @@
 Every page with the block would otherwise cost a Redis read, so Redis latency
 would be page latency. One rule decides which read a page shows: **a page that
 recorded its visitor reads afresh unless the kept read was sent after that
-record's reply came back; every other page shows the kept read.** Both times are
-this process's clock. Fresh reads are capped per process and second
+record's reply came back; every other page shows the kept read.** "After" is
+this process's order of events (``visits.events``), not a clock. Fresh reads are capped per process and second
 (``FRESH_READS_PER_SECOND``): past the cap a page shows the kept read, so a
 flood of newcomers cannot turn into a Redis read per request.
 
@@ -29,7 +29,7 @@ from typing import Any, Hashable
 from whos_online.conf import conf, on_settings_change
 from whos_online.store import failsafe, reading
 from whos_online.store.reading import Summary
-from whos_online.visitors.visits import page_of
+from whos_online.visitors.visits import events, page_of
 
 MAX_ENTRIES = 256  # distinct blocks kept (rooms make many); the least recently read go first
 STALE_IF_ERROR = 10.0  # seconds
@@ -40,9 +40,11 @@ FRESH_READS_PER_SECOND = 10
 
 @dataclass(frozen=True)
 class Cached:
-    """A summary and when its read was sent (``time.time``, as ``PageVisit.replies``)."""
+    """A summary, and when its read was sent: in ``visits.events`` (to compare with a
+    record's reply) and by the clock (for its age)."""
 
     summary: Summary
+    sent: int
     sent_at: float
 
 
@@ -65,7 +67,7 @@ def for_request(
     staff_view = names and reading.is_staff(viewer)
     kept = entry(room, staff_view, names)
     replied = None if page is None else page.replies.get(room)
-    if replied is not None and kept is not None and kept.sent_at <= replied and _may_read_fresh():
+    if replied is not None and kept is not None and kept.sent < replied and _may_read_fresh():
         kept = entry(room, staff_view, names, fresh=True) or kept
     return None if kept is None else kept.summary
 
@@ -118,7 +120,7 @@ def _refresh(key: tuple[str | None, bool, bool], joined: bool) -> Cached | None:
     if got is not None:
         with _lock:
             kept = _entries.get(key)
-            if kept is None or kept.sent_at <= got.sent_at:  # not an older read ending late
+            if kept is None or kept.sent < got.sent:  # not an older read ending late
                 _entries[key] = got
             _entries.move_to_end(key)
             while len(_entries) > MAX_ENTRIES:
@@ -128,11 +130,11 @@ def _refresh(key: tuple[str | None, bool, bool], joined: bool) -> Cached | None:
 
 def _read(key: tuple[str | None, bool, bool]) -> Cached | None:
     room, staff_view, names = key
-    sent_at = time.time()
+    sent, sent_at = next(events), time.time()
     found = failsafe.call(reading.read, room=room, limit=conf.list_limit, staff_view=staff_view)
     if isinstance(found, failsafe.Unavailable):
         return None
-    return Cached(found if names else replace(found, members=[]), sent_at)
+    return Cached(found if names else replace(found, members=[]), sent, sent_at)
 
 
 def _younger(entry: Cached | None, now: float, seconds: float) -> bool:

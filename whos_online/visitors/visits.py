@@ -11,7 +11,7 @@ looking and when its records' replies came back.
 
 from __future__ import annotations
 
-import time
+from itertools import count
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
@@ -30,6 +30,10 @@ from whos_online.visitors.guests import guest_rooms, keep_guest_rooms
 
 VISIT_METHODS = frozenset({"GET", "HEAD", "POST"})
 
+# This process's order of events: a record's reply coming back, a block's read being sent.
+# "Sent after that reply" is then a comparison of two numbers, whatever the clocks say.
+events = count()
+
 
 def is_visit(request: HttpRequest) -> bool:
     """A GET, HEAD or POST to a path the site does not exclude."""
@@ -45,9 +49,9 @@ class PageVisit:
 
     def __init__(self, request: HttpRequest) -> None:
         self.request = request
-        # When each record's reply came back (time.time), by room (None: the site):
+        # When each record's reply came back (in ``events``), by room (None: the site):
         # a kept read sent before it cannot count this visitor.
-        self.replies: dict[str | None, float] = {}
+        self.replies: dict[str | None, int] = {}
         self.rooms: list[str] = []  # rooms recorded before the view, left if it fails
         self.private = False  # the page shows its viewer's own view
         self.style_linked = False
@@ -161,7 +165,7 @@ class PageVisit:
         if isinstance(visit, failsafe.Unavailable):
             return False
         if not visit.refused:
-            self.replies[room] = time.time()
+            self.replies[room] = next(events)
             if room is None:
                 self.new_on_site = visit.before is None
         return True
