@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import Any
 
@@ -11,12 +12,14 @@ import time_machine
 from asgiref.sync import async_to_sync, iscoroutinefunction
 from django.contrib.auth.models import User
 from django.http import HttpResponse
-from django.test import AsyncClient, Client
+from django.template import engines
+from django.test import AsyncClient, Client, RequestFactory
 from django.utils.http import http_date
 
-from tests.conftest import NOW, BrowserAsyncClient, BrowserClient, names
+from tests.conftest import BROWSER, NOW, BrowserAsyncClient, BrowserClient, names
 from whos_online import presence
 from whos_online.middleware import WhosOnlineMiddleware
+from whos_online.store import reading
 
 pytestmark = pytest.mark.django_db
 
@@ -337,3 +340,54 @@ def test_an_anonymous_session_without_a_usable_address_gets_no_cookie_so_it_retr
     assert "online" not in response.cookies and presence.guest_count() == 0
     assert "online" in client.get("/", REMOTE_ADDR="203.0.113.7").cookies
     assert presence.guest_count() == 1
+
+
+def test_a_member_another_middleware_signs_in_without_a_session_cookie_is_a_member(
+    redis_db: redis.Redis, settings: Any, alice: User
+) -> None:
+    """Django's RemoteUserMiddleware: the user comes from a header, not a session cookie."""
+    remote = "django.contrib.auth.middleware.RemoteUserMiddleware"
+    settings.MIDDLEWARE = [*settings.MIDDLEWARE[:2], remote, *settings.MIDDLEWARE[2:]]
+    settings.AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.RemoteUserBackend"]
+    response = Client().get("/block/", REMOTE_USER="alice", HTTP_USER_AGENT=BROWSER)
+    assert names(presence.online_users()) == ["alice"] and presence.guest_count() == 0
+    assert "<bdi>alice</bdi>" in response.content.decode()
+
+
+def test_a_block_in_an_async_view_never_reads_redis_on_the_event_loop(
+    redis_db: redis.Redis, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The newcomer's page reads in the middleware's thread and shows them; a throttled
+    page shows the kept read, and one that is due is refreshed in a thread."""
+    settings.WHOS_ONLINE_BLOCK_CACHE = 1
+    on_the_loop: list[bool] = []
+    read = reading.read
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        try:
+            asyncio.get_running_loop()
+            on_the_loop.append(True)
+        except RuntimeError:
+            on_the_loop.append(False)
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(reading, "read", watched)
+    client = BrowserAsyncClient()
+    with time_machine.travel(NOW, tick=False) as traveller:
+        first = async_get(client, "/async-block/", REMOTE_ADDR="203.0.113.7")
+        assert "1 user online: 0 members, 1 guest" in first.content.decode()
+        client.cookies["online"] = first.cookies["online"].value
+        traveller.shift(5)  # the kept read is due
+        async_get(client, "/async-block/", REMOTE_ADDR="203.0.113.7")
+    assert on_the_loop and not any(on_the_loop)
+
+
+def test_a_tag_rendered_without_the_middleware_writes_nothing(
+    redis_db: redis.Redis, round_trips: Any
+) -> None:
+    request = RequestFactory().get("/", HTTP_USER_AGENT=BROWSER, REMOTE_ADDR="203.0.113.7")
+    html = (
+        engines["django"].from_string("{% load whos_online %}{% whos_online %}").render({}, request)
+    )
+    assert "0 users online" in html
+    assert round_trips.records == 0 and presence.guest_count() == 0
