@@ -33,7 +33,7 @@ from tests.test_consumers import (  # noqa: F401 (public_rooms, websockets: fixt
 from whos_online import presence
 from whos_online.conf import conf
 from whos_online.realtime import hub
-from whos_online.store import failsafe, status
+from whos_online.store import failsafe, sockets, status
 
 pytestmark = pytest.mark.django_db
 
@@ -114,10 +114,11 @@ def test_after_redis_restarts_empty_open_sockets_count_again_at_the_next_heartbe
 
 
 @pytest.mark.usefixtures("public_rooms")
-def test_a_sites_own_socket_in_a_room_counts_again_though_no_page_listens(
+def test_a_sites_own_socket_in_a_room_counts_again_on_the_site_though_no_page_listens(
     own_redis: RedisServer, people: Any, clock: Clock, settings: Any
 ) -> None:
-    """A consumer with the mixin alone (no live block): its heartbeat puts it back."""
+    """A consumer with the mixin alone (no live block): its heartbeat puts the member
+    back on the site; the room, whose registry Redis lost, waits for its next visit."""
     settings.WHOS_ONLINE_HEARTBEAT = 20
     (alice,) = people("alice")
 
@@ -129,11 +130,26 @@ def test_a_sites_own_socket_in_a_room_counts_again_though_no_page_listens(
         own_redis.restart()  # empty
         await clock.travel(20)
         await clock.until(lambda: presence.user_count() == 1, within=3)
-        assert listed("lobby") == listed() == {"alice": "online"}
-        assert presence.connected(room="lobby") == presence.connected() == [str(alice.pk)]
+        assert listed() == {"alice": "online"} and listed("lobby") == {}
+        assert presence.connected() == [str(alice.pk)]
         await socket.disconnect()
 
     async_to_sync(scenario)()
+
+
+def test_a_heartbeat_into_an_emptied_redis_puts_its_members_back(
+    own_redis: RedisServer, people: Any
+) -> None:
+    """Nothing remembers that Redis lost its data: the heartbeat finds the connection
+    gone from Redis, and its member out of the set, and puts them back with their card."""
+    (alice,) = people("alice")
+    connection = sockets.open_connection(alice)
+    sockets.connect(connection)
+    with own_redis.client() as direct:
+        direct.flushdb()
+        sockets.heartbeat([connection])
+        assert presence.connected() == [str(alice.pk)] and presence.user_count() == 1
+        assert [member.name for member in presence.online_users()] == ["alice"]
 
 
 def test_a_close_redis_could_not_take_ends_the_member_at_the_heartbeat_timeout(
