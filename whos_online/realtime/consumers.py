@@ -1,15 +1,9 @@
 """WebSocket presence: a mixin for a site's own consumers, and the ready consumer.
 
-A member is online while any of their connections is open: the mixin records them
-once the consumer has accepted the socket, this process's hub
-(:mod:`whos_online.realtime.hub`) beats for all its sockets at once, and the last
-socket to close takes them off "online" at once::
-
-    class ChatConsumer(PresenceMixin, AsyncJsonWebsocketConsumer): ...
-
-``WhosOnlineConsumer`` pushes the who's-online block to the page as it changes.
-Redis errors never reach a socket: every call goes through
-:mod:`whos_online.store.failsafe`.
+A member is online while any of their connections is open: the mixin records them,
+this process's hub (:mod:`whos_online.realtime.hub`) beats for all its sockets at
+once, and the last socket to close takes them off "online" at once. Redis errors
+never reach a socket: every call goes through :mod:`whos_online.store.failsafe`.
 """
 
 from __future__ import annotations
@@ -97,7 +91,6 @@ class PresenceMixin:
             logger.debug("whos_online: member %s has too many connections", connection.pk)
             return
         self.presence_connection = connection
-        # Redis only, on a worker thread.
         recorded = await asyncio.to_thread(failsafe.write, sockets.connect, connection)
         if isinstance(recorded, failsafe.Unavailable):
             hub.beat_soon()
@@ -136,10 +129,8 @@ class WhosOnlineConsumer(PresenceMixin, AsyncWebsocketConsumer):  # type: ignore
         self.view = View(self.presence_room(), reading.is_staff(user), access.names)
 
     async def websocket_connect(self, message: Any) -> None:
-        """Subscribes once the member is recorded: the view's first read, which every
-        subscriber of it in this process shares, then shows their own join. The first
-        state says what changed since the page showed its members (?shown=, from its
-        data-whos-online-shown), in the page's language."""
+        """Subscribes once the member is recorded, so the first read shows their own join;
+        the first state says what changed since the page's ``?shown=`` members."""
         await super().websocket_connect(message)
         if self.view is not None and not self._closed:
             shown = shown_in_query(self.scope.get("query_string", b""))

@@ -1,22 +1,18 @@
 """Per-process push for WebSocket subscribers: one hub, and one ticker task, per event loop.
 
 The scripts that change a namespace (the site or a room) publish its name on
-``<prefix>:notices``; a thread of this process listens (:class:`Listener`) and
-marks its views due. The ticker reads each due view at most once a ``TICK`` and
-sends what changed to its subscribers, rendered once per language. A view is
-also read when its data changes by time alone (``Summary.changes_at``) and at
-least every ``CHECK_EVERY`` seconds, so a lost notice shows within that. As
-often, one call sweeps the views' namespaces for dead processes' connections;
-every ``WHOS_ONLINE_HEARTBEAT`` seconds one batched beat covers all of the
-process's connections.
+``<prefix>:notices``; a thread (:class:`Listener`) marks its views due, and the
+ticker reads each due view at most once a ``TICK`` and sends what changed to its
+subscribers. A view is also read when its data changes by time alone
+(``Summary.changes_at``) and at least every ``CHECK_EVERY`` seconds (a lost
+notice). The ticker also sweeps the views' namespaces for dead processes'
+connections, and beats for all of the process's connections in batches.
 
-Through faults nothing is kept to replay, and no socket is closed for Redis
-(all Redis work goes through :mod:`whos_online.store.failsafe`). A beat puts back
-a member whose connection Redis does not hold (a skipped connect, a flush, a
-restart); a skipped connect makes the next beat due at once. A close Redis
-skipped is a connection whose beats stopped, gone at the heartbeat timeout. A
-view unreadable for ``UNAVAILABLE_AFTER`` seconds is pushed "unavailable", then
-the whole state once Redis answers.
+Through faults nothing is kept to replay and no socket is closed (all Redis work
+goes through :mod:`whos_online.store.failsafe`): a beat puts back a member whose
+connection Redis does not hold (a skipped connect, a flush), a close Redis skipped
+is a connection whose beats stopped, and pages are told "unavailable" after
+``UNAVAILABLE_AFTER`` seconds of failed reads.
 """
 
 from __future__ import annotations
@@ -47,14 +43,11 @@ from whos_online.store.reading import Summary
 
 logger = logging.getLogger(__name__)
 
-# Seconds between two reads of one view: a change reaches its subscribers within it, and
-# a burst of notices costs one read per TICK.
+# Seconds between two reads of one view: a burst of notices costs one read per TICK.
 TICK = 0.1
-# Seconds between the ticker's looks when no notice is waiting: beats, sweeps and the
-# data's own expiries are due within it.
+# Seconds between the ticker's looks while no notice waits (for beats, sweeps, expiries).
 LOOK = 0.5
-# Seconds between sweeps for dead processes' connections, and the longest a view goes
-# unread (what a lost notice delays it by).
+# Seconds between sweeps for dead processes' connections, and the most a view goes unread.
 CHECK_EVERY = 10.0
 # Seconds of failed reads after which open pages are told "unavailable" (a blip is not).
 UNAVAILABLE_AFTER = 10.0
@@ -79,22 +72,17 @@ class View:
 
 @dataclass
 class _Feed:
-    # Each subscriber with its language: its messages are rendered and said in it.
+    # Each subscriber with its language.
     subscribers: dict[Subscriber, str] = field(default_factory=dict)
-    # Subscribers that have not had the whole state yet, each with the members its page
-    # showed (``X-Whos-Online-Shown``'s format; "" if unknown): its state says the change.
+    # Subscribers due the whole state, each with the members its page showed ("" if unknown).
     fresh: dict[Subscriber, str] = field(default_factory=dict)
     # What the subscribers were last sent.
     members: Cards = field(default_factory=dict)
     counts: dict[str, Any] = field(default_factory=dict)
-    # A notice came since the last read.
-    notified: bool = False
-    # When it was read last (monotonic), and when it is due again (Unix time, as its data's
-    # expiries are; 0: at the next tick).
-    read_at: float = -math.inf
-    due_at: float = 0.0
-    # Its subscribers were pushed "unavailable".
-    unavailable: bool = False
+    notified: bool = False  # a notice came since the last read
+    read_at: float = -math.inf  # time.monotonic() of the last read
+    due_at: float = 0.0  # Unix time (as the data's expiries are) of the next read
+    unavailable: bool = False  # its subscribers were pushed "unavailable"
 
 
 class Hub:
@@ -155,8 +143,8 @@ class Hub:
                 del self.feeds[view]
 
     def changed(self, room: str | None = None, everywhere: bool = False) -> None:
-        """A notice: ``room``'s views (every view, ``everywhere``) are read at once, or a
-        TICK after their last read: a burst of notices costs one read per TICK."""
+        """A notice: ``room``'s views (every view, ``everywhere``) are due, a TICK after
+        their last read."""
         for view, feed in self.feeds.items():
             if everywhere or view.room == room:
                 feed.notified = True
@@ -252,21 +240,19 @@ class Hub:
         told = {s: feed.subscribers[s] for s in (feed.subscribers if changed else fresh)}
 
         def messages() -> list[tuple[Subscriber, str]]:
-            """The whole state for the fresh, the change for the others; the block rendered
-            and the change said once per language. Run where Django manages the thread: a
-            site's template may read the database."""
+            """Each one's message, rendered and said once per language, on Django's thread
+            (a site's template may read the database)."""
             sent: list[tuple[Subscriber, str]] = []
             for language in set(told.values()):
                 with translation.override(language):
                     html = _render(view, online)
                     said = "" if truncated else announce(joins, leaves)
+                    change = _encode("presence_diff", joins, leaves, counts, html, said)
                     for s in [s for s, its in told.items() if its == language]:
-                        if s in fresh:
+                        if s in fresh:  # the whole state, and what changed since its page
                             since = since_shown(fresh[s], online)
-                            text = _encode("presence_state", members, {}, counts, html, since)
-                        else:
-                            text = _encode("presence_diff", joins, leaves, counts, html, said)
-                        sent.append((s, text))
+                            state = _encode("presence_state", members, {}, counts, html, since)
+                        sent.append((s, state if s in fresh else change))
             return sent
 
         sent = await database_sync_to_async(messages)()
@@ -301,11 +287,9 @@ class Listener(threading.Thread):
 
     def notify(self, room: str | None, everywhere: bool = False) -> None:
         hub = self.hub()
-        if hub is not None and not self.loop.is_closed():
-            try:
+        if hub is not None:
+            with contextlib.suppress(RuntimeError):  # the loop closed
                 self.loop.call_soon_threadsafe(hub.changed, room, everywhere)
-            except RuntimeError:  # the loop closed meanwhile
-                pass
 
     def run(self) -> None:
         while self.listening():
@@ -373,7 +357,6 @@ _hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Hub] = weakref.WeakK
 def get_hub() -> Hub:
     """The running event loop's hub (a server runs one loop per process)."""
     loop = asyncio.get_running_loop()
-    hub = _hubs.get(loop)
-    if hub is None:
-        hub = _hubs[loop] = Hub()
-    return hub
+    if loop not in _hubs:
+        _hubs[loop] = Hub()
+    return _hubs[loop]

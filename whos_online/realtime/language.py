@@ -1,11 +1,9 @@
 """The language a socket is pushed in: the one its page was rendered in.
 
-Channels has no ``LocaleMiddleware``, so ``live.js`` sends the language the block
-was rendered in (``data-whos-online-lang``) in the socket's URL (``?lang=de``): the
-page knows it, even from a URL prefix or a view's own ``translation.override``.
-Without it (a site's own block template) the handshake is resolved as
-``LocaleMiddleware`` resolves a request. The answer is always one of
-``settings.LANGUAGES``, so a hub renders a view in a handful of languages at most.
+Channels has no ``LocaleMiddleware``, so ``live.js`` sends the block's language
+(``data-whos-online-lang``) in the socket's URL (``?lang=de``); without it the
+handshake is resolved as ``LocaleMiddleware`` resolves a request. The answer is one
+of ``settings.LANGUAGES``, so a hub renders a view in a handful of languages.
 """
 
 from __future__ import annotations
