@@ -1,5 +1,6 @@
-"""Redis work that follows changes: a hub reads a view when a notice, its own data's next
-expiry or a check says it changed, never because a tick came round.
+"""Redis work that follows changes: a hub reads a view when a notice or its own data's next
+expiry says it changed, and at least every CHECK_EVERY seconds (a lost notice), never
+because a tick came round.
 
 Hubs are driven tick by tick (``DrivenHub``) under time travel, and Redis calls are
 counted per script; one test listens for real notices over Pub/Sub.
@@ -35,7 +36,7 @@ pytestmark = pytest.mark.django_db
 ROOM = hub.View("topic:1", staff=False)
 
 
-def test_a_quiet_view_is_read_only_when_its_data_says_it_changes(
+def test_a_quiet_view_is_read_every_check_and_when_its_data_says_and_sends_only_changes(
     redis_db: redis.Redis, people: Any, settings: Any, round_trips: RoundTrips
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600  # idle after 300 s
@@ -50,13 +51,15 @@ def test_a_quiet_view_is_read_only_when_its_data_says_it_changes(
         for _ in range(59):  # 295 s, a tick every 5 s, nobody moving
             traveller.shift(5)
             run(ticker.tick)
-        assert round_trips.ran(scripts.SUMMARY) == 0
-        assert round_trips.count == round_trips.ran(scripts.CHECK) == 29  # one every 10 s
-        traveller.shift(6)  # 301 s: alice turns idle by the clock alone
+        # One read and one sweep every 10 s, nothing else.
+        assert round_trips.ran(scripts.SUMMARY) == round_trips.ran(scripts.CHECK) == 29
+        assert round_trips.count == 58 and len(page.messages) == 1
+        traveller.shift(1)  # 296 s: read at 290 s, due at 300 s
+        run(ticker.tick)
+        traveller.shift(5)  # 301 s: alice turned idle by the clock alone
         run(ticker.tick)
         traveller.shift(300)  # 601 s: she leaves the window
         run(ticker.tick)
-    assert round_trips.ran(scripts.SUMMARY) == 2
     state, idle, gone = page.messages
     assert (state["joins"][pk]["status"], idle["joins"][pk]["status"]) == ("online", "idle")
     assert list(gone["leaves"]) == [pk] and gone["users"] == 0
@@ -135,22 +138,20 @@ def test_a_change_made_in_another_process_reaches_the_page_by_its_notice(
     run(scenario)
 
 
-def test_a_lost_notice_is_caught_by_the_next_check(
-    redis_db: redis.Redis, people: Any, round_trips: RoundTrips
+def test_a_lost_notice_is_caught_by_the_next_read_within_check_every(
+    redis_db: redis.Redis, people: Any
 ) -> None:
     (alice,) = people("alice")
     ticker, page = DrivenHub(), Page()  # a driven hub listens to no notice: each one is lost
     with time_machine.travel(NOW, tick=False) as traveller:
         ticker.subscribe(ROOM, page)
         run(ticker.tick)
-        traveller.shift(10)
-        run(ticker.tick)  # the first check: the room has no mark yet
         presence.record_user(alice, room="topic:1")
-        traveller.shift(5)
+        traveller.shift(hub.CHECK_EVERY - 1)
         run(ticker.tick)
         assert len(page.messages) == 1  # not yet
-        traveller.shift(5)
-        run(ticker.tick)  # the check sees the room's mark moved
+        traveller.shift(1)
+        run(ticker.tick)
     assert [list(message["joins"]) for message in page.messages] == [[], [str(alice.pk)]]
 
 
@@ -245,29 +246,6 @@ def test_a_notice_soon_after_a_read_waits_out_the_rest_of_the_tick_not_a_whole_o
     assert ticker.pause() == 0
     run(ticker.tick)
     assert round_trips.ran(scripts.SUMMARY) == 1
-
-
-def test_a_check_rereads_only_views_no_read_has_shown_the_change_of(
-    redis_db: redis.Redis, people: Any, round_trips: RoundTrips, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (alice,) = people("alice")
-    monkeypatch.setattr(hub, "TICK", 0)  # a notice is read at the next tick
-    ticker, page = DrivenHub(), Page()
-    with time_machine.travel(NOW, tick=False) as traveller:
-        ticker.subscribe(ROOM, page)
-        run(ticker.tick)
-        traveller.shift(10)
-        run(ticker.tick)  # the first check takes the room's mark
-        traveller.shift(1)
-        presence.record_user(alice, room="topic:1")
-        traveller.shift(1)
-        ticker.changed("topic:1")  # its notice came: the room is read
-        run(ticker.tick)
-        round_trips.clear()
-        traveller.shift(8)
-        run(ticker.tick)  # the check finds the mark moved, older than that read
-        assert round_trips.ran(scripts.CHECK) == 1 and round_trips.ran(scripts.SUMMARY) == 0
-    assert [list(message["joins"]) for message in page.messages] == [[], [str(alice.pk)]]
 
 
 def test_a_joiner_s_first_state_and_its_process_other_pages_show_the_join_in_one_read(

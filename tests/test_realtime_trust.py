@@ -207,8 +207,8 @@ def test_a_refused_or_failed_connect_is_never_recorded(
         except RuntimeError:
             assert how == "accept-raise"
         assert nothing_recorded(None, "topic:1")
-        ticker = hub.get_hub()  # nothing is left for a later tick to record or beat for
-        assert ticker.connections == {} and ticker.unrecorded == {}
+        ticker = hub.get_hub()  # nothing is left for a later tick to beat for
+        assert ticker.connections == {}
         await ticker.tick()
         assert nothing_recorded(None, "topic:1")
 
@@ -412,3 +412,37 @@ def test_without_channels_the_realtime_package_says_what_to_install() -> None:
     assert done.stdout.strip() == (
         'whos_online.realtime needs Channels: pip install "whos-online[channels]"'
     )
+
+
+def test_without_channels_the_core_imports_checks_and_renders() -> None:
+    """Nothing outside ``whos_online.realtime`` imports it (issue 50): with Channels not
+    importable, a site's modules load, its checks run and a page renders the block."""
+    code = """
+import sys; sys.modules["channels"] = sys.modules["daphne"] = None
+import django
+from django.conf import settings
+settings.configure(
+    DEBUG=True, ALLOWED_HOSTS=["testserver"], ROOT_URLCONF="whos_online.urls", SECRET_KEY="x",
+    INSTALLED_APPS=["django.contrib.auth", "django.contrib.contenttypes",
+                    "django.contrib.sessions", "whos_online"],
+    MIDDLEWARE=["django.contrib.sessions.middleware.SessionMiddleware",
+                "django.contrib.auth.middleware.AuthenticationMiddleware",
+                "whos_online.middleware.WhosOnlineMiddleware"],
+    TEMPLATES=[{"BACKEND": "django.template.backends.django.DjangoTemplates",
+                "APP_DIRS": True}],
+    CACHES={"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                        "LOCATION": "redis://127.0.0.1:1/0"}},
+    DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}},
+)
+django.setup()
+import whos_online.presence, whos_online.views, whos_online.templatetags.whos_online
+from django.core.management import call_command
+from django.template import Context, Template
+call_command("check")
+print(" ".join(Template("{% load whos_online %}{% whos_online %}").render(Context({})).split()))
+print(sorted(m for m in sys.modules if m.startswith("whos_online.realtime")))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    block, realtime_modules = done.stdout.splitlines()[-2:]
+    assert "unavailable" in block and realtime_modules == "[]"  # (no Redis on port 1)

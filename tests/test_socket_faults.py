@@ -2,13 +2,12 @@
 frozen (SIGSTOP, then SIGCONT) or killed while real consumers hold sockets.
 
 Nobody else visits: what a test sees comes from the sockets' own process (its
-heartbeats, its hub's checks and retries). The wall clock is travelled; real
-time only bounds a failure (``eventually``).
+heartbeats and its hub's reads and sweeps). The wall clock is travelled; real time
+only bounds a failure (``eventually``).
 """
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -34,8 +33,7 @@ from tests.test_consumers import (  # noqa: F401 (public_rooms, websockets: fixt
 from whos_online import presence
 from whos_online.conf import conf
 from whos_online.realtime import hub
-from whos_online.rendering.blockcache import STALE_IF_ERROR
-from whos_online.store import failsafe, recovery, sockets, status
+from whos_online.store import failsafe, sockets, status
 
 pytestmark = pytest.mark.django_db
 
@@ -87,11 +85,13 @@ def clock(traveller: Any, ticks: list[Any]) -> Clock:
     return Clock(traveller, ticks)
 
 
-def test_after_redis_restarts_empty_open_sockets_count_again_with_nobody_visiting(
-    own_redis: RedisServer, people: Any, clock: Clock
+def test_after_redis_restarts_empty_open_sockets_count_again_at_the_next_heartbeat(
+    own_redis: RedisServer, people: Any, clock: Clock, settings: Any
 ) -> None:
-    """Issue 39: the sockets' own process notices the loss and records their members,
-    cards included; ``connected()``, statuses, counts and the list agree."""
+    """Issue 49: nothing keeps a generation; the sockets' own process's next beat puts
+    their members back, cards included; ``connected()``, statuses, counts and the list
+    agree."""
+    settings.WHOS_ONLINE_HEARTBEAT = 20
     alice, bob = people("alice", "bob")
 
     async def scenario() -> None:
@@ -101,7 +101,7 @@ def test_after_redis_restarts_empty_open_sockets_count_again_with_nobody_visitin
         own_redis.restart()  # empty
         with own_redis.client() as direct:
             assert direct.dbsize() == 0
-        await clock.travel(hub.SOCKET_CHECK)  # a check is due: the first tells the loss
+        await clock.travel(15)  # the heartbeat is due
         # (the first call after the restart fails on its dead connection: a back-off)
         await clock.until(lambda: presence.user_count() == 2, within=3)
         assert listed() == {"alice": "online", "bob": "online"}
@@ -114,13 +114,12 @@ def test_after_redis_restarts_empty_open_sockets_count_again_with_nobody_visitin
 
 
 @pytest.mark.usefixtures("public_rooms")
-@pytest.mark.parametrize("knew", [True, False], ids=["knew-the-generation", "knew-none"])
-def test_a_sites_own_socket_in_a_room_counts_again_though_no_page_listens(
-    own_redis: RedisServer, people: Any, clock: Clock, knew: bool
+def test_a_sites_own_socket_in_a_room_counts_again_on_the_site_though_no_page_listens(
+    own_redis: RedisServer, people: Any, clock: Clock, settings: Any
 ) -> None:
-    """A consumer with the mixin alone (no live block): its hub checks anyway. A process
-    that knew no generation (its Redis settings just changed) learns the loss from the
-    reply saying the generation began there."""
+    """A consumer with the mixin alone (no live block): its heartbeat puts the member
+    back on the site; the room, whose registry Redis lost, waits for its next visit."""
+    settings.WHOS_ONLINE_HEARTBEAT = 20
     (alice,) = people("alice")
 
     async def scenario() -> None:
@@ -129,37 +128,35 @@ def test_a_sites_own_socket_in_a_room_counts_again_though_no_page_listens(
         assert (await socket.connect(timeout=5))[0]
         await eventually(lambda: listed("lobby") == {"alice": "online"})
         own_redis.restart()  # empty
-        if not knew:
-            recovery.reset()
-        await clock.travel(hub.SOCKET_CHECK)  # its check (5 s), not a heartbeat (25 s), tells
+        await clock.travel(20)
         await clock.until(lambda: presence.user_count() == 1, within=3)
-        assert listed("lobby") == listed() == {"alice": "online"}
-        assert presence.connected(room="lobby") == presence.connected() == [str(alice.pk)]
+        assert listed() == {"alice": "online"} and listed("lobby") == {}
+        assert presence.connected() == [str(alice.pk)]
         await socket.disconnect()
 
     async_to_sync(scenario)()
 
 
-def test_a_heartbeat_into_an_emptied_redis_beats_nobody_and_says_so(
+def test_a_heartbeat_into_an_emptied_redis_puts_its_members_back(
     own_redis: RedisServer, people: Any
 ) -> None:
-    """What keeps ``connected()`` from listing members nobody counts."""
+    """Nothing remembers that Redis lost its data: the heartbeat finds the connection
+    gone from Redis, and its member out of the set, and puts them back with their card."""
     (alice,) = people("alice")
     connection = sockets.open_connection(alice)
     sockets.connect(connection)
     with own_redis.client() as direct:
         direct.flushdb()
-        assert sockets.heartbeat([connection]) is True
-        assert presence.connected() == [] and presence.user_count() == 0
-        assert direct.exists(conf.generation_key)  # the next generation began
-        assert sockets.heartbeat([connection]) is False  # (after a record, as the hub does)
+        sockets.heartbeat([connection])
+        assert presence.connected() == [str(alice.pk)] and presence.user_count() == 1
+        assert [member.name for member in presence.online_users()] == ["alice"]
 
 
-def test_a_close_redis_could_not_take_is_written_once_it_answers(
+def test_a_close_redis_could_not_take_ends_the_member_at_the_heartbeat_timeout(
     own_redis: RedisServer, people: Any, clock: Clock
 ) -> None:
-    """Issue 39: a member whose only socket closed while Redis was frozen is not
-    "online" once it answers (the close is kept, then written)."""
+    """A member whose only socket closed while Redis was frozen is a connection whose beats
+    stopped: idle once the timeout passes, as a dead process's are (nothing is replayed)."""
     (alice,) = people("alice")
     pk = str(alice.pk)
 
@@ -172,27 +169,13 @@ def test_a_close_redis_could_not_take_is_written_once_it_answers(
             # Its close waits on the frozen Redis; the server gives up on the consumer
             # (cancels its task) meanwhile, as the communicator does after its timeout.
             await alice_tab.disconnect(timeout=0.01)
-            await eventually(lambda: pk in {c.pk for c, _ in hub.get_hub().unleft.values()})
+            await eventually(lambda: pk not in hub.get_hub().per_member)
         finally:
             own_redis.resume()
-        await clock.until(lambda: not hub.get_hub().unleft, within=10)
-        assert status_of(pk) == "idle" and presence.connected() == []
+        await clock.until(lambda: status_of(pk) == "idle", within=conf.heartbeat_timeout + 15)
+        assert presence.connected() == []
         assert listed() == {"alice": "idle"}
         await watcher.disconnect()
-
-    async_to_sync(scenario)()
-
-
-def test_pending_closes_are_capped_the_oldest_going_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(hub, "MAX_PENDING_LEAVES", 2)
-    closes = [sockets.Connection(str(n), f"tab{n}") for n in range(3)]
-
-    async def scenario() -> None:
-        ticker = hub.get_hub()
-        for connection in closes:
-            ticker.leave_later(connection, 0.0)
-        assert list(ticker.unleft) == ["tab1", "tab2"]
-        ticker.unleft.clear()
 
     async_to_sync(scenario)()
 
@@ -200,48 +183,30 @@ def test_pending_closes_are_capped_the_oldest_going_first(monkeypatch: pytest.Mo
 def test_open_pages_are_told_the_outage_then_given_the_whole_state(
     own_redis: RedisServer, people: Any, clock: Clock
 ) -> None:
-    """Issue 39: past the block's stale limit a page is pushed what a page rendered then
-    shows; once Redis answers (here empty) the whole state, its member counted again."""
+    """Issue 39: after UNAVAILABLE_AFTER seconds of failed reads a page is pushed what a page
+    rendered then shows; once Redis answers (here empty) the whole state, its member put
+    back by the next beat."""
     (alice,) = people("alice")
 
     async def scenario() -> None:
         watcher, alice_tab = await tab(None), await tab(alice)
         await until(watcher, lambda m: m["users"] == 1)
         own_redis.kill()
-        await clock.travel(STALE_IF_ERROR - 1)
-        assert await watcher.receive_nothing(timeout=1)  # as a block shows its last read
+        await clock.travel(hub.CHECK_EVERY)  # the first failed read
+        await clock.travel(hub.UNAVAILABLE_AFTER - 1)
+        assert await watcher.receive_nothing(timeout=1)  # a blip is not an outage
         await clock.travel(1)
         told = await until(watcher, lambda m: True)
         assert told["type"] == "presence_unavailable" and UNAVAILABLE in told["html"]
         assert "users" not in told
         own_redis.start()  # empty
-        # (the breaker's longest back-off, 5 s, maybe twice: each pooled connection fails once)
-        await clock.until(lambda: not watcher.output_queue.empty(), within=15)
-        state = await until(watcher, lambda m: m["type"] == "presence_state" and m["users"])
-        assert list(state["joins"]) == [str(alice.pk)] and state["users"] == 1
+        # (the breaker's longest back-off, 5 s, maybe twice: each pooled connection fails once;
+        # then the heartbeat, due 25 s after the first)
+        await clock.until(lambda: presence.user_count() == 1, within=30)
+        state = await until(watcher, lambda m: m["type"] == "presence_state")
+        back = state if state["users"] else await until(watcher, lambda m: m["users"] == 1)
+        assert list(back["joins"]) == [str(alice.pk)] and back["users"] == 1
         await alice_tab.disconnect()
         await watcher.disconnect()
 
     async_to_sync(scenario)()
-
-
-def test_a_close_written_late_says_when_the_page_went(
-    redis_db: Any, people: Any, traveller: Any
-) -> None:
-    """A tab closed in the second its member opened another page (so they are browsing on),
-    written by the hub 30 s later: still online, as if written at once."""
-    (alice,) = people("alice")
-    tab = sockets.Connection(str(alice.pk), "tab")
-    sockets.connect(tab)
-    traveller.shift(60)
-    presence.record_user(alice)  # the next page, without a live block
-
-    async def scenario() -> None:
-        ticker = hub.get_hub()
-        ticker.leave_later(tab, time.time())  # Redis did not take it then
-        traveller.shift(30)
-        await ticker._retry()
-        assert ticker.unleft == {}
-
-    async_to_sync(scenario)()
-    assert presence.status(alice) == "online"

@@ -1,11 +1,7 @@
-"""Real-time presence over WebSockets: the optional part that needs Channels.
-
-``pip install "whos-online[channels]"``. ``whos_online.realtime.routing`` has the
-routes of the ready consumer; this module has what a consumer of a site's own
-needs: ``PresenceMixin`` to inherit, or, for one that cannot inherit it, the
-connection's lifecycle (``open_connection``, ``connect``, ``heartbeat``,
-``disconnect``, ``check``) and ``socket_language``. Who may see and join what is
-``whos_online.access``.
+"""Real-time presence over WebSockets: the optional part that needs Channels
+(``pip install "whos-online[channels]"``). ``whos_online.realtime.routing`` routes the
+ready consumer; here is what a site's own consumer needs: ``PresenceMixin``, or for
+one that cannot inherit it, the connection's lifecycle and ``socket_language``.
 """
 
 try:

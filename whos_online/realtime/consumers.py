@@ -1,16 +1,8 @@
 """WebSocket presence: a mixin for a site's own consumers, and the ready consumer.
 
-A member is online while any of their connections is open: the mixin records
-them once the consumer has accepted the socket, this process's hub
-(:mod:`whos_online.realtime.hub`) beats for all its sockets at once, and the
-last socket to close takes them off "online" at once. A site's own consumer
-gets presence by inheriting the mixin::
-
-    class ChatConsumer(PresenceMixin, AsyncJsonWebsocketConsumer): ...
-
-``WhosOnlineConsumer`` is routed by :mod:`whos_online.realtime.routing` and
-pushes the who's-online block (site-wide or of a room the site declared: see
-:mod:`whos_online.access`) to the page as it changes. Redis errors
+A member is online while any of their connections is open: the mixin records them,
+this process's hub (:mod:`whos_online.realtime.hub`) beats for all its sockets at
+once, and the last socket to close takes them off "online" at once. Redis errors
 never reach a socket: every call goes through :mod:`whos_online.store.failsafe`.
 """
 
@@ -18,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -39,18 +30,19 @@ class PresenceMixin:
     """Tracks the connection's member (anonymous sockets are not tracked) while it is open.
 
     Only a socket the consumer accepted, and did not close, by the end of its
-    ``connect()`` is recorded: a refused or failed connect never shows. The
-    room is the URL route's ``room`` argument (override ``presence_room`` to
-    choose another), joined only where ``WHOS_ONLINE_ACCESS`` allows it;
-    otherwise the member is on the site only. Whatever ends the consumer (a
-    close, an exception, a cancellation) ends its presence: the hub stops
-    beating for it at once.
+    ``connect()`` is recorded. The room is the URL route's ``room`` argument
+    (override ``presence_room`` to choose another), joined only where
+    ``WHOS_ONLINE_ACCESS`` allows it; otherwise the member is on the site only.
+    Whatever ends the consumer (a close, an exception, a cancellation) ends its
+    presence.
     """
 
     scope: dict[str, Any]
     presence_connection: sockets.Connection | None = None
+    # What ``WHOS_ONLINE_ACCESS`` allows this socket in its room (None: nothing), asked as
+    # it connects.
+    presence_access: RoomAccess | None = None
     _accepted = _closed = False
-    _access: tuple[RoomAccess | None] | None = None  # asked once per connection
 
     def presence_room(self) -> str | None:
         """The room this connection is in, or None for the site only."""
@@ -59,13 +51,6 @@ class PresenceMixin:
 
     def presence_user(self) -> Any:
         return self.scope.get("user") or AnonymousUser()
-
-    async def presence_access(self) -> RoomAccess | None:
-        """What ``WHOS_ONLINE_ACCESS`` allows this socket in its room (None: nothing)."""
-        if self._access is None:
-            ask = database_sync_to_async(room_access)
-            self._access = (await ask(self.presence_user(), self.presence_room()),)
-        return self._access[0]
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         try:
@@ -82,6 +67,8 @@ class PresenceMixin:
         await super().close(*args, **kwargs)  # type: ignore[misc]
 
     async def websocket_connect(self, message: Any) -> None:
+        ask = database_sync_to_async(room_access)
+        self.presence_access = await ask(self.presence_user(), self.presence_room())
         await super().websocket_connect(message)  # type: ignore[misc]
         if self._accepted and not self._closed:
             await self._presence_join()
@@ -95,9 +82,8 @@ class PresenceMixin:
         if not user.is_authenticated:
             return
         room = self.presence_room()
-        if room is not None:
-            access = await self.presence_access()
-            room = room if access is not None and access.join else None
+        if self.presence_access is None or not self.presence_access.join:
+            room = None
         # The site's callables (hidden? the card) may read the database: Django's thread.
         connection = await database_sync_to_async(sockets.open_connection)(user, room)
         hub = get_hub()
@@ -105,54 +91,33 @@ class PresenceMixin:
             logger.debug("whos_online: member %s has too many connections", connection.pk)
             return
         self.presence_connection = connection
-        # Redis only, on a worker thread; a skipped record is retried by the hub.
         recorded = await asyncio.to_thread(failsafe.write, sockets.connect, connection)
         if isinstance(recorded, failsafe.Unavailable):
-            hub.record_later(connection)
+            hub.beat_soon()
 
     async def _presence_leave(self) -> None:
+        """Whatever ends the consumer ends its presence (and the live block its subscription)."""
         connection, self.presence_connection = self.presence_connection, None
         if connection is not None:
-            hub = get_hub()
-            hub.untrack(connection)
-            # Kept until Redis takes it (by the hub, once it answers), also if this task
-            # is cancelled while it waits.
-            closed_at = time.time()
-            hub.leave_later(connection, closed_at)
-            written = await asyncio.to_thread(
-                failsafe.write, sockets.disconnect, connection, closed_at
-            )
-            if not isinstance(written, failsafe.Unavailable):
-                hub.left(connection)
+            get_hub().untrack(connection)
+            # A close Redis skips is a connection whose beats stopped: gone at the timeout.
+            await asyncio.to_thread(failsafe.write, sockets.disconnect, connection)
 
 
 class WhosOnlineConsumer(PresenceMixin, AsyncWebsocketConsumer):  # type: ignore[misc]
     """Pushes who is online (``ws/whos-online/``) or in a room (``ws/whos-online/<room>/``).
 
-    The site list or a room the site has not allowed this user (``WHOS_ONLINE_ACCESS``) is
-    closed with code 4403 before anything is sent, and a member with too many
-    sockets in this process with 4429. On subscribing the page gets
-    ``presence_state`` (every listed member's card as "joins", and the change since the
-    members its URL's ``shown`` parameter lists, said as ``announce``), then a
-    ``presence_diff`` within a second of each change: the members who joined
-    and left (a changed card, e.g. online to idle, is both), the counts, and
-    the block rendered by its template, all in the language of the page
-    (:func:`whos_online.realtime.socket_language`). A count-only socket is sent no card
-    and no name. Hidden members are sent to staff alone, as everywhere else.
+    A socket ``WHOS_ONLINE_ACCESS`` refuses is closed with code 4403 before anything
+    is sent, a member's socket past their cap in this process with 4429. Then the
+    page gets ``presence_state``, and a ``presence_diff`` within a second of each
+    change, in the page's language (docs/reference/messages.md); a count-only socket
+    gets no card and no name, and hidden members go to staff alone.
     """
 
     view: View | None = None
-    _shown = ""
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        try:
-            await super().__call__(scope, receive, send)
-        finally:
-            self._unsubscribe()
 
     async def connect(self) -> None:
-        access = await self.presence_access()
-        user = self.presence_user()
+        access, user = self.presence_access, self.presence_user()
         # Accepted, then closed: a browser sees the code (a refused handshake is only a 403).
         await self.accept()
         if access is None:
@@ -162,19 +127,14 @@ class WhosOnlineConsumer(PresenceMixin, AsyncWebsocketConsumer):  # type: ignore
             await self.close(code=TOO_MANY_CONNECTIONS)
             return
         self.view = View(self.presence_room(), reading.is_staff(user), access.names)
-        # The members the page showed (?shown=, from its data-whos-online-shown): the first
-        # state says what changed since the page was rendered; in the page's language.
-        self._shown = shown_in_query(self.scope.get("query_string", b""))
 
     async def websocket_connect(self, message: Any) -> None:
-        """Subscribes once the member is recorded: the view's first read, which every
-        subscriber of it in this process shares, then shows their own join."""
+        """Subscribes once the member is recorded, so the first read shows their own join;
+        the first state says what changed since the page's ``?shown=`` members."""
         await super().websocket_connect(message)
         if self.view is not None and not self._closed:
-            get_hub().subscribe(self.view, self, self._shown, socket_language(self.scope))
-
-    async def disconnect(self, code: int) -> None:
-        self._unsubscribe()
+            shown = shown_in_query(self.scope.get("query_string", b""))
+            get_hub().subscribe(self.view, self, shown, socket_language(self.scope))
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """Clients send nothing (the server beats for them): whatever they send is ignored."""
@@ -182,7 +142,8 @@ class WhosOnlineConsumer(PresenceMixin, AsyncWebsocketConsumer):  # type: ignore
     async def presence_message(self, text: str) -> None:
         await self.send(text_data=text)
 
-    def _unsubscribe(self) -> None:
+    async def _presence_leave(self) -> None:
         view, self.view = self.view, None
         if view is not None:
             get_hub().unsubscribe(view, self)
+        await super()._presence_leave()

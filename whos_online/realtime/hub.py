@@ -1,37 +1,24 @@
 """Per-process push for WebSocket subscribers: one hub, and one ticker task, per event loop.
 
-Redis work follows changes, not rooms or ticks. The scripts that change a
-namespace (a record, a connection that opens, closes or dies, a logout)
-publish its name on ``<prefix>:notices``; a thread of this process listens
-(:class:`Listener`) and marks that namespace's views due: at once, or
-``TICK`` after their last read, so a burst costs one read per ``TICK``. The
-ticker then reads each due view once (a view is a namespace, the site or a
-room, seen by staff or not, with names or counts only) and sends what
-changed to all of its subscribers, rendered and said once in each of their
-languages (:mod:`whos_online.realtime.language`). A view is also due when its own data says
-it changes by time alone (a member turning idle, someone leaving the window:
-``Summary.changes_at``). Every ``CHECK_EVERY`` seconds one call sweeps the views'
-namespaces for connections of dead processes and reads their change marks,
-so a lost notice delays a view by ``CHECK_EVERY`` at most (``SOCKET_CHECK`` in a process
-holding member sockets, which so notices a Redis that lost its data; a view read
-since its mark's time shows that change already, and is not read again; the marks
-are the writers' clocks, so this trusts servers' clocks to agree, as NTP keeps
-them, closer than a notice's way to a read); a listener that
-(re)subscribes marks every view due. Every ``WHOS_ONLINE_HEARTBEAT`` seconds
-the ticker beats for all of the process's connections. All Redis work goes
-through :mod:`whos_online.store.failsafe`, and no socket is closed for Redis.
+The scripts that change a namespace (the site or a room) publish its name on
+``<prefix>:notices``; a thread (:class:`Listener`) marks its views due, and the
+ticker reads each due view at most once a ``TICK`` and sends what changed to its
+subscribers. A view is also read when its data changes by time alone
+(``Summary.changes_at``) and at least every ``CHECK_EVERY`` seconds (a lost
+notice). The ticker also sweeps the views' namespaces for dead processes'
+connections, and beats for all of the process's connections in batches.
 
-Through faults: a heartbeat or check whose reply says Redis lost its data
-(:mod:`whos_online.store.recovery`) has the ticker record every connection's member
-again; a close Redis did not take is kept (MAX_PENDING_LEAVES) and written at
-the next ticks once it answers; and a view Redis could not be read for longer
-than a rendered block shows its last read (``blockcache.STALE_IF_ERROR``) is
-pushed the block's "unavailable", then the whole state once Redis answers.
+Through faults nothing is kept to replay and no socket is closed (all Redis work
+goes through :mod:`whos_online.store.failsafe`): a beat puts back a member whose
+connection Redis does not hold (a skipped connect, a flush), a close Redis skipped
+is a connection whose beats stopped, and pages are told "unavailable" after
+``UNAVAILABLE_AFTER`` seconds of failed reads.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import math
@@ -50,29 +37,20 @@ from django.utils import translation
 from whos_online.conf import conf
 from whos_online.rendering.announcements import Cards, announce, diff, since_shown
 from whos_online.rendering.block import members_html
-from whos_online.rendering.blockcache import STALE_IF_ERROR
-from whos_online.store import failsafe, reading, recovery, sockets
+from whos_online.store import failsafe, reading, sockets
 from whos_online.store.connection import get_client
 from whos_online.store.reading import Summary
 
 logger = logging.getLogger(__name__)
 
-# Seconds between two reads of one view: a change reaches its subscribers within it, and
-# a burst of notices costs one read per TICK.
+# Seconds between two reads of one view: a burst of notices costs one read per TICK.
 TICK = 0.1
-# Seconds between the ticker's looks when no notice is waiting: beats, checks and the
-# data's own expiries are due within it.
+# Seconds between the ticker's looks while no notice waits (for beats, sweeps, expiries).
 LOOK = 0.5
-# Seconds between sweeps for dead processes' connections and lost notices.
+# Seconds between sweeps for dead processes' connections, and the most a view goes unread.
 CHECK_EVERY = 10.0
-# The same, in a process holding member sockets: it notices a Redis that lost its
-# data within this (one call per process; its heartbeats are 25 s apart).
-SOCKET_CHECK = 5.0
-# Connects (and closes) retried per tick after Redis skipped them (a burst after an outage).
-RECORD_RETRIES = 100
-# Closes kept while Redis cannot take them (the oldest go first): a member whose last
-# socket closed meanwhile is taken off "online" once Redis answers.
-MAX_PENDING_LEAVES = 10_000
+# Seconds of failed reads after which open pages are told "unavailable" (a blip is not).
+UNAVAILABLE_AFTER = 10.0
 # Open connections one member may have tracked in one process (tabs, windows, devices).
 MAX_CONNECTIONS_PER_MEMBER = 20
 
@@ -94,23 +72,17 @@ class View:
 
 @dataclass
 class _Feed:
-    # Each subscriber with its language: its messages are rendered and said in it.
+    # Each subscriber with its language.
     subscribers: dict[Subscriber, str] = field(default_factory=dict)
-    # Subscribers that have not had the whole state yet, each with the members its page
-    # showed (``X-Whos-Online-Shown``'s format; "" if unknown): its state says the change.
+    # Subscribers due the whole state, each with the members its page showed ("" if unknown).
     fresh: dict[Subscriber, str] = field(default_factory=dict)
-    members: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # What the subscribers were last sent.
+    members: Cards = field(default_factory=dict)
     counts: dict[str, Any] = field(default_factory=dict)
-    # A notice came since the last read.
-    notified: bool = False
-    # When it was read last (monotonic: a burst of notices waits out the TICK; Unix time:
-    # a change mark older than that read is in it), and when its data changes by time
-    # alone (Unix time; 0: read it at the next tick).
-    read_at: float = -math.inf
-    read_time: float = -math.inf
-    expires_at: float = 0.0
-    # The subscribers pushed "unavailable" (they get the whole state once Redis answers).
-    unavailable: set[Subscriber] = field(default_factory=set)
+    notified: bool = False  # a notice came since the last read
+    read_at: float = -math.inf  # time.monotonic() of the last read
+    due_at: float = 0.0  # Unix time (as the data's expiries are) of the next read
+    unavailable: bool = False  # its subscribers were pushed "unavailable"
 
 
 class Hub:
@@ -119,23 +91,12 @@ class Hub:
     def __init__(self) -> None:
         self.connections: dict[str, sockets.Connection] = {}
         self.per_member: Counter[str] = Counter()
-        # Connections whose member the connect could not record (Redis skipped or failed),
-        # recorded again at the next ticks.
-        self.unrecorded: dict[str, None] = {}
-        # Closed connections whose close Redis did not take, with when they closed,
-        # written at the next ticks.
-        self.unleft: dict[str, tuple[sockets.Connection, float]] = {}
         self.feeds: dict[View, _Feed] = {}
-        # Each namespace's change mark as the last check read it.
-        self.marks: dict[str | None, Any] = {}
         self.beat_at = self.checked_at = time.time()
-        # When Redis last answered this hub (a beat, a check, a read): what its pages show
-        # is as old as that.
-        self.answered_at = self.beat_at
-        self.losses = recovery.losses  # Redis data losses this process has noticed
+        # When the first of the reads failing since Redis last answered one failed.
+        self.failing_since: float | None = None
         self.task: asyncio.Task[None] | None = None
         self.listener: Listener | None = None
-        # Set by a notice or a subscriber: the ticker runs without waiting out the TICK.
         self.wake = asyncio.Event()
 
     def is_full(self, pk: str) -> bool:
@@ -151,36 +112,22 @@ class Hub:
         self._start()
         return True
 
-    def record_later(self, connection: sockets.Connection) -> None:
-        """The connect was skipped (Redis down): record it at the next ticks until it works."""
-        if connection.id in self.connections:
-            self.unrecorded[connection.id] = None
-
-    def leave_later(self, connection: sockets.Connection, at: float) -> None:
-        """Write the close of ``connection``, at ``at``, at the next ticks until Redis takes
-        it: a close written late still says when the page went, not when Redis came back."""
-        self.unleft[connection.id] = (connection, at)
-        while len(self.unleft) > MAX_PENDING_LEAVES:
-            del self.unleft[next(iter(self.unleft))]
-        self._start()
-
-    def left(self, connection: sockets.Connection) -> None:
-        """Redis took the close of ``connection``."""
-        self.unleft.pop(connection.id, None)
-
     def untrack(self, connection: sockets.Connection) -> None:
         if self.connections.pop(connection.id, None) is not None:
             self.per_member[connection.pk] -= 1
             if not self.per_member[connection.pk]:
                 del self.per_member[connection.pk]
-        self.unrecorded.pop(connection.id, None)
+
+    def beat_soon(self) -> None:
+        """A connect Redis skipped: beat at the next ticks until Redis takes it."""
+        self.beat_at = -math.inf
+        self.wake.set()
 
     def subscribe(
         self, view: View, subscriber: Subscriber, shown: str = "", language: str | None = None
     ) -> None:
-        """Send ``subscriber`` the view's state, then its changes, in ``language`` (None:
-        ``LANGUAGE_CODE``); ``shown``, the members its page showed, makes the state say
-        what changed since (a view with names)."""
+        """Send ``subscriber`` the view's state, then its changes, in ``language``; the state
+        says what changed since ``shown``, the members its page showed."""
         feed = self.feeds.setdefault(view, _Feed())
         feed.subscribers[subscriber] = language or settings.LANGUAGE_CODE
         feed.fresh[subscriber] = shown if view.names else ""
@@ -192,13 +139,12 @@ class Hub:
         if feed is not None:
             feed.subscribers.pop(subscriber, None)
             feed.fresh.pop(subscriber, None)
-            feed.unavailable.discard(subscriber)
             if not feed.subscribers:
                 del self.feeds[view]
 
     def changed(self, room: str | None = None, everywhere: bool = False) -> None:
-        """A notice: ``room``'s views (every view, ``everywhere``) are read at once, or a
-        TICK after their last read: a burst of notices costs one read per TICK."""
+        """A notice: ``room``'s views (every view, ``everywhere``) are due, a TICK after
+        their last read."""
         for view, feed in self.feeds.items():
             if everywhere or view.room == room:
                 feed.notified = True
@@ -213,116 +159,63 @@ class Hub:
             self.listener.start()
 
     async def _run(self) -> None:
-        while self.connections or self.feeds or self.unleft:
+        while self.connections or self.feeds:
             try:
                 await self.tick()
             except Exception:  # the ticker serves every socket: it must outlive any one bug
                 logger.exception("whos_online: a push tick failed")
-            await self._pause()
-
-    async def _pause(self) -> None:
-        """Until the next tick: LOOK at most, less when woken (a notice, a subscriber) or
-        when a notified view's TICK since its last read ends (not a whole TICK from now)."""
-        self.wake.clear()
-        try:
-            await asyncio.wait_for(self.wake.wait(), self.pause())
-        except asyncio.TimeoutError:
-            pass
+            self.wake.clear()  # set by a notice or a subscriber: the next tick is due at once
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.wake.wait(), self.pause())
 
     def pause(self) -> float:
-        """Seconds until the next tick is due, at most LOOK."""
+        """Seconds until the next tick is due: LOOK at most, less when a notified view's TICK
+        since its last read ends (not a whole TICK from now)."""
         clock = time.monotonic()
         due = [feed.read_at + TICK - clock for feed in self.feeds.values() if feed.notified]
         return max(0.0, min([LOOK, *due]))
 
     async def tick(self) -> None:
-        """Beat and check if due, then read each due view once and send what changed."""
+        """Beat and sweep if due, then read each due view once and send what changed."""
         now = time.time()
-        lost = False
-        # A clock that went backwards beats (and checks) at once rather than never.
-        # Both are tried again each tick until Redis takes them: the first after an
-        # outage tells whether Redis came back empty.
+        # A clock that went backwards beats (and sweeps) at once rather than never. Both
+        # are tried again each tick until Redis takes them.
         if self.connections and not 0 <= now - self.beat_at < conf.heartbeat:
             alive = list(self.connections.values())
             beaten = await asyncio.to_thread(failsafe.write, sockets.heartbeat, alive)
             if not isinstance(beaten, failsafe.Unavailable):
-                self.beat_at = self.answered_at = now
-                lost = beaten
-        every = SOCKET_CHECK if self.connections else CHECK_EVERY
-        if (self.feeds or self.connections) and not 0 <= now - self.checked_at < every:
-            lost = await self._check(now) or lost
-        if lost or self.losses != recovery.losses:  # Redis lost its data: connect everyone again
-            self.losses = recovery.losses
-            self.unrecorded.update(dict.fromkeys(self.connections))
-        await self._retry()
+                self.beat_at = now
+        if self.feeds and not 0 <= now - self.checked_at < CHECK_EVERY:
+            rooms = list({view.room for view in self.feeds})
+            swept = await asyncio.to_thread(failsafe.write, sockets.check, rooms)
+            if not isinstance(swept, failsafe.Unavailable):
+                self.checked_at = now
         clock = time.monotonic()
         for view, feed in list(self.feeds.items()):
             notified = feed.notified and clock - feed.read_at >= TICK
-            if feed.fresh or notified or feed.expires_at <= now:
-                # A notice that comes during the read is kept for the next one.
-                feed.notified, feed.read_at, feed.expires_at = False, clock, math.inf
-                started = time.time()
-                online = await asyncio.to_thread(
-                    failsafe.call, reading.read, room=view.room, staff_view=view.staff
-                )
-                if isinstance(online, failsafe.Unavailable):  # Redis is down: try again next tick
-                    feed.notified = True
-                    if now - self.answered_at >= STALE_IF_ERROR:
-                        await self._send_unavailable(view, feed)
-                    continue
-                self.answered_at = now
-                if feed.unavailable:  # Redis is back: the whole state, as on subscribing
-                    feed.unavailable.clear()
-                    feed.fresh = {s: feed.fresh.get(s, "") for s in feed.subscribers}
-                feed.expires_at, feed.read_time = online.changes_at or math.inf, started
-                await self._send(view, feed, online)
+            if feed.fresh or notified or feed.due_at <= now:
+                await self._read(view, feed, now, clock)
 
-    async def _retry(self) -> None:
-        """Write the closes, then the connects, Redis skipped (RECORD_RETRIES of each a tick)."""
-        for closed, at in list(self.unleft.values())[:RECORD_RETRIES]:
-            closed_now = await asyncio.to_thread(failsafe.write, sockets.disconnect, closed, at)
-            if isinstance(closed_now, failsafe.Unavailable):
-                break  # Redis is still down
-            self.left(closed)
-        for connection_id in list(self.unrecorded)[:RECORD_RETRIES]:
-            connection = self.connections.get(connection_id)
-            if connection is not None:  # else closed meanwhile
-                connected = await asyncio.to_thread(failsafe.write, sockets.connect, connection)
-                if isinstance(connected, failsafe.Unavailable):
-                    continue
-            self.unrecorded.pop(connection_id, None)
-
-    async def _check(self, now: float) -> bool:
-        """Sweep and read the marks; whether Redis had lost its data."""
-        rooms = list({view.room for view in self.feeds}) or [None]
-        checked = await asyncio.to_thread(failsafe.write, sockets.check, rooms)
-        if isinstance(checked, failsafe.Unavailable):
-            # Read the views: past the stale limit, they say "unavailable".
-            self.changed(everywhere=True)
-            return False
-        self.checked_at = self.answered_at = now
-        marks, lost = checked
-        # A view's first check only takes its mark: until then the listener's own
-        # (re)subscription has made every view due.
-        moved = {room: mark for room, mark in marks.items() if self.marks.get(room, mark) != mark}
-        for view, feed in self.feeds.items():
-            # A notice was lost, unless a read since the change (a notice's) shows it.
-            if view.room in moved and not _float(moved[view.room]) < feed.read_time:
-                feed.expires_at = 0.0
-        self.marks = marks
-        return lost
-
-    async def _send_unavailable(self, view: View, feed: _Feed) -> None:
-        """Push what a page rendered now shows ("unavailable") to the subscribers not told yet."""
-        untold = {
-            s: language for s, language in feed.subscribers.items() if s not in feed.unavailable
-        }
-        if not untold:
+    async def _read(self, view: View, feed: _Feed, now: float, clock: float) -> None:
+        # A notice that comes during the read is kept for the next one.
+        feed.notified, feed.read_at, feed.due_at = False, clock, now + CHECK_EVERY
+        online = await asyncio.to_thread(
+            failsafe.call, reading.read, room=view.room, staff_view=view.staff
+        )
+        if isinstance(online, failsafe.Unavailable):  # Redis is down: try again next tick
+            feed.notified = True
+            self.failing_since = self.failing_since or now
+            if now - self.failing_since >= UNAVAILABLE_AFTER and not feed.unavailable:
+                # What a page rendered now shows; each gets the whole state once Redis answers.
+                told = dict(feed.subscribers)
+                feed.unavailable, feed.members, feed.counts = True, {}, {}
+                feed.fresh = dict.fromkeys(told, "")
+                messages = await database_sync_to_async(_unavailable)(view, told)
+                await _deliver([s.presence_message(text) for s, text in messages])
             return
-        feed.unavailable |= untold.keys()
-        feed.members, feed.counts = {}, {}
-        messages = await database_sync_to_async(_unavailable)(view, untold)
-        await _deliver([s.presence_message(text) for s, text in messages])
+        self.failing_since = None
+        feed.due_at = min(online.changes_at or math.inf, now + CHECK_EVERY)
+        await self._send(view, feed, online)
 
     async def _send(self, view: View, feed: _Feed, online: Summary) -> None:
         if not view.names:
@@ -342,17 +235,32 @@ class Hub:
             return  # a read that found nothing new: nothing is rendered or sent
         # A list cut at its limit gains and drops names nobody brought or took away.
         truncated = bool(counts["more"] or feed.counts.get("more"))
-        read = _Read(view, online, members, counts, joins, leaves, truncated)
         # Who subscribes during the render waits for the next read (maybe in a new language).
         fresh = dict(feed.fresh)
         told = {s: feed.subscribers[s] for s in (feed.subscribers if changed else fresh)}
-        messages = await database_sync_to_async(read.messages)(told, fresh)
+
+        def messages() -> list[tuple[Subscriber, str]]:
+            """Each one's message, rendered and said once per language, on Django's thread
+            (a site's template may read the database)."""
+            sent: list[tuple[Subscriber, str]] = []
+            for language in set(told.values()):
+                with translation.override(language):
+                    html = _render(view, online)
+                    said = "" if truncated else announce(joins, leaves)
+                    change = _encode("presence_diff", joins, leaves, counts, html, said)
+                    for s in [s for s, its in told.items() if its == language]:
+                        if s in fresh:  # the whole state, and what changed since its page
+                            since = since_shown(fresh[s], online)
+                            state = _encode("presence_state", members, {}, counts, html, since)
+                        sent.append((s, state if s in fresh else change))
+            return sent
+
+        sent = await database_sync_to_async(messages)()
         # Only once rendered: a tick that failed leaves the state and the diff to the next.
         for subscriber in fresh:
             feed.fresh.pop(subscriber, None)
-        feed.members, feed.counts = members, counts
-        sends = [s.presence_message(text) for s, text in messages if s in feed.subscribers]
-        await _deliver(sends)
+        feed.members, feed.counts, feed.unavailable = members, counts, False
+        await _deliver([s.presence_message(text) for s, text in sent if s in feed.subscribers])
 
 
 async def _deliver(sends: list[Any]) -> None:
@@ -363,15 +271,10 @@ async def _deliver(sends: list[Any]) -> None:
 
 
 class Listener(threading.Thread):
-    """Listens for notices, on a thread of its own, from the hub's first subscriber until
-    its event loop closes.
-
-    redis-py's blocking ``PubSub`` on whos_online's own client (its pool and
-    topology: Sentinel, Cluster), so a notice costs Redis one message per
-    process, not a read. While Redis is down it tries again every second (the
-    outage itself is logged by the failsafe's reads); each (re)subscription
-    marks every view due, since notices may have been missed meanwhile.
-    """
+    """Listens for notices on a thread of its own, from the hub's first subscriber until
+    its event loop closes, with redis-py's blocking ``PubSub`` on whos_online's own
+    client (its pool and topology). While Redis is down it tries again every second;
+    each (re)subscription marks every view due, as notices may have been missed."""
 
     def __init__(self, hub: Hub, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__(name="whos_online notices", daemon=True)
@@ -384,11 +287,9 @@ class Listener(threading.Thread):
 
     def notify(self, room: str | None, everywhere: bool = False) -> None:
         hub = self.hub()
-        if hub is not None and not self.loop.is_closed():
-            try:
+        if hub is not None:
+            with contextlib.suppress(RuntimeError):  # the loop closed
                 self.loop.call_soon_threadsafe(hub.changed, room, everywhere)
-            except RuntimeError:  # the loop closed meanwhile
-                pass
 
     def run(self) -> None:
         while self.listening():
@@ -417,79 +318,14 @@ class Listener(threading.Thread):
             pubsub.close()
 
 
-@dataclass(frozen=True)
-class _Read:
-    """What one read of a view found, to be told to its subscribers in their languages."""
-
-    view: View
-    online: Summary
-    members: Cards
-    counts: dict[str, Any]
-    joins: Cards
-    leaves: Cards
-    # The list is cut at its limit: the change goes unsaid.
-    truncated: bool
-
-    def messages(
-        self, told: dict[Subscriber, str], fresh: dict[Subscriber, str]
-    ) -> list[tuple[Subscriber, str]]:
-        """A message for each of ``told`` (each with its language): the whole state for
-        the ``fresh`` (each with the members its page showed), the change for the others.
-        The block is rendered, and the change said, once per language. Run where Django
-        manages the thread (``database_sync_to_async``): a site's template may read the
-        database."""
-        messages: list[tuple[Subscriber, str]] = []
-        for language, subscribers in _by_language(told).items():
-            with translation.override(language):
-                messages += self._in_language(subscribers, fresh)
-        return messages
-
-    def _in_language(
-        self, subscribers: list[Subscriber], fresh: dict[Subscriber, str]
-    ) -> list[tuple[Subscriber, str]]:
-        html = _render(self.view, self.online)
-        messages = []
-        others = [subscriber for subscriber in subscribers if subscriber not in fresh]
-        if others:
-            said = "" if self.truncated else announce(self.joins, self.leaves)
-            change = _encode("presence_diff", self.joins, self.leaves, self.counts, html, said)
-            messages += [(subscriber, change) for subscriber in others]
-        states: dict[str, str] = {}  # by what each says since its page: most say nothing
-        for subscriber in subscribers:
-            if subscriber in fresh:
-                since = since_shown(fresh[subscriber], self.online)
-                if since not in states:
-                    states[since] = _encode(
-                        "presence_state", self.members, {}, self.counts, html, since
-                    )
-                messages.append((subscriber, states[since]))
-        return messages
-
-
-def _by_language(told: dict[Subscriber, str]) -> dict[str, list[Subscriber]]:
-    by_language: dict[str, list[Subscriber]] = {}
-    for subscriber, language in told.items():
-        by_language.setdefault(language, []).append(subscriber)
-    return by_language
-
-
 def _unavailable(view: View, told: dict[Subscriber, str]) -> list[tuple[Subscriber, str]]:
     """What a page rendered now shows ("unavailable"), for each of ``told`` in its language."""
-    messages: list[tuple[Subscriber, str]] = []
-    for language, subscribers in _by_language(told).items():
+    texts = {}
+    for language in set(told.values()):
         with translation.override(language):
             html = _render(view, None)
-        text = json.dumps({"type": "presence_unavailable", "html": html}, separators=(",", ":"))
-        messages += [(subscriber, text) for subscriber in subscribers]
-    return messages
-
-
-def _float(mark: Any) -> float:
-    """A change mark's time (Unix time, as its writer's clock read it); inf if none."""
-    try:
-        return float(mark)
-    except (TypeError, ValueError):
-        return math.inf
+        texts[language] = json.dumps({"type": "presence_unavailable", "html": html})
+    return [(subscriber, texts[language]) for subscriber, language in told.items()]
 
 
 def _render(view: View, online: Summary | None) -> str:
@@ -507,16 +343,11 @@ def _render(view: View, online: Summary | None) -> str:
 
 
 def _encode(
-    kind: str,
-    joins: dict[str, dict[str, Any]],
-    leaves: dict[str, dict[str, Any]],
-    counts: dict[str, Any],
-    html: str,
-    announcement: str = "",
+    kind: str, joins: Cards, leaves: Cards, counts: dict[str, Any], html: str, said: str
 ) -> str:
     message = {"type": kind, "joins": joins, "leaves": leaves, **counts, "html": html}
-    if announcement:
-        message["announce"] = announcement
+    if said:
+        message["announce"] = said
     return json.dumps(message, separators=(",", ":"))
 
 
@@ -526,7 +357,6 @@ _hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Hub] = weakref.WeakK
 def get_hub() -> Hub:
     """The running event loop's hub (a server runs one loop per process)."""
     loop = asyncio.get_running_loop()
-    hub = _hubs.get(loop)
-    if hub is None:
-        hub = _hubs[loop] = Hub()
-    return hub
+    if loop not in _hubs:
+        _hubs[loop] = Hub()
+    return _hubs[loop]

@@ -1,14 +1,9 @@
 """The language a socket is pushed in: the one its page was rendered in.
 
-Channels has no ``LocaleMiddleware``. A live block rendered for a socket
-carries the language it was rendered in (``data-whos-online-lang``), which
-``live.js`` sends in the socket's URL (``?lang=de``): the page knows, even when
-its language came from a URL prefix (``i18n_patterns``) or a view's own
-``translation.override``. A socket without it (a site's own block template) is
-resolved as ``LocaleMiddleware`` resolves a request: the language cookie,
-then ``Accept-Language``, then ``LANGUAGE_CODE``. Whatever a client sends, the
-answer is one of ``settings.LANGUAGES``, so a hub renders a view in a handful
-of languages at most.
+Channels has no ``LocaleMiddleware``, so ``live.js`` sends the block's language
+(``data-whos-online-lang``) in the socket's URL (``?lang=de``); without it the
+handshake is resolved as ``LocaleMiddleware`` resolves a request. The answer is one
+of ``settings.LANGUAGES``, so a hub renders a view in a handful of languages.
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
-"""WebSocket routes for ``WhosOnlineConsumer``; add them to the site's ASGI application::
-
-    from whos_online.realtime.routing import websocket_urlpatterns
-    application = ProtocolTypeRouter({
-        "http": get_asgi_application(),
-        "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
-        ),
-    })
-
-and set ``WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"`` so the live block subscribes.
-The site and rooms are served only as ``WHOS_ONLINE_ACCESS`` allows (``whos_online.access``).
-"""
+"""WebSocket routes for ``WhosOnlineConsumer``: the site's ASGI application routes them
+(docs/howto/live.md shows how) behind ``AuthMiddlewareStack``, and
+``WHOS_ONLINE_WEBSOCKET_URL`` names where, so the live block subscribes."""
 
 from django.urls import path
 
