@@ -31,7 +31,7 @@ from whos_online.conf import conf
 from whos_online.realtime import hub
 from whos_online.realtime.consumers import PresenceMixin
 from whos_online.realtime.routing import websocket_urlpatterns
-from whos_online.store import failsafe, scripts, sockets, status
+from whos_online.store import failsafe, scripts, sockets
 
 pytestmark = pytest.mark.django_db
 
@@ -156,7 +156,7 @@ def test_five_tabs_are_one_member_and_the_last_to_close_takes_them_off_at_once(
         for closed in tabs[:4]:
             await closed.disconnect()
         assert status_of(alice.pk) == "online" and str(alice.pk) in presence.connected()
-        reading.shift(status.SOCKET_GRACE)  # she reads a while, then closes the last tab
+        reading.shift(conf.cookie_age)  # she reads a while, then closes the last tab
         await tabs[4].disconnect()
         # At once: the next read, with no tick and no timeout in between.
         assert status_of(alice.pk) == "idle" and listed()["alice"] == "idle"
@@ -178,7 +178,7 @@ def test_a_page_view_after_leaving_is_the_http_rule_again(
     async def scenario() -> None:
         alice_tab = await tab(alice)
         await eventually(lambda: str(alice.pk) in presence.connected())
-        traveller.shift(status.SOCKET_GRACE)
+        traveller.shift(conf.cookie_age)
         await alice_tab.disconnect()
 
     with time_machine.travel(NOW, tick=False) as traveller:
@@ -276,7 +276,7 @@ def test_hidden_members_reach_staff_subscribers_alone(
         assert seen["joins"][pk]["hidden"] is True and seen["hidden"] == 1
         counted = await until(public, lambda m: m["hidden"] == 1)
         assert pk not in counted["joins"] and "Shy" not in str(counted)
-        reading.shift(status.SOCKET_GRACE)
+        reading.shift(conf.cookie_age)
         await shy_tab.disconnect()
         await until(staff, lambda m: pk in m["leaves"])
         await public.disconnect()
@@ -305,7 +305,7 @@ def test_a_room_connection_is_in_the_room_and_on_the_site(
         assert diff["room"] == "thread:1" and 'class="whos-here"' in diff["html"]
         assert listed("thread:1") == {"alice": "online", "bob": "online"}
         assert listed() == {"alice": "online", "bob": "online"}
-        reading.shift(status.SOCKET_GRACE)
+        reading.shift(conf.cookie_age)
         await alice_tab.disconnect()
         assert listed("thread:1")["alice"] == "idle" and listed()["alice"] == "idle"
         await watcher.disconnect()
@@ -417,7 +417,7 @@ def test_the_merge_holds_with_approximate_counting_and_the_day_total(
         sockets.connect(connection)
         presence.record_guest("203.0.113.7")
         assert listed() == {"alice": "online"}
-        traveller.shift(status.SOCKET_GRACE)
+        traveller.shift(conf.cookie_age)
         sockets.disconnect(connection)
         online = presence.summary(limit=None, room=None, viewer=STAFF)
     assert [(m.name, m.status) for m in online.members] == [("alice", "idle")]

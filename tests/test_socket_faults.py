@@ -33,7 +33,7 @@ from tests.test_consumers import (  # noqa: F401 (public_rooms, websockets: fixt
 from whos_online import presence
 from whos_online.conf import conf
 from whos_online.realtime import hub
-from whos_online.store import failsafe, sockets, status
+from whos_online.store import failsafe, sockets
 
 pytestmark = pytest.mark.django_db
 
@@ -163,7 +163,7 @@ def test_a_close_redis_could_not_take_ends_the_member_at_the_heartbeat_timeout(
     async def scenario() -> None:
         watcher, alice_tab = await tab(None), await tab(alice)
         await eventually(lambda: status_of(pk) == "online")
-        await clock.travel(status.SOCKET_GRACE + 1)
+        await clock.travel(conf.cookie_age + 1)
         own_redis.pause()
         try:
             # Its close waits on the frozen Redis; the server gives up on the consumer
