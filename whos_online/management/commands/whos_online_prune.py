@@ -41,8 +41,7 @@ class Command(BaseCommand):
         try:
             old_peak = stats.reset_peak() if options["reset_peak"] else None
             result = presence.prune(batch_size=options["batch_size"])
-        # A RedisError too, but cron's mail must send the owner to settings.py, not to Redis.
-        except CacheAliasError as exc:
+        except CacheAliasError as exc:  # a RedisError too, but cron's mail must say settings.py
             raise CommandError(f"A mistake in the settings, nothing pruned: {exc}") from exc
         except (RedisError, RedisClusterException) as exc:
             raise CommandError(f"Redis failed, pruning stopped: {exc}") from exc
