@@ -222,8 +222,12 @@ def test_before_two_samples_the_page_says_how_to_get_them(redis_db: redis.Redis)
     one = boss.get(PAGE).content.decode()
     for html in (empty, one):
         assert '<div class="whos-online-chart-empty"' in html and "<svg class" not in html
-        assert "No samples yet: whos_online_prune records one each time cron runs it" in html
         assert "<h2>Online counts, last 24 hours</h2>" in html
+    assert "No samples yet: whos_online_prune records one each time cron runs it" in empty
+    assert (
+        "One sample so far: the chart draws its line from the second, which "
+        "whos_online_prune records the next time cron runs it."
+    ) in one
 
 
 def test_the_page_is_listed_in_the_admin_index_for_staff(redis_db: redis.Redis) -> None:
@@ -300,8 +304,10 @@ def test_a_member_whose_page_opened_a_socket_keeps_that_page(
 @pytest.mark.parametrize(
     "retention, note",
     [
-        (None, "Members are kept for 0.17 hours (WHOS_ONLINE_RETENTION)"),  # the window
-        (timedelta(hours=23), "Members are kept for 23 hours (WHOS_ONLINE_RETENTION)"),
+        # the window, by default
+        (None, "whos_online forgets a member 10 minutes after their last visit"),
+        (timedelta(hours=1, minutes=30), "forgets a member 1 hour, 30 minutes after"),
+        (timedelta(hours=23), "forgets a member 23 hours after their last visit"),
         (timedelta(days=1), None),
     ],
 )
@@ -310,7 +316,7 @@ def test_the_page_says_when_members_are_not_kept_a_day(
 ) -> None:
     settings.WHOS_ONLINE_RETENTION = retention
     html = text(staff().get(PAGE).content.decode())
-    assert (note in html) if note else "Members are kept" not in html
+    assert (note in html) if note else "forgets a member" not in html
 
 
 @pytest.mark.parametrize("mode", ["exact", "approximate"])

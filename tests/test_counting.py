@@ -244,14 +244,14 @@ def test_the_admin_shows_the_past_24_hours_and_each_day_since_the_first_visitor(
         (yesterday.strftime("%a %-d %b %Y"), "1", "3", "4"),
     ]
     assert ("Guests are counted approximately" in html) is (mode == "approximate")
-    assert "Members are kept for" not in html
+    assert "forgets a member" not in html
 
 
 def test_the_admin_says_when_members_are_not_kept_a_day(redis_db: redis.Redis) -> None:
     boss = BrowserClient()
     boss.force_login(User.objects.create_user("boss", is_staff=True))
     html = " ".join(boss.get(PAGE).content.decode().split())
-    assert "Members are kept for 0.17 hours (WHOS_ONLINE_RETENTION)" in html
+    assert "forgets a member 10 minutes after their last visit (WHOS_ONLINE_RETENTION)" in html
 
 
 def test_a_login_cannot_take_an_approximate_guest_off_the_count(
