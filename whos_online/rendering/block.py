@@ -125,7 +125,11 @@ def site_block(request: Any, live: int = 0, cached: bool = False) -> dict[str, A
         try:
             block["live_url"] = reverse("whos_online:live")
         except NoReverseMatch:
-            _no_live_urls()
+            _no_live_urls(
+                "A live block ({% whos_online live=… %})"
+                if live
+                else "A cached block ({% whos_online cached=True %})"
+            )
             return block  # as a block without live=: it shows, it does not refresh
         block["fill"] = cached
     if live:
@@ -137,21 +141,20 @@ def site_block(request: Any, live: int = 0, cached: bool = False) -> dict[str, A
 
 
 NO_LIVE_URLS = (
-    "{% whos_online live=… %} and cached=True read an endpoint: add "
-    'path("whos-online/", include("whos_online.urls")) to your URLconf.'
+    ' reads an endpoint: add path("whos-online/", include("whos_online.urls")) to your URLconf.'
 )
 _told_of_live_urls = False
 
 
-def _no_live_urls() -> None:
+def _no_live_urls(block: str) -> None:
     """A live block without its endpoint: an error under DEBUG; else one ERROR per process,
     and the block is shown without its live part (a page is never a 500 for it)."""
     global _told_of_live_urls
     if settings.DEBUG:
-        raise ImproperlyConfigured(NO_LIVE_URLS)
+        raise ImproperlyConfigured(block + NO_LIVE_URLS)
     if not _told_of_live_urls:
         _told_of_live_urls = True
-        logger.error("%s Until then live blocks show without refreshing.", NO_LIVE_URLS)
+        logger.error("%s Until then such blocks show without refreshing.", block + NO_LIVE_URLS)
 
 
 def room_block(request: Any, name: str, live: bool = False) -> dict[str, Any] | None:
