@@ -43,7 +43,7 @@ from tests.counted import Wire
 from tests.redis_server import RedisServer
 from whos_online import presence
 from whos_online.conf import Settings, conf
-from whos_online.store import failsafe, guests, sockets
+from whos_online.store import addresses, failsafe, sockets
 
 pytestmark = pytest.mark.django_db
 
@@ -558,7 +558,7 @@ def test_prune_while_visitors_are_recorded_keeps_every_live_member(
                     presence.record_user(user)
                 for ip in ips:
                     presence.record_guest(ip)
-                    guests_recorded.add(guests.guest_id(ip))
+                    guests_recorded.add(addresses.guest_id(ip))
         except BaseException as exc:  # surfaced below rather than lost in the thread
             failures.append(exc)
 

@@ -13,7 +13,7 @@ from tests.conftest import NOW, BrowserClient
 from whos_online import presence
 from whos_online.conf import Settings
 from whos_online.store import counting, recording, stats
-from whos_online.store.guests import guest_id
+from whos_online.store.addresses import guest_id
 
 pytestmark = pytest.mark.django_db
 

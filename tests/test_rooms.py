@@ -21,7 +21,7 @@ from tests.test_middleware import async_get
 from whos_online import presence
 from whos_online.conf import Settings, conf
 from whos_online.rooms.pages import in_room
-from whos_online.store import guests, recording, scripts, sockets
+from whos_online.store import addresses, recording, scripts, sockets
 from whos_online.visitors import guests as guest_rooms
 
 pytestmark = pytest.mark.django_db
@@ -235,7 +235,7 @@ def test_room_keys_expire_and_prune_clears_stale_room_members(
         traveller.shift(1)  # out of the window: pruned, the guest as the member
         call_command("whos_online_prune", stdout=StringIO())
         assert redis_db.zrange(f"{prefix}:room:thread:1:users", 0, -1) == [str(bob.pk).encode()]
-        assert redis_db.zrange(room_guests, 0, -1) == [guests.guest_id("203.0.113.6").encode()]
+        assert redis_db.zrange(room_guests, 0, -1) == [addresses.guest_id("203.0.113.6").encode()]
 
 
 def room_keys(redis_db: redis.Redis, settings: Any) -> list[bytes]:
@@ -391,7 +391,7 @@ def test_prune_walks_live_rooms_in_bounded_batches(
     assert all(p.count(b":room:") <= 700 for p in prune_calls)  # 7 keys a room
     assert all(presence.guest_count(room=f"r{room}") == 1 for room in (0, 124, 249))
     key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:room:r7:guests"
-    assert redis_db.zrange(key, 0, -1) == [guests.guest_id("203.0.113.6").encode()]
+    assert redis_db.zrange(key, 0, -1) == [addresses.guest_id("203.0.113.6").encode()]
 
 
 class Queued:

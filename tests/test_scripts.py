@@ -29,7 +29,7 @@ from tests.conftest import (
 from whos_online import presence
 from whos_online.conf import Settings, conf
 from whos_online.store import counting, scripts, sockets, stats, status
-from whos_online.store.guests import guest_id
+from whos_online.store.addresses import guest_id
 from whos_online.store.sockets import Connection
 from whos_online.store.stats import Peak
 

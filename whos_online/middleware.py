@@ -13,7 +13,6 @@ from django.utils.cache import patch_cache_control, patch_vary_headers
 from whos_online.conf import conf
 from whos_online.rooms.url_names import due as url_room
 from whos_online.rooms.url_names import enter as enter_url_room
-from whos_online.store.recording import Visit
 from whos_online.visitors.cookie import recorded_at, set_cookie
 from whos_online.visitors.visits import (
     HANDED,
@@ -111,14 +110,6 @@ def _after(request: HttpRequest, response: HttpResponseBase, recorded: bool) -> 
     if SOCKET_PAGE in marks:
         response.delete_cookie(conf.cookie_name)
     elif recorded:
-        set_cookie(request, response, _landed(visit_of(request)))
+        visit = visit_of(request)
+        set_cookie(request, response, time.time() if visit is None else visit.at)
     return response
-
-
-def _landed(visit: Visit | None) -> float:
-    """When the visitor's record landed in Redis's data, for their cookie: its time, or when
-    the data began if that is later (another process began it while this record was on
-    its way), so the cookie never stands for a record the data lacks."""
-    if visit is None:
-        return time.time()
-    return visit.at if visit.since is None else max(visit.at, visit.since.timestamp())

@@ -10,7 +10,7 @@ from datetime import date, datetime, timezone
 from typing import Any, NamedTuple
 
 from whos_online.conf import Keys, conf
-from whos_online.store import counting, recovery, scripts
+from whos_online.store import counting, scripts
 from whos_online.store.connection import get_client, text
 
 
@@ -40,19 +40,6 @@ def reset_peak() -> Peak | None:
 
 
 PEAK_TTL = 366 * 24 * 3600
-
-
-def learn_generation(client: Any, generation: Any, asked_at: float) -> None:
-    """Take the generation a reply carried; after a loss, write back the peak seen before."""
-    lost = recovery.learn(generation, asked_at)
-    if lost is not None:
-        count, at = lost
-        scripts.raise_peak(client, peak=conf.keys().peak, count=count, at=at, ttl=PEAK_TTL)
-
-
-def generation_time(generation: Any) -> datetime | None:
-    """When Redis's data began, from the generation a reply carried (None: none yet)."""
-    return None if generation is None else datetime.fromtimestamp(float(generation), timezone.utc)
 
 
 def peak_from(count: Any = None, at: Any = None) -> Peak | None:

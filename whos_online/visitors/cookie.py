@@ -8,8 +8,6 @@ of identity makes the cookie invalid, while an unchanged identity is recognised
 from the cookies alone: no session load, no user query, no Redis call. A cookie
 that is expired (replayed after ``conf.cookie_age``), another identity's,
 tampered with or garbage is simply not valid: the visitor is recorded again.
-So is one issued before Redis's data began (``recovery.began``): it stands for a
-record Redis lost.
 """
 
 from __future__ import annotations
@@ -23,8 +21,7 @@ from django.http import HttpRequest, HttpResponseBase
 from django.utils.cache import patch_cache_control
 
 from whos_online.conf import conf, on_settings_change
-from whos_online.store import recovery
-from whos_online.store.guests import network
+from whos_online.store.addresses import network
 from whos_online.visitors.client_ip import client_address
 
 COOKIE_SALT = "whos_online.online"
@@ -44,7 +41,7 @@ def recorded_at(request: HttpRequest) -> float | None:
         return None
     # Either way round: a server whose clock runs ahead may have issued it.
     now = time.time()
-    if abs(now - at) >= conf.cookie_age or at < recovery.began <= now:
+    if abs(now - at) >= conf.cookie_age:
         return None
     return at
 
