@@ -28,8 +28,6 @@ from tests.test_middleware import async_get
 from whos_online import presence
 from whos_online.conf import Settings, conf
 from whos_online.rendering import blockcache
-from whos_online.store import scripts
-from whos_online.store.stats import PEAK_TTL
 
 pytestmark = pytest.mark.django_db
 __all__ = ["traveller"]  # the fixture, for this module's tests
@@ -257,24 +255,6 @@ def test_the_jinja2_globals_count_a_reloading_member_once(
         assert members(room) == ["agent1"] and "1 here now" in room
 
 
-def test_after_redis_came_back_empty_each_page_counts_each_person_once(
-    redis_db: redis.Redis, traveller: Any, settings: Any
-) -> None:
-    settings.WHOS_ONLINE_BLOCK_CACHE = 5  # the read from before the loss is still kept
-    a_record_of(10, redis_db)  # a newcomer stays under it: the loss alone makes them read
-    alice = member("alice")
-    member("bob").get("/block/")
-    BrowserClient().get("/block/", REMOTE_ADDR=CUSTOMER)  # the cached read: three
-    traveller.shift(1.3)  # cookies hold whole seconds: hers is from before the loss
-    prefix = settings.WHOS_ONLINE_KEY_PREFIX
-    redis_db.delete(*redis_db.keys(f"{prefix}*"))  # a restart without persistence
-    newcomer = BrowserClient().get("/block/", REMOTE_ADDR="198.51.100.9")
-    assert_counted_once(newcomer, [], "1 user online: 0 members, 1 guest")
-    traveller.shift(0.3)
-    # Her cookie predates the data Redis holds now: she is recorded again.
-    assert_counted_once(alice.get("/block/"), ["alice"], "2 users online: 1 member, 1 guest")
-
-
 def test_no_block_shows_a_peak_below_its_total(
     redis_db: redis.Redis,
     traveller: Any,
@@ -292,8 +272,7 @@ def test_no_block_shows_a_peak_below_its_total(
 
 def a_record_of(count: int, redis_db: redis.Redis) -> None:
     """The site's "Most ever online" is ``count``: newcomers now stay under it."""
-    scripts.raise_peak(redis_db, peak=conf.keys().peak, count=count, at=NOW.timestamp() - 86400,
-                       ttl=PEAK_TTL)  # fmt: skip
+    redis_db.hset(conf.keys().peak, mapping={"count": count, "at": NOW.timestamp() - 86400})
 
 
 def wsgi(path: str, address: str) -> Any:

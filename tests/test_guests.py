@@ -171,15 +171,13 @@ def test_every_key_written_carries_a_ttl(
         "guests",
         "peak",
         "history",
-        "generation",
         f"guests:hour:{hour}",
+        f"members:hour:{hour}",
         f"guests:day:{day}",
         f"members:day:{day}",
     }
     assert 0 < ttls["users"] <= 600 and 0 < ttls["cards"] <= 600 and 0 < ttls["guests"] <= 600
     assert 0 < ttls["changed"] <= 600  # the mark the live blocks' hubs compare
-    # When the data began (see whos_online.store.recovery): it goes with the last of it.
-    assert max(ttls["users"], ttls["guests"], ttls["cards"]) <= ttls["generation"] <= 600
     assert 0 < ttls["peak"] <= stats.PEAK_TTL  # "most ever online" outlives the window
     assert 0 < ttls["history"] <= stats.HISTORY_SECONDS  # the admin's 24-hour chart
 

@@ -35,7 +35,7 @@ from whos_online import presence
 from whos_online.conf import conf
 from whos_online.realtime import hub
 from whos_online.rendering.blockcache import STALE_IF_ERROR
-from whos_online.store import failsafe, recovery, sockets, status
+from whos_online.store import failsafe, sockets, status
 
 pytestmark = pytest.mark.django_db
 
@@ -90,8 +90,8 @@ def clock(traveller: Any, ticks: list[Any]) -> Clock:
 def test_after_redis_restarts_empty_open_sockets_count_again_with_nobody_visiting(
     own_redis: RedisServer, people: Any, clock: Clock
 ) -> None:
-    """Issue 39: the sockets' own process notices the loss and records their members,
-    cards included; ``connected()``, statuses, counts and the list agree."""
+    """Issue 49: their process's next heartbeat puts the sockets' members back, cards
+    included; ``connected()``, statuses, counts and the list agree."""
     alice, bob = people("alice", "bob")
 
     async def scenario() -> None:
@@ -101,7 +101,7 @@ def test_after_redis_restarts_empty_open_sockets_count_again_with_nobody_visitin
         own_redis.restart()  # empty
         with own_redis.client() as direct:
             assert direct.dbsize() == 0
-        await clock.travel(hub.SOCKET_CHECK)  # a check is due: the first tells the loss
+        await clock.travel(conf.heartbeat)  # a heartbeat is due: it puts them back
         # (the first call after the restart fails on its dead connection: a back-off)
         await clock.until(lambda: presence.user_count() == 2, within=3)
         assert listed() == {"alice": "online", "bob": "online"}
@@ -114,13 +114,11 @@ def test_after_redis_restarts_empty_open_sockets_count_again_with_nobody_visitin
 
 
 @pytest.mark.usefixtures("public_rooms")
-@pytest.mark.parametrize("knew", [True, False], ids=["knew-the-generation", "knew-none"])
-def test_a_sites_own_socket_in_a_room_counts_again_though_no_page_listens(
-    own_redis: RedisServer, people: Any, clock: Clock, knew: bool
+def test_a_sites_own_socket_in_a_room_counts_again_on_the_site_though_no_page_listens(
+    own_redis: RedisServer, people: Any, clock: Clock
 ) -> None:
-    """A consumer with the mixin alone (no live block): its hub checks anyway. A process
-    that knew no generation (its Redis settings just changed) learns the loss from the
-    reply saying the generation began there."""
+    """A consumer with the mixin alone (no live block): its heartbeat puts the member
+    back on the site; the room, whose registry Redis lost, waits for its next visit."""
     (alice,) = people("alice")
 
     async def scenario() -> None:
@@ -129,30 +127,28 @@ def test_a_sites_own_socket_in_a_room_counts_again_though_no_page_listens(
         assert (await socket.connect(timeout=5))[0]
         await eventually(lambda: listed("lobby") == {"alice": "online"})
         own_redis.restart()  # empty
-        if not knew:
-            recovery.reset()
-        await clock.travel(hub.SOCKET_CHECK)  # its check (5 s), not a heartbeat (25 s), tells
+        await clock.travel(conf.heartbeat)
         await clock.until(lambda: presence.user_count() == 1, within=3)
-        assert listed("lobby") == listed() == {"alice": "online"}
-        assert presence.connected(room="lobby") == presence.connected() == [str(alice.pk)]
+        assert listed() == {"alice": "online"} and listed("lobby") == {}
+        assert presence.connected() == [str(alice.pk)]
         await socket.disconnect()
 
     async_to_sync(scenario)()
 
 
-def test_a_heartbeat_into_an_emptied_redis_beats_nobody_and_says_so(
+def test_a_heartbeat_into_an_emptied_redis_puts_its_members_back(
     own_redis: RedisServer, people: Any
 ) -> None:
-    """What keeps ``connected()`` from listing members nobody counts."""
+    """Nothing remembers that Redis lost its data: the heartbeat finds the connection
+    gone from Redis, and its member out of the set, and puts them back with their card."""
     (alice,) = people("alice")
     connection = sockets.open_connection(alice)
     sockets.connect(connection)
     with own_redis.client() as direct:
         direct.flushdb()
-        assert sockets.heartbeat([connection]) is True
-        assert presence.connected() == [] and presence.user_count() == 0
-        assert direct.exists(conf.generation_key)  # the next generation began
-        assert sockets.heartbeat([connection]) is False  # (after a record, as the hub does)
+        sockets.heartbeat([connection])
+        assert presence.connected() == [str(alice.pk)] and presence.user_count() == 1
+        assert [member.name for member in presence.online_users()] == ["alice"]
 
 
 def test_a_close_redis_could_not_take_is_written_once_it_answers(

@@ -18,9 +18,9 @@
 -- A heartbeat keeps a connected member inside the window by its beat in the
 -- live set (and the member in their set's index, see lib/kept.lua): it never
 -- moves a member's score, so it never reorders a list, and a steady crowd
--- sends nothing. A member not in their set (Redis lost its data, or they
--- logged out with the socket still open) is put back, scored now, with their
--- card unless one is stored: an open socket is a member online. A room the cap
+-- sends nothing. A connection its member's connections hash no longer holds
+-- (Redis lost its data) puts its member back into their set if they are not
+-- there, scored now, with their card unless one is stored. A room the cap
 -- dropped (gone from the registry) is left alone, so open sockets never bring
 -- its keys back; a registered room's place in the registry is kept current.
 -- Members of a dead process found stale in a live set move to its left set. A
@@ -41,19 +41,18 @@ for i = 0, (#KEYS - 2) / 7 - 1 do
     redis.call('ZADD', KEYS[2], 'GT', now, room)
   end
   if registered then
-    redis.call('HSET', conns, conn, now)
+    if redis.call('HSET', conns, conn, now) == 1 and not redis.call('ZSCORE', set, pk) then
+      changed[mark] = room
+      redis.call('ZADD', set, now, pk)
+      redis.call('HSETNX', KEYS[1], pk, card)
+    end
     redis.call('EXPIRE', conns, ARGV[2])
     if redis.call('ZADD', live, 'GT', now, pk) == 1 then changed[mark] = room end
-    -- At every beat, not only the first: a member out of their set is put back
-    -- (one ZSCORE when they are in the index).
+    -- At every beat, not only the first: a member forgotten then seen again is
+    -- back in their set but not in its index (one ZSCORE when they are in it).
     if not redis.call('ZSCORE', kept, pk) then
       local score = redis.call('ZSCORE', set, pk)
-      if not score then
-        score, changed[mark] = now, room
-        redis.call('ZADD', set, now, pk)
-        redis.call('HSETNX', KEYS[1], pk, card)
-      end
-      redis.call('ZADD', kept, score, pk)
+      if score then redis.call('ZADD', kept, score, pk) end
     end
     if not signs[live] then
       signs[live] = {live, left, kept, other}
