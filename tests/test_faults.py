@@ -484,6 +484,39 @@ def test_on_a_replica_a_member_whose_socket_aged_out_is_not_counted(
             assert direct.zcard(kept) == 2  # the replica kept her: the read passed over
 
 
+def test_on_a_read_only_replica_every_read_reads(
+    redis_servers: Callable[..., RedisServer], prefix: str, settings: Any, people: Any
+) -> None:
+    """The block's read, summary() (with the day's count too), the counts, statuses and
+    last seen all answer from a replica, and leave its data as it was: no key made or
+    extended by a read, nothing the replica must refuse."""
+    settings.WHOS_ONLINE_RETENTION = timedelta(days=1)
+    primary = redis_servers("--repl-diskless-sync-delay", "0")
+    replica = redis_servers("--replicaof", "127.0.0.1", str(primary.port))
+    alice, bob = people("alice", "bob")
+    with time_machine.travel(NOW, tick=False):
+        settings.CACHES = {"default": django_redis_cache(primary.url)}
+        presence.record_user(alice)
+        presence.record_guest("203.0.113.1")
+        sockets.connect(tab(bob))
+        presence.prune()  # the peak: 3
+        wait_for_replica(replica, conf.socket_keys().live, str(bob.pk))
+        with replica.client() as direct:
+            before = set(direct.scan_iter())
+
+        settings.CACHES = {"default": django_redis_cache(replica.url)}
+        online = presence.summary(day=True)
+        assert (online.user_count, online.guest_count, online.day_total) == (2, 1, 3)
+        assert names(online.members) == ["bob", "alice"] and online.peak.count == 3
+        assert (presence.user_count(), presence.guest_count()) == (2, 1)
+        assert presence.statuses([alice, bob]) == {alice: "online", bob: "online"}
+        assert presence.last_seen(alice) == NOW
+        assert [(day.members, day.guests) for day in presence.daily_visitors(days=1)] == [(2, 1)]
+        with replica.client() as direct:
+            assert set(direct.scan_iter()) == before
+            assert "errorstat_READONLY" not in direct.info("errorstats")  # nothing refused
+
+
 # -- 4. prune while visitors keep being recorded --------------------------------------------
 
 

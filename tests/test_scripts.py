@@ -8,6 +8,7 @@ are reached by time travel, never by sleeping.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -203,6 +204,21 @@ def test_on_a_real_redis_a_script_fails_on_a_key_it_does_not_declare(
     with pytest.raises(redis.ResponseError, match=f"undeclared key {declared}:other in GET"):
         redis_db.eval(DECLARED_KEYS_ONLY + touch, 1, declared)
     assert redis_db.eval(DECLARED_KEYS_ONLY + "return redis.call('PUBLISH', 'x', 1)", 0) == 0
+
+
+@REAL
+def test_a_read_script_that_writes_fails(
+    redis_db: redis.Redis, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reads run read-only (EVALSHA_RO): a write slipped into one is refused by Redis."""
+    presence.record_guest("203.0.113.1")
+    end = "\nreturn result"
+    text = scripts.SUMMARY.text.replace(end, "\nredis.call('PEXPIRE', KEYS[3], 1000)" + end)
+    monkeypatch.setattr(scripts.SUMMARY, "text", text)
+    monkeypatch.setattr(scripts.SUMMARY, "sha", hashlib.sha1(text.encode()).hexdigest())
+    with pytest.raises(redis.ResponseError, match="Write commands are not allowed"):
+        presence.summary()
+    assert redis_db.ttl(key(settings, "guests")) > 1
 
 
 @REAL
