@@ -167,7 +167,6 @@ def test_every_key_written_carries_a_ttl(
     assert set(ttls) == {
         "users",
         "cards",
-        "changed",
         "guests",
         "peak",
         "history",
@@ -177,7 +176,6 @@ def test_every_key_written_carries_a_ttl(
         f"members:day:{day}",
     }
     assert 0 < ttls["users"] <= 600 and 0 < ttls["cards"] <= 600 and 0 < ttls["guests"] <= 600
-    assert 0 < ttls["changed"] <= 600  # the mark the live blocks' hubs compare
     assert 0 < ttls["peak"] <= stats.PEAK_TTL  # "most ever online" outlives the window
     assert 0 < ttls["history"] <= stats.HISTORY_SECONDS  # the admin's 24-hour chart
 

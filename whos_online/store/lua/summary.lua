@@ -37,14 +37,20 @@ local sockets = redis.call('EXISTS', live, left) > 0
 local still = sockets and aged(live, left, kept_users, kept_hidden, start, false) or {}
 -- How many members the index keeps inside, scored below bound (see kept_below).
 local function kept(index, bound) return sockets and kept_below(index, still, bound) or 0 end
--- The members of key to list, {pk, score} pairs, newest score first: those
--- inside the window by their score, then those its index keeps inside (see
--- lib/kept.lua); at most ARGV[4] (-1: all).
-local function newest(key, index)
-  local rows = {}
-  local inside = redis.call('ZRANGE', key, '+inf', start, 'BYSCORE', 'REV', 'LIMIT', 0, limit,
-                            'WITHSCORES')
-  for i = 1, #inside, 2 do rows[#rows + 1] = {inside[i], inside[i + 1]} end
+-- How many of users, hidden and guests are inside the window by their score.
+local inside = {redis.call('ZCOUNT', KEYS[1], start, '+inf'),
+                redis.call('ZCOUNT', KEYS[2], start, '+inf'),
+                buckets > 0 and redis.call('PFCOUNT', unpack(KEYS, 10, 9 + buckets))
+                or redis.call('ZCOUNT', KEYS[3], start, '+inf')}
+-- The members of key to list, {pk, score} pairs, newest score first: the n inside
+-- the window by their score (the set's n highest: ranks, so no score is parsed),
+-- then those its index keeps inside (see lib/kept.lua); at most ARGV[4] (-1: all).
+local function newest(key, index, n)
+  local rows, take = {}, limit < 0 and n or math.min(n, limit)
+  if take > 0 then
+    local found = redis.call('ZRANGE', key, 0, take - 1, 'REV', 'WITHSCORES')
+    for i = 1, #found, 2 do rows[#rows + 1] = {found[i], found[i + 1]} end
+  end
   if sockets then
     local more = limit < 0 and -1 or limit - #rows
     for _, row in ipairs(newest_kept(index, still, live, start, more)) do rows[#rows + 1] = row end
@@ -67,11 +73,10 @@ local function listing(rows)
   end
   return cjson.encode(found)
 end
-local result = {listing(newest(KEYS[1], kept_users)),
-                ARGV[5] == '1' and listing(newest(KEYS[2], kept_hidden)) or '[]'}
-local function window_guests() return redis.call('PFCOUNT', unpack(KEYS, 10, 9 + buckets)) end
-local users, hidden, guests = count_inside(KEYS, start, buckets > 0 and window_guests or nil,
-                                           kept(kept_users, start), kept(kept_hidden, start))
+local result = {listing(newest(KEYS[1], kept_users, inside[1])),
+                ARGV[5] == '1' and listing(newest(KEYS[2], kept_hidden, inside[2])) or '[]'}
+local users, hidden = inside[1] + kept(kept_users, start), inside[2] + kept(kept_hidden, start)
+local guests = inside[3]
 local peak_count, peak_at = false, false
 if ARGV[3] == '1' then
   peak_count, peak_at = peak_with(KEYS, start, ARGV[2], users + hidden + guests, guests,
@@ -91,11 +96,12 @@ else
   result[#result + 1] = redis.call('PFCOUNT', unpack(KEYS, 10 + buckets, 9 + buckets + hours))
 end
 -- When the counts next change by time alone: the oldest score inside the window
--- over the three sets, passing over (20 at most) members still beating, or the
--- oldest close or stopped beat keeping someone inside it (if anything too early:
--- a re-read then finds nothing new); as text (Lua would truncate it), false if
--- nobody is there.
-local function oldest(key)
+-- over the three sets (of the n of key inside), passing over (20 at most) members
+-- still beating, or the oldest close or stopped beat keeping someone inside it (if
+-- anything too early: a re-read then finds nothing new); as text (Lua would
+-- truncate it), false if nobody is there.
+local function oldest(key, n)
+  if not sockets then return tonumber(redis.call('ZRANGE', key, n - 1, n - 1, 'REV', 'WITHSCORES')[2]) end
   local rows = redis.call('ZRANGE', key, start, '+inf', 'BYSCORE', 'LIMIT', 0, sockets and 20 or 1,
                           'WITHSCORES')
   for i = 1, #rows, 2 do
@@ -105,8 +111,8 @@ local function oldest(key)
   if #rows > 0 then return tonumber(rows[#rows]) end
 end
 local first = nil
-for i = 1, 3 do
-  local score = oldest(KEYS[i])
+for i, n in ipairs({inside[1], inside[2], buckets > 0 and 0 or inside[3]}) do
+  local score = n > 0 and oldest(KEYS[i], n)
   if score and (not first or score < first) then first = score end
 end
 if sockets then
