@@ -2,12 +2,12 @@
 
     .venv/bin/python benchmarks/redis_time.py . /work/wt/before
 
-For each crowd (100, 20,000 and 100,000 online: ten members, the rest guests) and
-each checkout given, in turn (``--rounds`` times, alternated), a child process
-fills a redis-server of this script's own (and prunes once, as cron would: the
-peak), then records ``--records`` guests never
-seen before through that checkout's ``presence.record_guest`` and reads the block
-(``presence.summary()``) ``--reads`` times. Redis's time is INFO commandstats'
+For each crowd (100, 20,000 and 100,000 guests online) and each checkout given,
+in turn (``--rounds`` times, alternated), a child process fills a redis-server of
+this script's own (and prunes once, as cron would: the peak), records
+``--records`` guests never seen before through that checkout's
+``presence.record_guest``, reads the block (``presence.summary()``) ``--reads``
+times, then records ten members and reads it again (a list of ten to send). Redis's time is INFO commandstats'
 microseconds per script call (EVALSHA and EVALSHA_RO), reset with CONFIG RESETSTAT
 before each. The server is started here and stopped by its PID: never a shared one.
 """
@@ -30,6 +30,11 @@ import redis
 HERE = Path(__file__).resolve().parent
 CROWDS = (100, 20_000, 100_000)
 MEMBERS = 10
+ROWS = {
+    "record": "record of a new guest",
+    "read": "block read",
+    "listed": "block read, 10 members listed",
+}
 SCRIPT_CALLS = ("cmdstat_evalsha", "cmdstat_evalsha_ro")
 
 
@@ -41,7 +46,7 @@ def script_usec(admin: redis.Redis) -> tuple[int, int]:
 
 
 def child(checkout: str, crowd: int, records: int, reads: int) -> None:
-    """Measure one checkout at one crowd; print {"record": µs, "read": µs} as JSON."""
+    """Measure one checkout at one crowd; print µs per call of each of ROWS as JSON."""
     sys.path[:0] = [checkout, str(HERE)]
     os.environ["DJANGO_SETTINGS_MODULE"] = "bench_settings"
     import django
@@ -57,9 +62,7 @@ def child(checkout: str, crowd: int, records: int, reads: int) -> None:
     Settings.max_guests = 2 * crowd + records  # records into the crowd, never a flood
     admin = redis.Redis.from_url(os.environ["REDIS_URL"])
     admin.flushdb()  # this script's own server
-    for i in range(MEMBERS):
-        presence.record_user(User.objects.get_or_create(username=f"member{i}")[0])
-    now, guests = time.time(), crowd - MEMBERS
+    now, guests = time.time(), crowd
     pipe = admin.pipeline(transaction=False)
     for first in range(0, guests, 10_000):
         scored = {f"crowd{i:012d}": now for i in range(first, min(first + 10_000, guests))}
@@ -77,9 +80,14 @@ def child(checkout: str, crowd: int, records: int, reads: int) -> None:
         calls, usec = script_usec(admin)
         return usec / calls
 
-    record = per_call(lambda i: presence.record_guest(f"10.{i >> 16}.{(i >> 8) & 255}.{i & 255}"), records)
+    record = per_call(
+        lambda i: presence.record_guest(f"10.{i >> 16}.{(i >> 8) & 255}.{i & 255}"), records
+    )
     read = per_call(lambda i: presence.summary(), reads)
-    print(json.dumps({"record": record, "read": read}))
+    for i in range(MEMBERS):
+        presence.record_user(User.objects.get_or_create(username=f"member{i}")[0])
+    listed = per_call(lambda i: presence.summary(), reads)
+    print(json.dumps({"record": record, "read": read, "listed": listed}))
 
 
 def spare_port() -> int:
@@ -122,13 +130,15 @@ def main() -> None:
     print("| Redis time per call (µs, median of rounds; range) | "
           + " | ".join(f"{c:,} online" for c in CROWDS) + " |")  # fmt: skip
     print("|---|" + "---|" * len(CROWDS))
-    for what in ("record", "read"):
+    for what, row in ROWS.items():
         for checkout in args.checkouts:
             cells = []
             for crowd in CROWDS:
                 values = [r[what] for r in results[(str(checkout), crowd)]]
-                cells.append(f"{statistics.median(values):.1f} ({min(values):.1f}–{max(values):.1f})")
-            print(f"| {what}, {checkout} | " + " | ".join(cells) + " |")
+                cells.append(
+                    f"{statistics.median(values):.1f} ({min(values):.1f}–{max(values):.1f})"
+                )
+            print(f"| {row}, {checkout} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -262,7 +262,7 @@ def _failsafe_tracebacks(caplog: pytest.LogCaptureFixture) -> None:
 
 @pytest.fixture(autouse=True)
 def _fresh_outage() -> Iterator[None]:
-    """The breaker, the kept block reads and the known generation are per process; no test
+    """The breaker and the kept block reads are per process; no test
     inherits another's (as the how-to tells a site's tests)."""
     testing.reset()
     yield

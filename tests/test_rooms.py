@@ -403,8 +403,8 @@ class Queued:
 
     def evalsha(self, *args: Any) -> list[Any]:
         self.pipe.evalsha(*args)
-        # no score before, not refused, a generation, no room left, none dropped
-        return [None, 0, "1", None, []]
+        # no score before, not refused, no room left, none dropped
+        return [None, 0, None, []]
 
 
 def run_queued(pipe: Any, client: redis.Redis) -> None:

@@ -21,14 +21,13 @@
 --@include lib/counts.lua
 --@include lib/kept.lua
 local still = aged(KEYS[6], KEYS[7], KEYS[8], KEYS[9], ARGV[1], ARGV[3] ~= '0')
-local function union() return redis.call('PFCOUNT', unpack(KEYS, 10)) end
 local approximate = #KEYS > 9
-local users, hidden, guests = count_inside(KEYS, ARGV[1], approximate and union or nil,
-                                           kept_below(KEYS[8], still, ARGV[1]),
-                                           kept_below(KEYS[9], still, ARGV[1]))
+local counted = inside(KEYS, ARGV[1], {unpack(KEYS, 10)})
+local users = counted[1] + kept_below(KEYS[8], still, ARGV[1])
+local hidden, guests = counted[2] + kept_below(KEYS[9], still, ARGV[1]), counted[3]
 if ARGV[3] == '0' then return {users, hidden, guests, false, false} end
 local total = users + hidden + guests
-local count, at, beaten = peak_with(KEYS, ARGV[1], ARGV[2], total, guests, tonumber(ARGV[4]),
+local count, at, beaten = peak_with(KEYS, counted, ARGV[2], total, guests, tonumber(ARGV[4]),
                                     approximate)
 if beaten then
   -- The peak from before this window is kept aside, for a flood to fall back on.

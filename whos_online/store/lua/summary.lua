@@ -37,49 +37,46 @@ local sockets = redis.call('EXISTS', live, left) > 0
 local still = sockets and aged(live, left, kept_users, kept_hidden, start, false) or {}
 -- How many members the index keeps inside, scored below bound (see kept_below).
 local function kept(index, bound) return sockets and kept_below(index, still, bound) or 0 end
--- How many of users, hidden and guests are inside the window by their score.
-local inside = {redis.call('ZCOUNT', KEYS[1], start, '+inf'),
-                redis.call('ZCOUNT', KEYS[2], start, '+inf'),
-                buckets > 0 and redis.call('PFCOUNT', unpack(KEYS, 10, 9 + buckets))
-                or redis.call('ZCOUNT', KEYS[3], start, '+inf')}
--- The members of key to list, {pk, score} pairs, newest score first: the n inside
--- the window by their score (the set's n highest: ranks, so no score is parsed),
--- then those its index keeps inside (see lib/kept.lua); at most ARGV[4] (-1: all).
-local function newest(key, index, n)
-  local rows, take = {}, limit < 0 and n or math.min(n, limit)
+local counted = inside(KEYS, start, {unpack(KEYS, 10, 9 + buckets)})
+-- The oldest score inside the window of a set whose members inside were all listed.
+local oldest_listed = {}
+-- The members of key to list as one JSON text, [[score, pk, card, beat, left], ...],
+-- newest score first: the n inside the window by their score (the set's n highest:
+-- ranks, so no score is parsed), then those its index keeps inside (see
+-- lib/kept.lua), at most ARGV[4] (-1: all); each with their card as stored, their
+-- newest heartbeat and last close (each false if none). One value for the client
+-- to parse (in C), not five per member (in redis-py's Python reply parser).
+local function listing(key, index, n)
+  local rows, names, take = {}, {}, limit < 0 and n or math.min(n, limit)
   if take > 0 then
     local found = redis.call('ZRANGE', key, 0, take - 1, 'REV', 'WITHSCORES')
-    for i = 1, #found, 2 do rows[#rows + 1] = {found[i], found[i + 1]} end
+    for i = 1, #found, 2 do
+      rows[#rows + 1], names[#names + 1] = {found[i + 1], found[i]}, found[i]
+    end
+    if take == n then oldest_listed[key] = tonumber(found[#found]) end
   end
   if sockets then
     local more = limit < 0 and -1 or limit - #rows
-    for _, row in ipairs(newest_kept(index, still, live, start, more)) do rows[#rows + 1] = row end
+    for _, row in ipairs(newest_kept(index, still, live, start, more)) do
+      rows[#rows + 1], names[#names + 1] = {row[2], row[1]}, row[1]
+    end
   end
-  return rows
-end
--- The members of rows as one JSON text, [[score, pk, card, beat, left], ...]:
--- the card as stored, the newest heartbeat and the last close (each false if
--- none). One value for the client to parse (in C), not five per member (in
--- redis-py's Python reply parser).
-local function listing(rows)
   if #rows == 0 then return '[]' end
-  local names, found = {}, {}
-  for i, row in ipairs(rows) do names[i] = row[1] end
   local cards = each('HMGET', KEYS[5], names)
   local beats, lefts = {}, {}
   if sockets then beats, lefts = each('ZMSCORE', live, names), each('ZMSCORE', left, names) end
   for i, row in ipairs(rows) do
-    found[i] = {row[2], row[1], cards[i], beats[i] or false, lefts[i] or false}
+    row[3], row[4], row[5] = cards[i], beats[i] or false, lefts[i] or false
   end
-  return cjson.encode(found)
+  return cjson.encode(rows)
 end
-local result = {listing(newest(KEYS[1], kept_users, inside[1])),
-                ARGV[5] == '1' and listing(newest(KEYS[2], kept_hidden, inside[2])) or '[]'}
-local users, hidden = inside[1] + kept(kept_users, start), inside[2] + kept(kept_hidden, start)
-local guests = inside[3]
+local result = {listing(KEYS[1], kept_users, counted[1]),
+                ARGV[5] == '1' and listing(KEYS[2], kept_hidden, counted[2]) or '[]'}
+local users, hidden = counted[1] + kept(kept_users, start), counted[2] + kept(kept_hidden, start)
+local guests = counted[3]
 local peak_count, peak_at = false, false
 if ARGV[3] == '1' then
-  peak_count, peak_at = peak_with(KEYS, start, ARGV[2], users + hidden + guests, guests,
+  peak_count, peak_at = peak_with(KEYS, counted, ARGV[2], users + hidden + guests, guests,
                                   tonumber(ARGV[9]), buckets > 0)
 end
 for _, value in ipairs({users, hidden, guests, peak_count, peak_at}) do
@@ -101,17 +98,18 @@ end
 -- anything too early: a re-read then finds nothing new); as text (Lua would
 -- truncate it), false if nobody is there.
 local function oldest(key, n)
-  if not sockets then return tonumber(redis.call('ZRANGE', key, n - 1, n - 1, 'REV', 'WITHSCORES')[2]) end
-  local rows = redis.call('ZRANGE', key, start, '+inf', 'BYSCORE', 'LIMIT', 0, sockets and 20 or 1,
-                          'WITHSCORES')
+  if not sockets then
+    return oldest_listed[key] or tonumber(redis.call('ZRANGE', key, -n, -n, 'WITHSCORES')[2])
+  end
+  local rows = redis.call('ZRANGE', key, start, '+inf', 'BYSCORE', 'LIMIT', 0, 20, 'WITHSCORES')
   for i = 1, #rows, 2 do
-    local beat = sockets and redis.call('ZSCORE', live, rows[i])
+    local beat = redis.call('ZSCORE', live, rows[i])
     if not (beat and tonumber(beat) >= tonumber(ARGV[8])) then return tonumber(rows[i + 1]) end
   end
   if #rows > 0 then return tonumber(rows[#rows]) end
 end
 local first = nil
-for i, n in ipairs({inside[1], inside[2], buckets > 0 and 0 or inside[3]}) do
+for i, n in ipairs({counted[1], counted[2], buckets > 0 and 0 or counted[3]}) do
   local score = n > 0 and oldest(KEYS[i], n)
   if score and (not first or score < first) then first = score end
 end

@@ -4,6 +4,8 @@
 -- The caller skips it for a visitor seen since the counters began.
 local function count(counters, ttls, member)
   for i = 1, #counters do
-    if redis.call('PFADD', counters[i], member) == 1 then redis.call('EXPIRE', counters[i], ttls[i]) end
+    if redis.call('PFADD', counters[i], member) == 1 then
+      redis.call('EXPIRE', counters[i], ttls[i])
+    end
   end
 end
