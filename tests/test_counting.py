@@ -243,7 +243,6 @@ def test_the_admin_shows_the_past_24_hours_and_each_day_since_the_first_visitor(
     assert ("Guests are counted approximately" in html) is (mode == "approximate")
 
 
-
 def test_a_login_cannot_take_an_approximate_guest_off_the_count(
     redis_db: redis.Redis, settings: Any
 ) -> None:

@@ -158,9 +158,7 @@ def test_a_room_over_the_cap_costs_one_round_trip_more_to_drop_the_oldest(
     # the site's record, the room's, the drop, the list
     assert round_trips.commands == [["EVALSHA"]] * 4 and round_trips.ran(scripts.DROP_ROOMS) == 1
     prefix = settings.WHOS_ONLINE_KEY_PREFIX
-    assert sorted(room_keys(redis_db, settings)) == [
-        f"{prefix}:room:thread:2:guests".encode()
-    ]
+    assert sorted(room_keys(redis_db, settings)) == [f"{prefix}:room:thread:2:guests".encode()]
 
 
 def test_async_views_can_be_rooms(redis_db: redis.Redis, people: Any) -> None:

@@ -338,21 +338,6 @@ class SummaryKeys(NamedTuple):
     hours: Sequence[str]
 
 
-class SummaryReply(NamedTuple):
-    """SUMMARY's reply, as lua/summary.lua returns it."""
-
-    listed: Any
-    hidden: Any
-    users: int
-    hidden_count: int
-    guests: int
-    peak_count: Any
-    peak_at: Any
-    day_users: Any
-    day_guests: Any
-    oldest: Any
-
-
 def read_summary(
     client: Any,
     *,
@@ -365,11 +350,11 @@ def read_summary(
     day_start: float | None,
     beat_cutoff: float,
     guest_cap: int,
-) -> SummaryReply:
-    """What the block shows, in one round trip (see lua/summary.lua); with ``peak`` (the
-    site), its peak as it stands with the count now. It writes nothing."""
+) -> list[Any]:
+    """What the block shows, in one round trip, as lua/summary.lua returns it; with
+    ``peak`` (the site), its peak as it stands with the count now. It writes nothing."""
     hyperloglogs = [*keys.buckets, *keys.hours]
-    reply = SUMMARY.read(
+    return SUMMARY.read(
         client,
         [*keys.namespace, *keys.sockets, *hyperloglogs],
         [
@@ -385,7 +370,6 @@ def read_summary(
         ],
         hyperloglogs=bool(hyperloglogs),
     )
-    return SummaryReply(*reply)
 
 
 def count_each(client: Any, *, keys: Sequence[str]) -> list[int]:

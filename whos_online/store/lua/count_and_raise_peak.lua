@@ -16,8 +16,8 @@
 -- Returns {users, hidden, guests, peak count, peak time}.
 --
 -- The peak is raised in the same atomic step as the count, so two calls at once
--- can never lower it. pcall: a replica (READONLY) or a full Redis (OOM) still
--- answers with its counts.
+-- can never lower it. Without a TTL it writes nothing: the caller runs it
+-- read-only (see scripts.Script.read).
 --@include lib/counts.lua
 --@include lib/kept.lua
 local still = aged(KEYS[6], KEYS[7], KEYS[8], KEYS[9], ARGV[1], ARGV[3] ~= '0')
@@ -33,9 +33,9 @@ if beaten then
   -- The peak from before this window is kept aside, for a flood to fall back on.
   local last = redis.call('HMGET', KEYS[4], 'count', 'at')
   if last[2] and tonumber(last[2]) < tonumber(ARGV[1]) then
-    redis.pcall('HSET', KEYS[4], 'before', last[1], 'before_at', last[2])
+    redis.call('HSET', KEYS[4], 'before', last[1], 'before_at', last[2])
   end
-  redis.pcall('HSET', KEYS[4], 'count', count, 'at', at)
+  redis.call('HSET', KEYS[4], 'count', count, 'at', at)
 end
-if count then redis.pcall('EXPIRE', KEYS[4], ARGV[3]) end
+if count then redis.call('EXPIRE', KEYS[4], ARGV[3]) end
 return {users, hidden, guests, count, at}

@@ -55,7 +55,7 @@ for i = 0, (#KEYS - 1) / 8 - 1 do
       for j, beat in ipairs(each('ZMSCORE', live, before)) do
         if not (beat and tonumber(beat) >= cutoff) then gone[#gone + 1] = before[j] end
       end
-      out_of(redis.call, {kept_users, kept_hidden}, gone)
+      out_of({kept_users, kept_hidden}, gone)
       redis.call('ZREMRANGEBYSCORE', left, '-inf', '(' .. cutoff)
       expire_signs(ARGV[3], live, left, kept_users, kept_hidden)
       announce(mark, room, ARGV[1], ARGV[3], ARGV[6])

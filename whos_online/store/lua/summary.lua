@@ -57,7 +57,7 @@ local function listing(key, index, n)
   end
   if sockets then
     local more = limit < 0 and -1 or limit - #rows
-    for _, row in ipairs(newest_kept(index, still, live, start, more)) do
+    for _, row in ipairs(newest_kept(index, still, start, more)) do
       rows[#rows + 1], names[#names + 1] = {row[2], row[1]}, row[1]
     end
   end
