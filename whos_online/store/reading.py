@@ -16,7 +16,7 @@ from typing import Any, Iterable, TypeVar
 from whos_online.conf import conf
 from whos_online.store import counting, scripts
 from whos_online.store.connection import get_client, text
-from whos_online.store.members import Member, member_from, parse_cards
+from whos_online.store.members import Member, read_member
 from whos_online.store.recording import member_id
 from whos_online.store.stats import Peak, count, guest_buckets, guest_cap, peak_from
 from whos_online.store.status import Status, beating, last_sign, status_of
@@ -271,20 +271,16 @@ def _scores(users: Iterable[Key], include_hidden: bool) -> dict[Key, Scores]:
 def _members(listing: Any, now: float, hidden: bool) -> tuple[list[tuple[float, Member]], float]:
     """The Members of one of scripts.SUMMARY's listings (JSON ``[[score, pk, card, beat,
     left], ...]``), each with its score, and when the first of those online by their
-    page view alone turns idle (inf: none).
-
-    """
+    page view alone turns idle (inf: none)."""
     rows = json.loads(text(listing))
     idle_after = conf.idle_after
     members, idle_at = [], math.inf
-    for (raw_score, pk, _, raw_beat, raw_left), card in zip(
-        rows, parse_cards([row[2] for row in rows])
-    ):
+    for raw_score, pk, card, raw_beat, raw_left in rows:
         score, beat, left = float(raw_score), _float(raw_beat), _float(raw_left)
         status = status_of(score, now, beat, left)
         if status == "online" and not beating(beat, now):
             idle_at = min(idle_at, score + idle_after)
-        members.append((score, member_from(pk, last_sign(score, beat, left), card, status, hidden)))
+        members.append((score, read_member(pk, last_sign(score, beat, left), card, status, hidden)))
     return members, idle_at
 
 

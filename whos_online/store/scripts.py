@@ -354,7 +354,7 @@ def read_summary(
     """What the block shows, in one round trip, as lua/summary.lua returns it; with
     ``peak`` (the site), its peak as it stands with the count now. It writes nothing."""
     hyperloglogs = [*keys.buckets, *keys.hours]
-    return SUMMARY.read(
+    reply: list[Any] = SUMMARY.read(
         client,
         [*keys.namespace, *keys.sockets, *hyperloglogs],
         [
@@ -370,6 +370,7 @@ def read_summary(
         ],
         hyperloglogs=bool(hyperloglogs),
     )
+    return reply
 
 
 def count_each(client: Any, *, keys: Sequence[str]) -> list[int]:
