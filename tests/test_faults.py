@@ -231,8 +231,11 @@ def test_redis_killed_mid_traffic_then_restarted_tracking_resumes_by_itself(
         assert len(answers_again(caplog)) == 1
         assert len(log_records(caplog, logging.ERROR)) == 1
 
-        # Alice's entry died with the old server, and her cookie predates the new
-        # server's data (bob's record began it): her next page counts her again.
+        # Alice's entry died with the old server; her cookie still stands (nothing
+        # remembers the loss): she is counted again once it expires.
+        assert "online" not in get(member, "/").cookies
+        assert members(block(guest)) == ["bob"]
+        traveller.shift(conf.cookie_age)
         assert "online" in get(member, "/").cookies
         assert sorted(members(block(guest))) == ["alice", "bob"]
 
