@@ -7,7 +7,9 @@ in turn (``--rounds`` times, alternated), a child process fills a redis-server o
 this script's own (and prunes once, as cron would: the peak), records
 ``--records`` guests never seen before through that checkout's
 ``presence.record_guest``, reads the block (``presence.summary()``) ``--reads``
-times, then records ten members and reads it again (a list of ten to send). Redis's time is INFO commandstats'
+times, then records ten members and reads it again (a list of ten to send), and
+last reads it with the past 24 hours' total (``summary(day=True)``), the crowd
+spread over the 24 guest hour HyperLogLogs. Redis's time is INFO commandstats'
 microseconds per script call (EVALSHA and EVALSHA_RO), reset with CONFIG RESETSTAT
 before each. The server is started here and stopped by its PID: never a shared one.
 """
@@ -34,6 +36,7 @@ ROWS = {
     "record": "record of a new guest",
     "read": "block read",
     "listed": "block read, 10 members listed",
+    "day": "block read, 10 listed, with the 24-hour total",
 }
 SCRIPT_CALLS = ("cmdstat_evalsha", "cmdstat_evalsha_ro")
 
@@ -57,6 +60,7 @@ def child(checkout: str, crowd: int, records: int, reads: int) -> None:
 
     from whos_online import presence
     from whos_online.conf import Settings, conf
+    from whos_online.store import counting
 
     call_command("migrate", verbosity=0)
     Settings.max_guests = 2 * crowd + records  # records into the crowd, never a flood
@@ -87,7 +91,18 @@ def child(checkout: str, crowd: int, records: int, reads: int) -> None:
     for i in range(MEMBERS):
         presence.record_user(User.objects.get_or_create(username=f"member{i}")[0])
     listed = per_call(lambda i: presence.summary(), reads)
-    print(json.dumps({"record": record, "read": read, "listed": listed}))
+    try:
+        hours = counting.hour_buckets("guests", now)
+    except TypeError:  # a checkout whose hour buckets are the guests' only
+        hours = counting.hour_buckets(now)
+    for n, hour in enumerate(hours):  # the crowd spread over the 24 hours
+        ids = [f"crowd{i:012d}" for i in range(n, guests, len(hours))]
+        for first in range(0, len(ids), 10_000):
+            pipe.pfadd(hour, *ids[first : first + 10_000])
+    pipe.execute()
+    presence.summary(day=True)
+    day = per_call(lambda i: presence.summary(day=True), reads)
+    print(json.dumps({"record": record, "read": read, "listed": listed, "day": day}))
 
 
 def spare_port() -> int:
