@@ -163,8 +163,9 @@ def test_every_key_written_carries_a_ttl(
         key.decode().removeprefix(f"{prefix}:"): redis_db.ttl(key)
         for key in redis_db.scan_iter(match=f"{prefix}:*")
     }
-    # The per-hour and per-day HyperLogLogs (counting.py) are tested in test_counting.py.
-    assert set(ttls) == {
+    # The per-hour and per-day HyperLogLogs (counting.py) are tested in test_counting.py;
+    # prune's union of the past hours (fakeredis makes none of nothing) expires too.
+    assert set(ttls) - {f"guests:hour:past:{hour}", f"members:hour:past:{hour}"} == {
         "users",
         "cards",
         "guests",

@@ -762,6 +762,11 @@ def test_the_day_line_counts_the_past_24_hours(
         assert set(redis_db.scan_iter(match=key(settings, "*"))) == keys  # a read makes no key
         presence.forget_user(alice)  # a logout unsees nobody of the past 24 hours
         assert presence.summary(day=True).day_total == 6
+        presence.prune()  # merges the past hours: a read counts two HyperLogLogs each
+        union = counting.past_hours("guests", time.time())[0]
+        assert redis_db.pfcount(union) == 1 and 0 < redis_db.ttl(union) <= 3600  # this hour: 2 more
+        block = presence.summary(day=True)
+        assert (block.day_users, block.day_guests, block.day_total) == (3, 3, 6)
 
 
 def test_approximate_guests_count_from_every_bucket_of_the_window(

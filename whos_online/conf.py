@@ -173,6 +173,10 @@ class Settings:
         """The per-hour key of ``who`` ("guests" or "members")."""
         return f"{self.key_prefix}:{who}:hour:{hour}"
 
+    def past_hours_key(self, who: str, hour: int) -> str:
+        """The union of ``who``'s 23 hour keys before ``hour``, which prune makes."""
+        return f"{self.key_prefix}:{who}:hour:past:{hour}"
+
     def day_key(self, who: str, day: date) -> str:
         """The per-day key of ``who`` ("guests" or "members")."""
         return f"{self.key_prefix}:{who}:day:{day.isoformat()}"

@@ -83,6 +83,18 @@ def hour_buckets(who: str, now: float) -> list[str]:
     return [conf.hour_key(who, hour) for hour in range(last - 23, last + 1)]
 
 
+def past_hours(who: str, now: float) -> tuple[str, list[str], int]:
+    """Where prune keeps the union of ``who``'s hour buckets of the last 24 hours but this
+    hour's, those buckets, and the union's TTL: until this hour is over (they no longer
+    change, so a count of the 24 hours reads two HyperLogLogs, not 24)."""
+    hour = int(now // HOUR)
+    return (
+        conf.past_hours_key(who, hour),
+        hour_buckets(who, now)[:-1],
+        _until((hour + 1) * HOUR, now),
+    )
+
+
 def hour_bucket(who: str, now: float) -> tuple[str, int]:
     """The hour bucket ``who`` ("guests" or "members") seen at ``now`` go into, and its TTL."""
     hour = int(now // HOUR)

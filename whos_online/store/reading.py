@@ -128,7 +128,8 @@ def read(
     buckets = guest_buckets(keys, now, window)
     hours = []
     if day and room is None:
-        hours = [*counting.hour_buckets("guests", now), *counting.hour_buckets("members", now)]
+        for who in ("guests", "members"):
+            hours += [*counting.hour_buckets(who, now), counting.past_hours(who, now)[0]]
     (
         listed,
         hidden,

@@ -334,7 +334,8 @@ class SummaryKeys(NamedTuple):
     sockets: Sequence[str]
     # The window's guest HyperLogLogs (approximate mode), or none.
     buckets: Sequence[str]
-    # The past 24 hours' guest HyperLogLogs (a day count), or none.
+    # A day count's: the guests' 24 hour HyperLogLogs and their past hours' union
+    # (see counting.past_hours), then the members'; or none.
     hours: Sequence[str]
 
 

@@ -118,8 +118,9 @@ def prune(*, batch_size: int = 1000) -> PruneResult:
     batches += _prune_rooms(client, now - conf.room_max_age, batch_size)
     prune_key(conf.rooms_key, conf.room_max_age)
     # Cron runs this every minute or so: it samples the counts for the admin's
-    # chart, and raises the peak.
+    # chart, raises the peak, and merges the past hours the 24 hours' total reads.
     _sample(client, now)
+    _merge_past_hours(client, now)
     return PruneResult(users=users, guests=guests, batches=batches)
 
 
@@ -193,6 +194,17 @@ def guest_cap() -> int:
 def guest_buckets(keys: Keys, now: float, window: float) -> list[str]:
     """The guest HyperLogLogs a count of ``keys``'s ``window`` reads: none in exact mode."""
     return counting.window_buckets(keys.guests, now, window) if counting.approximate() else []
+
+
+def _merge_past_hours(client: Any, now: float) -> None:
+    """Merge each day counter's past 23 hours once an hour (see counting.past_hours)."""
+    for who in ("guests", "members"):
+        union, hours, ttl = counting.past_hours(who, now)
+        if not client.exists(union):
+            pipe = client.pipeline(transaction=False)
+            pipe.pfmerge(union, *hours)
+            pipe.expire(union, ttl)
+            pipe.execute()
 
 
 def _sample(client: Any, now: float) -> None:

@@ -9,7 +9,8 @@
 -- KEYS[8]     kept users      KEYS[9]  kept hidden: the indexes of lib/kept.lua
 -- KEYS[10..]  with approximate guest counting (ARGV[6] = n > 0): the window's n
 --             guest HyperLogLogs; then, with the day's count (ARGV[7] not ''), the
---             guests' hour HyperLogLogs of the past 24 hours, then the members' 
+--             guests' hour HyperLogLogs of the past 24 hours, oldest first, and the
+--             union of all but the last (prune makes it), then the members' 
 -- ARGV[1]     the window's start
 -- ARGV[2]     now
 -- ARGV[3]     '1' to read the site's peak, '0' for a room (no peak)
@@ -85,12 +86,20 @@ end
 if ARGV[7] == '' then
   result[#result + 1], result[#result + 2] = false, false
 else
+  -- The union of the hours from KEYS[first] to the one before KEYS[union], with
+  -- the past ones' union if prune made it this hour (two to count, not 24).
+  local function day_count(first, union)
+    if redis.call('EXISTS', KEYS[union]) == 1 then
+      return redis.call('PFCOUNT', KEYS[union], KEYS[union - 1])
+    end
+    return redis.call('PFCOUNT', unpack(KEYS, first, union - 1))
+  end
+  local per = (#KEYS - 9 - buckets) / 2
   -- The members recorded in those hours, and those a socket kept inside the window
   -- since (seen today, whatever their score).
-  local hours = (#KEYS - 9 - buckets) / 2
-  result[#result + 1] = redis.call('PFCOUNT', unpack(KEYS, 10 + buckets + hours))
+  result[#result + 1] = day_count(10 + buckets + per, #KEYS)
                         + kept(kept_users, ARGV[7]) + kept(kept_hidden, ARGV[7])
-  result[#result + 1] = redis.call('PFCOUNT', unpack(KEYS, 10 + buckets, 9 + buckets + hours))
+  result[#result + 1] = day_count(10 + buckets, 9 + buckets + per)
 end
 -- When the counts next change by time alone: the oldest score inside the window
 -- over the three sets (of the n of key inside), passing over (20 at most) members
