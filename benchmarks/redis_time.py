@@ -103,6 +103,7 @@ def child(checkout: str, crowd: int, records: int, reads: int) -> None:
         for first in range(0, len(ids), 10_000):
             pipe.pfadd(hour, *ids[first : first + 10_000])
     pipe.execute()
+    presence.prune()  # as cron would (this branch's prune merges the past hours)
     presence.summary(day=True)
     day = per_call(lambda i: presence.summary(day=True), reads)
     print(json.dumps({"record": record, "read": read, "listed": listed, "day": day}))
