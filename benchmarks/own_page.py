@@ -71,9 +71,8 @@ from whos_online import presence  # noqa: E402
 from whos_online.conf import Settings, conf  # noqa: E402
 from whos_online.presence import in_room  # noqa: E402
 from whos_online.rendering import blockcache  # noqa: E402
-from whos_online.store import reading, scripts  # noqa: E402
+from whos_online.store import reading  # noqa: E402
 from whos_online.store.connection import get_client  # noqa: E402
-from whos_online.store.stats import PEAK_TTL  # noqa: E402
 
 BROWSER = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
 ONLINE = 1000
@@ -175,9 +174,7 @@ def populate() -> None:
     for user in User.objects.filter(username__startswith="bench"):
         presence.record_user(user)
     # A record of 10,000 set yesterday: the newcomers stay under it.
-    scripts.raise_peak(
-        get_client(), peak=conf.keys().peak, count=10 * ONLINE, at=time.time() - 86400, ttl=PEAK_TTL
-    )
+    get_client().hset(conf.keys().peak, mapping={"count": 10 * ONLINE, "at": time.time() - 86400})
 
 
 def cookie_guest() -> Callable[[str], Any]:

@@ -240,9 +240,7 @@ def test_a_heartbeat_carries_200_connections_per_round_trip(
     redis_db: redis.Redis, round_trips: Any, count: int, trips: int
 ) -> None:
     connections = [sockets.Connection(str(pk), f"c{pk}") for pk in range(count)]
-    presence.record_guest("203.0.113.9")  # Redis's data began (an empty Redis is beaten nobody)
-    round_trips.clear()
-    assert sockets.heartbeat(connections) is False
+    sockets.heartbeat(connections)
     assert round_trips.commands == [["EVALSHA"]] * trips
     assert len(presence.connected()) == count
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from django.contrib import admin
@@ -10,11 +9,9 @@ from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
-from django.utils import timezone
 from django.utils.html import escape
 from django.utils.safestring import SafeString
 from django.utils.text import capfirst
-from django.utils.timesince import timesince
 
 from whos_online import chart, presence
 from whos_online.conf import conf
@@ -72,8 +69,6 @@ def _page(admin_site: str) -> dict[str, Any]:
     return {
         "days": days,
         "approximate": counting.approximate(),
-        "short_retention": conf.retention < counting.DAY,
-        "retention": _duration(conf.retention),
         "online": online,
         "members": [
             (member, _change_url(admin_site, member.pk), _wrappable(member.where))
@@ -83,12 +78,6 @@ def _page(admin_site: str) -> dict[str, Any]:
         "samples": len(samples),
         "track_pages": conf.track_pages,
     }
-
-
-def _duration(seconds: float) -> str:
-    """ "10 minutes", "1 hour, 30 minutes": Django's timesince words, in the page's language."""
-    now = timezone.now()
-    return timesince(now - timedelta(seconds=seconds), now)
 
 
 def _wrappable(where: str | None) -> SafeString | None:

@@ -165,20 +165,17 @@ class Settings:
         return f"{self._namespace(room)}:changed"
 
     # The HyperLogLogs (see whos_online.store.counting): a namespace's guests per time
-    # bucket of the window, and the union of the window's buckets but the newest;
-    # the site's guests per hour, and the union of the past 24 hours' but this one;
-    # the site's guests and members per day.
+    # bucket of the window; the site's guests and members per hour and per day.
     def bucket_key(self, guests_key: str, bucket: int) -> str:
         return f"{guests_key}:hll:{bucket}"
 
-    def buckets_union_key(self, guests_key: str, first: int, last: int) -> str:
-        return f"{guests_key}:hll:past:{first}:{last}"
+    def hour_key(self, who: str, hour: int) -> str:
+        """The per-hour key of ``who`` ("guests" or "members")."""
+        return f"{self.key_prefix}:{who}:hour:{hour}"
 
-    def hour_key(self, hour: int) -> str:
-        return f"{self.key_prefix}:guests:hour:{hour}"
-
-    def hours_union_key(self, hour: int) -> str:
-        return f"{self.key_prefix}:guests:hour:past:{hour}"
+    def past_hours_key(self, who: str, hour: int) -> str:
+        """The union of ``who``'s 23 hour keys before ``hour``, which prune makes."""
+        return f"{self.key_prefix}:{who}:hour:past:{hour}"
 
     def day_key(self, who: str, day: date) -> str:
         """The per-day key of ``who`` ("guests" or "members")."""
@@ -210,11 +207,6 @@ class Settings:
     @cached_setting
     def history_key(self) -> str:
         return f"{self.key_prefix}:history"
-
-    @cached_setting
-    def generation_key(self) -> str:
-        """The second this Redis's data began (see whos_online.store.recovery); never expires."""
-        return f"{self.key_prefix}:generation"
 
     @cached_setting
     def max_age(self) -> float:

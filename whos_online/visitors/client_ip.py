@@ -23,7 +23,7 @@ from django.http import HttpRequest
 
 from whos_online.conf import conf
 from whos_online.settings_table import Network
-from whos_online.store.guests import Address
+from whos_online.store.addresses import Address
 
 # The two headers a site can choose to believe (WHOS_ONLINE_PROXY_HEADER).
 HEADERS = ("X-Forwarded-For", "Forwarded")

@@ -20,7 +20,7 @@ from django.http import HttpRequest, HttpResponseBase
 from django.utils.cache import patch_cache_control
 
 from whos_online.conf import conf
-from whos_online.store.guests import network
+from whos_online.store.addresses import network
 from whos_online.visitors.client_ip import client_address
 
 COOKIE_SALT = "whos_online.online"

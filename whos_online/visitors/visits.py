@@ -23,7 +23,7 @@ from whos_online import access
 from whos_online.conf import conf
 from whos_online.room_names import room_kind
 from whos_online.store import failsafe, recording
-from whos_online.store.guests import Address, guest_id
+from whos_online.store.addresses import Address, guest_id
 from whos_online.visitors.client_ip import client_address, note_unknown_proxy
 from whos_online.visitors.cookie import recorded_at, set_cookie
 from whos_online.visitors.guests import guest_rooms, keep_guest_rooms
