@@ -11,7 +11,6 @@ from __future__ import annotations
 import ipaddress
 import re
 from datetime import timedelta
-from functools import lru_cache
 from typing import Any, NamedTuple, Union
 
 from django.utils.module_loading import import_string
@@ -237,21 +236,10 @@ def patterns(value: Any) -> re.Pattern[str] | None:
     """One regex for a list of them; None for none, or for a broken list (check E013)."""
     if not value or isinstance(value, str) or not isinstance(value, (list, tuple)):
         return None
-    return _compile(tuple(str(pattern) for pattern in value))
-
-
-@lru_cache(maxsize=64)
-def _compile(regexes: tuple[str, ...]) -> re.Pattern[str] | None:
     try:
-        return re.compile("|".join(f"(?:{regex})" for regex in regexes))
+        return re.compile("|".join(f"(?:{pattern})" for pattern in value))
     except re.error:
         return None
-
-
-@lru_cache(maxsize=None)
-def imported(path: str) -> Any:
-    """A dotted path's object, imported once."""
-    return import_string(path)
 
 
 # A WHOS_ONLINE_ROOMS value naming a callable, not a room: identifiers joined by dots,
@@ -265,7 +253,7 @@ def room_spec(value: Any) -> Any:
     if not (isinstance(value, str) and DOTTED_PATH.fullmatch(value)):
         return value
     try:
-        found = imported(value)
+        found = import_string(value)
     except ImportError:
         return None
     return found if callable(found) else None
