@@ -328,7 +328,7 @@ def test_a_slow_redis_opens_the_breaker_while_other_threads_burn_cpu(
 ) -> None:
     """Issue 49: in a threaded worker, the other threads' CPU once cancelled each call's
     wait, so a Redis 150 ms away never opened the breaker while the threads were busy."""
-    from tests.test_resilience import LatencyProxy
+    from tests.latency_proxy import LatencyProxy
 
     monkeypatch.setattr(failsafe, "FIRST_BACKOFF", BACKOFF)  # still open for the page below
     proxy = LatencyProxy(redis_servers().require_port())
