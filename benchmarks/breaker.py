@@ -272,7 +272,7 @@ def run(root: Path, directory: Path) -> dict[str, str]:
 
 ROWS = [
     ("slow Redis (+150 ms), gthread 1×8 saturated, 2% new: first ERROR", "slow_opened"),
-    ("  ERROR lines", "slow_errors"),
+    ("  ERROR lines during the fault", "slow_errors"),
     ("  worker CPU during the fault", "slow_cpu"),
     ("  pages p50 / p99 before the fault", "slow_healthy_pages"),
     ("  pages p50 / p99, fault's last half", "slow_pages"),
@@ -285,24 +285,39 @@ ROWS = [
 ]
 
 
+ERRORS = ("slow_errors", "busy_errors", "storm_errors")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--before", type=Path, help="a checkout of the tree to compare with")
+    parser.add_argument("--runs", type=int, default=1, help="runs of each tree, alternated")
     args = parser.parse_args()
     trees = {"after (this tree)": HERE.parent}
     if args.before:
         trees = {f"before ({args.before})": args.before, **trees}
-    results = {}
-    for name, root in trees.items():
-        with tempfile.TemporaryDirectory() as directory:
-            results[name] = found = run(root, Path(directory))
+    results: dict[str, list[dict[str, str]]] = {name: [] for name in trees}
+    for _ in range(args.runs):
+        for name, root in trees.items():
+            with tempfile.TemporaryDirectory() as directory:
+                found = run(root, Path(directory))
             found["failed"] = f"{found.pop('slow_failed')}, {found.pop('busy_failed')}"
-            print(name, results[name], flush=True)
+            results[name].append(found)
+            print(name, found, flush=True)
     lines = ["| | " + " | ".join(results) + " |", "|---|" + "---|" * len(results)]
-    lines += [
-        f"| {label} | " + " | ".join(r[key] for r in results.values()) + " |" for label, key in ROWS
-    ]
-    table = "\n".join(lines)
+    for label, key in ROWS:
+        cells = [" · ".join(run[key].split("<br>")[0] for run in runs) for runs in results.values()]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    said = {
+        line
+        for runs in results.values()
+        for run in runs
+        for key in ERRORS
+        for line in run[key].split("<br>")[1:]
+    }
+    table = "\n".join(
+        lines + ["", "ERROR lines seen (cut):", *(f"- {line}" for line in sorted(said))]
+    )
     print(table)
     (HERE / "BREAKER.table.md").write_text(table + "\n")
 
