@@ -84,11 +84,7 @@ class Settings:
 
         The room's name as ``room_name`` makes it; ValueError if it is empty.
         """
-        return self._site_keys if room is None else self._keys(self._namespace(room))
-
-    @cached_property
-    def _site_keys(self) -> Keys:
-        return self._keys(self.key_prefix)
+        return self._keys(self._namespace(room))
 
     def _keys(self, base: str) -> Keys:
         return Keys(

@@ -55,10 +55,10 @@ def _for_alias(alias: str) -> redis.Redis:
         cache = settings.CACHES[alias]
         options = _pool_options(cache)
         location = cache.get("LOCATION") or ""
-        first = re.split("[;,]", location)[0] if isinstance(location, str) else location[0]
+        servers = re.split("[;,]", location) if isinstance(location, str) else list(location)
         timeout = conf.socket_timeout
         options.update(socket_timeout=timeout, socket_connect_timeout=timeout)
-        pool = redis.ConnectionPool.from_url(first.strip(), **options)
+        pool = redis.ConnectionPool.from_url(servers[0].strip(), **options)
     except (ValueError, TypeError, ImportError, IndexError) as e:
         raise CacheAliasError(
             f"WHOS_ONLINE_CACHE_ALIAS is {alias!r}, and CACHES gives no Redis cache for it "
