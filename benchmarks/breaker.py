@@ -16,7 +16,8 @@ defaults (0.25 s socket timeout, so a 0.1 s slow-call budget). Three runs per tr
 - storm: SOCKETS WebSockets connected at once (in batches of BATCH) to one uvicorn
   worker (tests/load_site/ws_asgi.py), Redis healthy: the ERROR lines.
 
-Every process started here is stopped by its pid. Writes BREAKER.md beside this file.
+Every process started here is stopped by its pid. Prints the table benchmarks/BREAKER.md
+shows, each run's figure side by side.
 """
 
 from __future__ import annotations
@@ -54,7 +55,6 @@ FEW_NEW = 0.02  # (slow) so most threads burn CPU while the few recording wait o
 HEALTHY, FAULT, BUSY = 5.0, 10.0, 15.0  # seconds
 DELAY = 0.15
 SOCKETS, BATCH = 5000, 1000
-RESULTS = HERE / "BREAKER.md"
 
 
 def environment(root: Path, redis_port: int, directory: Path) -> dict[str, str]:
@@ -322,7 +322,6 @@ def main() -> None:
         lines + ["", "ERROR lines seen (cut):", *(f"- {line}" for line in sorted(said))]
     )
     print(table)
-    (HERE / "BREAKER.table.md").write_text(table + "\n")
 
 
 if __name__ == "__main__":
