@@ -322,6 +322,50 @@ def test_frozen_redis_costs_one_timeout_then_is_left_alone(
         assert len(answers_again(caplog)) == 1
 
 
+def test_a_slow_redis_opens_the_breaker_while_other_threads_burn_cpu(
+    redis_servers: Callable[..., RedisServer],
+    prefix: str,
+    settings: Any,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 49: in a threaded worker, the other threads' CPU once cancelled each call's
+    wait, so a Redis 150 ms away never opened the breaker while the threads were busy."""
+    from tests.latency_proxy import LatencyProxy
+
+    monkeypatch.setattr(failsafe, "FIRST_BACKOFF", BACKOFF)  # still open for the page below
+    proxy = LatencyProxy(redis_servers().require_port())
+    try:
+        settings.CACHES = {"default": django_redis_cache(f"redis://127.0.0.1:{proxy.port}/0")}
+        settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.25  # the default: a slow-call budget of 0.1 s
+        proxy.delay(0.15)
+        done = threading.Event()
+
+        def burn() -> None:
+            while not done.is_set():
+                sum(range(10_000))
+
+        def requests() -> None:  # a worker thread's Redis calls, until Redis is skipped
+            for _ in range(20):
+                if failsafe.call(presence.last_seen, 1) is failsafe.UNAVAILABLE:
+                    return
+
+        burners = [threading.Thread(target=burn) for _ in range(2)]
+        workers = [threading.Thread(target=requests) for _ in range(8)]
+        for thread in burners + workers:
+            thread.start()
+        for thread in workers:
+            thread.join(REQUEST_LIMIT)
+        done.set()
+        for thread in burners:
+            thread.join(REQUEST_LIMIT)
+        assert UNAVAILABLE in block(BrowserClient(), REMOTE_ADDR="203.0.113.1")
+        [error] = log_records(caplog, logging.ERROR)
+        assert error.getMessage().startswith("Redis is slow (")
+    finally:
+        proxy.close()
+
+
 # -- 3. errors other than connection errors ------------------------------------------------
 
 
