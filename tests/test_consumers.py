@@ -31,7 +31,7 @@ from whos_online.conf import conf
 from whos_online.realtime import hub
 from whos_online.realtime.consumers import PresenceMixin
 from whos_online.realtime.routing import websocket_urlpatterns
-from whos_online.store import failsafe, scripts, sockets
+from whos_online.store import scripts, sockets
 
 pytestmark = pytest.mark.django_db
 

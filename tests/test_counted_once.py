@@ -26,6 +26,7 @@ from tests.test_middleware import async_get
 from whos_online import presence
 from whos_online.conf import Settings, conf
 from whos_online.rendering import blockcache
+from whos_online.store import scripts
 
 pytestmark = pytest.mark.django_db
 __all__ = ["traveller"]  # the fixture, for this module's tests
