@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import weakref
 from importlib.resources import files
 from typing import Any, NamedTuple, Sequence
 
@@ -70,7 +69,7 @@ class Script:
         write in it, and a replica runs it. Not with ``hyperloglogs`` to count (Redis
         refuses PFCOUNT there: it may cache its count in the key), nor on a server
         without EVALSHA_RO (Redis 6.2, fakeredis): then it runs as EVALSHA."""
-        if not hyperloglogs and client not in WITHOUT_RO:
+        if not hyperloglogs and _server(client) not in WITHOUT_RO:
             try:
                 try:
                     return client.evalsha_ro(self.sha, len(keys), *keys, *args)
@@ -79,12 +78,19 @@ class Script:
             except ResponseError as error:
                 if "unknown command" not in str(error).lower():
                     raise
-                WITHOUT_RO.add(client)
+                WITHOUT_RO.add(_server(client))
         return self(client, keys, args)
 
 
-# Clients whose server answered that it has no EVALSHA_RO: their reads run as EVALSHA.
-WITHOUT_RO: weakref.WeakSet[Any] = weakref.WeakSet()
+# The servers that answered that they have no EVALSHA_RO: reads there run as EVALSHA.
+WITHOUT_RO: set[tuple[Any, ...]] = set()
+
+
+def _server(client: Any) -> tuple[Any, ...]:
+    """The server a client talks to (a new client for the same server, after a setting
+    changed, need not ask again)."""
+    kwargs = getattr(getattr(client, "connection_pool", None), "connection_kwargs", {})
+    return kwargs.get("host"), kwargs.get("port"), kwargs.get("path")
 
 
 PRUNE_BATCH = Script("prune_batch")
