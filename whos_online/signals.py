@@ -23,7 +23,7 @@ def record_login(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
     if page is None:
         failsafe.write(presence.record_user, user)
     else:
-        page.record_member(user)
+        page.record_member(user, login=True)
 
 
 @receiver(user_logged_out, dispatch_uid="whos_online.forget_logout")

@@ -2,9 +2,13 @@
 
 Every page with the block would otherwise cost a Redis read, so Redis latency
 would be page latency. One rule decides which read a page shows: **a page that
-recorded its visitor reads afresh unless the kept read was sent after that
-record's reply came back; every other page shows the kept read.** "After" is
-this process's order of events (``visits.events``), not a clock. Fresh reads are capped per process and second
+recorded its visitor reads afresh, unless the kept read was sent after that
+record's reply came back or the record found them online since before any read
+kept now (not a login or a logout); every other page shows the kept read.**
+"After" is this process's order of events (``visits.events``), not a clock;
+"online since before" is the record's own reply (their score before it: inside
+the window, and a block-cache period or more before this record).
+Fresh reads are capped per process and second
 (``FRESH_READS_PER_SECOND``): past the cap a page shows the kept read, so a
 flood of newcomers cannot turn into a Redis read per request.
 
@@ -66,7 +70,7 @@ def for_request(
     viewer = None if page is None else page.viewer
     staff_view = names and reading.is_staff(viewer)
     kept = entry(room, staff_view, names)
-    replied = None if page is None else page.replies.get(room)
+    replied = None if page is None or room in page.online_before else page.replies.get(room)
     if replied is not None and kept is not None and kept.sent < replied and _may_read_fresh():
         kept = entry(room, staff_view, names, fresh=True) or kept
     return None if kept is None else kept.summary

@@ -52,6 +52,8 @@ class PageVisit:
         # When each record's reply came back (in ``events``), by room (None: the site):
         # a kept read sent before it cannot count this visitor.
         self.replies: dict[str | None, int] = {}
+        # The namespaces where the record found them online already (see _online_before).
+        self.online_before: set[str | None] = set()
         self.rooms: list[str] = []  # rooms recorded before the view, left if it fails
         self.private = False  # the page shows its viewer's own view
         self.style_linked = False
@@ -135,19 +137,21 @@ class PageVisit:
             self.moved_rooms = {**{k: v for k, v in rooms.items() if k != kind}, kind: room}
         return self._replied(room, visit)
 
-    def record_member(self, user: Any, room: str | None = None) -> bool:
-        """Record a signed-in member with a fresh card, no longer as a guest."""
+    def record_member(self, user: Any, room: str | None = None, *, login: bool = False) -> bool:
+        """Record a signed-in member with a fresh card, no longer as a guest. ``login``: a
+        read from before counted them as someone else (the guest they were)."""
         request = self.request
         where = request.path if conf.track_pages else None
         ip = client_address(request) if conf.track_guests else None
         visit = failsafe.write(recording.record_user, user, room=room, where=where, guest_ip=ip)
-        return self._replied(room, visit)
+        return self._replied(room, visit, arrival=login)
 
     def record_guest(self) -> None:
-        """Count the visitor as the guest they now are (a logout), at once."""
+        """Count the visitor as the guest they now are (a logout), at once: a read from
+        before counted them as the member they were."""
         ip = self.guest_address()
         if ip is not None:
-            self._replied(None, failsafe.write(recording.record_guest, ip))
+            self._replied(None, failsafe.write(recording.record_guest, ip), arrival=True)
 
     def guest_address(self) -> Address | None:
         """The address a guest is counted by; None where no guest is counted: a site
@@ -159,13 +163,23 @@ class PageVisit:
             return None
         return client_address(self.request)
 
-    def _replied(self, room: str | None, visit: recording.Visit | failsafe.Unavailable) -> bool:
-        """Note when the record's reply came back; False if Redis failed. A newcomer the
-        guest cap refused (a flood) is not counted, yet nothing is to retry."""
+    def _replied(
+        self,
+        room: str | None,
+        visit: recording.Visit | failsafe.Unavailable,
+        arrival: bool = False,
+    ) -> bool:
+        """Note when the record's reply came back, and whether it found them online
+        already (not for an ``arrival``: a login, a logout); False if Redis failed. A
+        newcomer the guest cap refused (a flood) is not counted, yet nothing is to retry."""
         if isinstance(visit, failsafe.Unavailable):
             return False
         if not visit.refused:
             self.replies[room] = next(events)
+            if not arrival and _online_before(visit, room):
+                self.online_before.add(room)
+            else:
+                self.online_before.discard(room)
             if room is None:
                 self.new_on_site = visit.before is None
         return True
@@ -211,6 +225,15 @@ class PageVisit:
         if self.moved_rooms is not None:
             keep_guest_rooms(self.request, response, self.moved_rooms)
         return response
+
+
+def _online_before(visit: recording.Visit, room: str | None) -> bool:
+    """Whether the record found the visitor online since at least a block-cache period
+    before it: any read kept now (no older than that) was sent after their previous
+    record, and inside its window, so it counts them. The app servers that wrote the
+    two scores need clocks that agree within that period, not to the millisecond."""
+    before, at = visit.before, visit.at
+    return before is not None and at - conf.window(room) <= before <= at - conf.block_cache
 
 
 def access_of(viewer: Any, room: str | None) -> access.RoomAccess | None:
