@@ -4,35 +4,25 @@ Who's online is decoration: when Redis is gone, slow or refuses writes, pages mu
 still render at their usual speed. States are named as resilience4j names them:
 CLOSED (calls go to Redis), OPEN (calls skip Redis until a back-off ends) and
 HALF_OPEN (one call per process probes Redis; every other call skips at once).
+Two circuits per process, because reads and writes fail apart: ``reads`` gates
+every call and opens when Redis is gone (a connection error, a timeout), fails a
+read, or is slow; ``writes`` gates writes only and opens when Redis refuses one
+(READONLY, OOM), so such a Redis still serves the block, counts and statuses.
 
-Two circuits per process, because reads and writes fail apart:
+Slow: SLOW_CALLS_TO_OPEN of the last SLOW_WINDOW calls waited longer than
+``conf.slow_call`` (0.4 × ``WHOS_ONLINE_SOCKET_TIMEOUT``). A call's wait is its
+wall time less the CPU time of its own thread (``time.thread_time``), so other
+threads' work neither hides a slow Redis nor counts as waiting; what a healthy
+Redis leaves in it is the thread's turn for the GIL and a CPU. A stall slows
+only the calls in flight, fewer than half the window, so it is no outage: a rate,
+as resilience4j's slow-call rate (benchmarks/BREAKER.md measures both).
 
-- ``reads`` gates every call. It opens when Redis is gone (a connection error,
-  a timeout), fails a read, or is slow: SLOW_CALLS_TO_OPEN of the last
-  SLOW_WINDOW calls waited longer than ``conf.slow_call`` (0.4 ×
-  ``WHOS_ONLINE_SOCKET_TIMEOUT``).
-- ``writes`` gates writes only. It opens when Redis answers a write with an
-  error (a READONLY replica, OOM under ``maxmemory`` with ``noeviction``), so
-  such a Redis still serves the block, counts and statuses.
-
-A call's wait is its wall time less the CPU time of the thread that made it
-(``time.thread_time``): other threads' work cannot hide a slow Redis, and the
-caller's own work is no wait. What is left is Redis, the network, and the time
-the thread waited for the GIL or a CPU. On a healthy Redis that last part stays
-far below the budget, and a process-wide stall (a CPU taken away) slows only
-the calls in flight, fewer than half a window: a rate over a window, as
-resilience4j's slow-call rate, so a stall is not an outage (benchmarks/BREAKER.md
-measures both).
-
-A circuit's first back-off is FIRST_BACKOFF; each failed probe doubles it up to
+The first back-off is FIRST_BACKOFF; each failed probe doubles it up to
 ``conf.backoff`` (5 s), each wait shortened by a random JITTER so processes do
 not probe in step. One outage (from a circuit opening until both are closed)
 logs one ERROR line with the error (its traceback at DEBUG) and one WARNING at
-recovery.
-
-A cache alias that gives no Redis (``CacheAliasError``) is no outage but a
-mistake in the settings: logged once per process with the setting to fix, and
-leaves both circuits alone: calls skip Redis, pages render.
+recovery. A cache alias that gives no Redis (``CacheAliasError``) is a mistake
+in the settings, not an outage: logged once per process, circuits left alone.
 
 Why not a library: pybreaker and circuitbreaker (threads), purgatory and
 aiobreaker (asyncio) count exceptions only (no slow-call rate), keep one state
