@@ -178,14 +178,15 @@ CAP = "FRESH_READS_PER_SECOND"
 
 
 @contextmanager
-def uncapped() -> Iterator[bool]:
-    """No cap on fresh reads, as for newcomers arriving slower than the cap: whether one was lifted."""
+def uncapped() -> Iterator[list[str]]:
+    """No cap on fresh reads, as for newcomers arriving slower than the cap; yields the
+    modules whose cap it lifted."""
     capped = [
-        module
+        name
         for name, module in list(sys.modules.items())
         if name.startswith("whos_online") and hasattr(module, CAP)
     ]
     with ExitStack() as stack:
-        for module in capped:
-            stack.enter_context(mock.patch.object(module, CAP, 10**9))
-        yield bool(capped)
+        for name in capped:
+            stack.enter_context(mock.patch.object(sys.modules[name], CAP, 10**9))
+        yield capped
