@@ -25,7 +25,7 @@ Two processes, one per checkout, each building the same site at 1,000 members an
 1,000 guests online (REDIS_URL, default db 13, keys under ``whos_online_bench:<pid>:``,
 deleted at the end). Each round shuffles every (checkout, case, slice) into one order
 and has the process that owns a slice time it, so both checkouts see the same machine:
-12 slices of about 2 ms per request case, one slice of 40 pages per forum case. A
+8 slices of about 8 ms per request case, one slice of 40 pages per forum case. A
 case's figure in a round is its fastest slice; a ratio is taken within a round (×
 bare within one process, after ÷ before across the two) and reported as the median
 over rounds, its range in brackets. With ``--clock cpu`` a slice is timed by the
@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-ROUNDS, SLICES, SLICE_MS = 15, 12, 2.0  # a request case's slices a round, of about SLICE_MS
+ROUNDS, SLICES, SLICE_MS = 15, 8, 8.0  # a request case's slices a round, of about SLICE_MS
 PAGE_SLICES, PAGES = 1, 40  # a forum case's slices a round, of PAGES pages
 COOKIE = "online"  # whos_online's cookie, by default
 MIX = {"guest with the cookie": 75, "member on a live page": 5, "newcomers, 40 at a time": 20}
