@@ -340,6 +340,8 @@ def main() -> None:
     parser.add_argument("--print", action="store_true", help="print, leave BEFORE_AFTER.md alone")
     args = parser.parse_args()
     started, load = time.monotonic(), [os.getloadavg()[0]]
+    if load[0] > (os.cpu_count() or 1):
+        print(f"Load {load[0]:.1f}: a few percent is noise now (try --clock cpu)", file=sys.stderr)
     before = Checkout("before", args.before.resolve(), args.clock)
     after = Checkout("after", HERE.parent, args.clock)
     sides = (before, after)
