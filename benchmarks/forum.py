@@ -5,8 +5,10 @@ The page is a forum index: a template extending a base (head, a header of
 through the ORM, behind SessionMiddleware, AuthenticationMiddleware and
 WhosOnlineMiddleware, through Django's test client, with templates cached as in
 production. ``/forum/`` and ``/forum/block/`` are the same page but for
-``{% whos_online live=30 %}`` in the sidebar of the second. The visitors' cookies
-are whatever the responses leave them: nothing here knows how whos_online decides.
+``{% whos_online live=30 %}`` in the sidebar of the second, on a site with live blocks
+(PAGE_SETTINGS). The visitors' cookies are whatever the responses leave them: nothing
+here knows how whos_online decides (at 2d26913 a member's live page deleted their
+"online" cookie, so each of their pages with the block recorded them).
 """
 
 from __future__ import annotations
