@@ -47,6 +47,7 @@ import sys
 import time
 from contextlib import nullcontext
 from datetime import datetime, timezone
+from logging.handlers import BufferingHandler
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,8 @@ def child(checkout: str, clock: str) -> None:
     from django.test.utils import override_settings
 
     override_settings(**forum.SITE).enable()
-    warnings = Warnings()  # whos_online fails open: a Redis failure would flatter it
+    warnings = BufferingHandler(capacity=10**6)  # whos_online fails open: a Redis
+    warnings.setLevel(logging.WARNING)  # failure would flatter its figures
     logging.getLogger("whos_online").addHandler(warnings)
     admin = redis.Redis.from_url(REDIS_URL)
     try:
@@ -108,21 +110,12 @@ def child(checkout: str, clock: str) -> None:
             case = cases[int(line)]
             ns = case.time(case.slice_size, CLOCKS[clock])
             print(ns / case.slice_size / 1000, flush=True)
-        print(json.dumps(warnings.messages), flush=True)
+        print(json.dumps([record.getMessage() for record in warnings.buffer]), flush=True)
     finally:
         keys = list(admin.scan_iter(match=f"{PREFIX}:*", count=1000))
         for start in range(0, len(keys), 500):
             admin.unlink(*keys[start : start + 500])
         DATABASE_FILE.unlink(missing_ok=True)
-
-
-class Warnings(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.messages: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
 
 
 def request_cases() -> list[Any]:
