@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/compare.py /work/wt/before          # ~3 minutes; writes BEFORE_AFTER.md
     .venv/bin/python benchmarks/compare.py /work/wt/before --print  # prints only
     .venv/bin/python benchmarks/compare.py /work/wt/before --clock cpu  # on a busy machine
+    .venv/bin/python benchmarks/compare.py /work/wt/before --after ../other  # another "after"
 
 It answers issue 49's questions of speed, against the other checkout:
 
@@ -327,6 +328,7 @@ def commit(path: Path) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n", 1)[0])
     parser.add_argument("before", type=Path, help="the other checkout (its root)")
+    parser.add_argument("--after", type=Path, default=HERE.parent, help="default: this one")
     parser.add_argument("--rounds", type=int, default=ROUNDS)
     parser.add_argument("--clock", choices=CLOCKS, default="wall", help="see CLOCKS")
     parser.add_argument("--seed", type=int, default=random.SystemRandom().randrange(1_000_000))
@@ -336,7 +338,7 @@ def main() -> None:
     if load[0] > (os.cpu_count() or 1):
         print(f"Load {load[0]:.1f}: a few percent is noise now (try --clock cpu)", file=sys.stderr)
     before = Checkout("before", args.before.resolve(), args.clock)
-    after = Checkout("after", HERE.parent, args.clock)
+    after = Checkout("after", args.after.resolve(), args.clock)
     sides = (before, after)
     try:
         for side in sides:
