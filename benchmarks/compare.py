@@ -1,7 +1,7 @@
 """Before and after: two checkouts of whos_online timed side by side in one run.
 
     git worktree add --detach /work/wt/before 2d26913         # the checkout to compare against
-    .venv/bin/python benchmarks/compare.py /work/wt/before          # ~3 minutes; writes BEFORE_AFTER.md
+    .venv/bin/python benchmarks/compare.py /work/wt/before          # ~2 minutes; writes BEFORE_AFTER.md
     .venv/bin/python benchmarks/compare.py /work/wt/before --print  # prints only
     .venv/bin/python benchmarks/compare.py /work/wt/before --clock cpu  # on a busy machine
     .venv/bin/python benchmarks/compare.py /work/wt/before --after ../other  # another "after"
