@@ -179,16 +179,17 @@ def returning_guest() -> Page:
 CAP = "FRESH_READS_PER_SECOND"
 
 
-@contextmanager
-def uncapped() -> Iterator[list[str]]:
-    """No cap on fresh reads, as for newcomers arriving slower than the cap; yields the
-    modules whose cap it lifted."""
-    capped = [
-        name
-        for name, module in list(sys.modules.items())
-        if name.startswith("whos_online") and hasattr(module, CAP)
+def caps() -> list[str]:
+    """The whos_online modules that cap a process's fresh reads a second (by CAP)."""
+    return [
+        n for n, m in list(sys.modules.items()) if n.startswith("whos_online") and hasattr(m, CAP)
     ]
+
+
+@contextmanager
+def uncapped() -> Iterator[None]:
+    """No cap on fresh reads, as for newcomers arriving slower than the cap."""
     with ExitStack() as stack:
-        for name in capped:
+        for name in caps():
             stack.enter_context(mock.patch.object(sys.modules[name], CAP, 10**9))
-        yield capped
+        yield
