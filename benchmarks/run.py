@@ -218,12 +218,9 @@ def measure(args: argparse.Namespace, admin: redis.Redis) -> tuple[str, dict[str
             *pruned,
             "## Measured apart",
             "",
-            "[SCALING.md](SCALING.md) (`scaling.py`: how far one Redis goes), "
-            "[COUNTING.md](COUNTING.md) (`counting.py`: exact against approximate guest counting), "
-            "[INSTRUCTIONS.md](INSTRUCTIONS.md) (`instructions.py`: instructions per request, "
-            "counted by callgrind, where timing cannot tell 1% apart) "
-            "and [BEFORE_AFTER.md](BEFORE_AFTER.md) (`compare.py`: the request rows of two "
-            "checkouts timed side by side, a change's cost).",
+            "[README.md](README.md) says which script answers which question; "
+            "[BEFORE_AFTER.md](BEFORE_AFTER.md) (`compare.py`) times two checkouts side by "
+            "side: a change's cost.",
             "",
             "## Machine",
             "",
