@@ -191,6 +191,7 @@ def test_heartbeats_keep_a_connection_and_a_dead_process_drops_out_after_the_tim
     redis_db: redis.Redis, people: Any, settings: Any
 ) -> None:
     settings.WHOS_ONLINE_HEARTBEAT = 18.75  # a timeout of 45 s (2.4 beats)
+    settings.WHOS_ONLINE_MAX_AGE = 200  # her socket outlives her cookie's 100 s
     alice, bob = people("alice", "bob")
     pk = str(alice.pk)
     live_key = conf.socket_keys().live
@@ -734,6 +735,7 @@ def test_a_site_consumer_with_the_mixin_keeps_its_member_online_in_the_route_roo
     redis_db: redis.Redis, people: Any, settings: Any, public_rooms: None
 ) -> None:
     settings.WHOS_ONLINE_HEARTBEAT = 18.75  # a timeout of 45 s (2.4 beats)
+    settings.WHOS_ONLINE_MAX_AGE = 120  # her socket outlives her cookie's 60 s
     (alice,) = people("alice")
 
     async def scenario() -> None:

@@ -13,7 +13,7 @@ import time_machine
 
 from tests.conftest import NOW, names, tab
 from whos_online import presence
-from whos_online.conf import Settings
+from whos_online.conf import Settings, conf
 from whos_online.store import sockets, stats
 
 
@@ -294,7 +294,8 @@ def test_a_member_leaves_when_their_last_connection_closes(
     with time_machine.travel(NOW, tick=False) as traveller:
         for opened in tabs:
             sockets.connect(opened)
-        traveller.shift(5)
+        traveller.shift(conf.cookie_age)  # open past their cookie's life
+        sockets.heartbeat(tabs)
         sockets.disconnect(tabs[0])
         assert presence.connected() == presence.connected(room="thread:1") == [pk]
         assert presence.status(alice) == "online"

@@ -29,7 +29,7 @@ from tests.conftest import (
 )
 from whos_online import presence
 from whos_online.conf import Settings, conf
-from whos_online.store import counting, scripts, sockets, stats, status
+from whos_online.store import counting, scripts, sockets, stats
 from whos_online.store.addresses import guest_id
 from whos_online.store.sockets import Connection
 from whos_online.store.stats import Peak
@@ -836,7 +836,8 @@ def test_heartbeats_keep_members_in_the_window_and_move_a_dead_process_members_t
                 assert redis_db.ttl(name) == 600, name
             conns = conf.connections_key(room, str(bob.pk))
             assert (redis_db.hkeys(conns), redis_db.ttl(conns)) == ([b"tab-bob"], 60)
-            assert statuses(room) == {"alice": "idle", "carol": "idle", "bob": "online"}
+            # Their process died within their cookie's life: they may be browsing on.
+            assert statuses(room) == {"alice": "online", "carol": "online", "bob": "online"}
         assert redis_db.ttl(key(settings, "cards")) == 600
         # Last seen is the newest sign: bob's beat, alice's last one.
         assert (presence.last_seen(bob), presence.last_seen(alice)) == (at(71), at(10))
@@ -886,7 +887,7 @@ def test_closing_tabs_keeps_a_member_live_at_their_newest_other_tab(
             assert redis_db.zscore(left, str(bob.pk)) == T + 70
             assert redis_db.hkeys(conf.connections_key(room, str(bob.pk))) == []
             assert redis_db.ttl(left) == 600
-            assert statuses(room)["bob"] == "idle"
+            assert statuses(room)["bob"] == "online"  # within his cookie's life: browsing on
         traveller.move_to(at(650))
         # Nothing beat in room "r" since +20: prune takes it out of the registry with its
         # window, and closing its sockets writes none of its keys again.
@@ -903,7 +904,7 @@ def test_closing_tabs_keeps_a_member_live_at_their_newest_other_tab(
 def test_the_socket_rule_at_its_edges(redis_db: redis.Redis, settings: Any, people: Any) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 120  # idle after 60 s, the heartbeat timeout: both turn together
     alice, bob, carol, dave = people("alice", "bob", "carol", "dave")
-    grace = status.SOCKET_GRACE
+    grace = conf.cookie_age  # 60 s: a close this long after the last page view is final
     with time_machine.travel(NOW, tick=False) as traveller:
         sockets.connect(tab(alice, "a"))
         closed, replaced = tab(bob, "b"), tab(dave, "d")
@@ -913,7 +914,7 @@ def test_the_socket_rule_at_its_edges(redis_db: redis.Redis, settings: Any, peop
         traveller.shift(grace - 1)
         sockets.disconnect(replaced)  # as a page that replaced it was just seen: not idle
         traveller.shift(1)
-        sockets.disconnect(closed)  # the grace after the last page: a closed tab, idle
+        sockets.disconnect(closed)  # a cookie's life after the last page: a closed tab, idle
         assert statuses() == {"alice": "online", "bob": "idle", "carol": "online", "dave": "online"}
         traveller.move_to(at(60))  # alice's beat is exactly the timeout old
         assert statuses() == {"alice": "online", "bob": "idle", "carol": "online", "dave": "online"}
