@@ -60,6 +60,7 @@ def child(checkout: str, crowd: int, records: int, reads: int) -> None:
 
     from whos_online import presence
     from whos_online.conf import Settings, conf
+
     try:
         from whos_online.store import counting
     except ImportError:  # a checkout from before the store package (c56ff5b)
