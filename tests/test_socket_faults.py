@@ -197,8 +197,8 @@ def test_open_pages_are_told_the_outage_then_given_the_whole_state(
     own_redis: RedisServer, people: Any, clock: Clock
 ) -> None:
     """Issue 39: past the block's stale limit a page is pushed what a page rendered then
-    shows; once Redis answers (here empty) the whole state, its member counted again at
-    their process's next heartbeat."""
+    shows; once Redis answers (here empty) the whole state; issue 49: its member is
+    counted again at their process's next heartbeat, and the page told."""
     (alice,) = people("alice")
 
     async def scenario() -> None:
@@ -214,10 +214,11 @@ def test_open_pages_are_told_the_outage_then_given_the_whole_state(
         own_redis.start()  # empty
         # (the breaker's longest back-off, 5 s, maybe twice: each pooled connection fails once)
         await clock.until(lambda: not watcher.output_queue.empty(), within=15)
+        state = await until(watcher, lambda m: m["type"] == "presence_state")
+        assert state["users"] == 0  # what Redis holds: nothing remembers the loss
         await clock.travel(conf.heartbeat)  # the next heartbeat puts alice back
-        await clock.travel(hub.SOCKET_CHECK)  # and a check sees her namespace's mark move
-        state = await until(watcher, lambda m: m["type"] == "presence_state" and m["users"])
-        assert list(state["joins"]) == [str(alice.pk)] and state["users"] == 1
+        joined = await until(watcher, lambda m: m["type"] == "presence_diff")
+        assert list(joined["joins"]) == [str(alice.pk)] and joined["users"] == 1
         await alice_tab.disconnect()
         await watcher.disconnect()
 
