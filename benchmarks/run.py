@@ -126,8 +126,7 @@ def prepare(admin: redis.Redis, onlines: list[int], baseline_onlines: list[int])
         if n in baseline_onlines:
             populations.fill_baselines(admin, Setup.base(n), n)
     # The online cookie whos_online sets for a guest and for the member, under the key
-    # prefix the throttled cases run with: a cookie issued before its prefix's data
-    # began (recovery.py) would be due again, and record.
+    # prefix the throttled cases run with.
     cookies = {}
     for who, sent in (("guest", {}), ("member", session)):
         probe = Wsgi([*SESSION_AND_AUTH, paths.WHOS_ONLINE], sent)

@@ -107,14 +107,25 @@ def test_each_call_is_one_round_trip_or_two_for_a_logout(
 
 
 def test_prune_samples_the_counts_in_one_plain_pipeline(
-    redis_db: redis.Redis, round_trips: Any
+    redis_db: redis.Redis, round_trips: Any, people: Any
 ) -> None:
-    round_trips.clear()
-    presence.prune()
-    assert round_trips.commands[-2:] == [
+    (alice,) = people("alice")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_guest("203.0.113.1")
+        presence.record_user(alice)
+        traveller.shift(3600)  # their hour is a past one now
+        round_trips.clear()
+        presence.prune()
+        commands = round_trips.commands
+        round_trips.clear()
+        presence.prune()
+    sample = [
         ["EVALSHA"],  # count, and raise the peak
         ["ZADD", "ZREMRANGEBYSCORE", "ZREMRANGEBYRANK", "EXPIRE"],
+        ["EXISTS"],  # the past hours' unions the 24 hours' total reads: made once an hour
     ]
+    assert commands[-4:] == [*sample, ["PFMERGE", "EXPIRE"] * 2]
+    assert round_trips.commands[-3:] == sample
 
 
 def test_prune_removes_only_stale_members_and_their_cards(

@@ -770,6 +770,28 @@ def test_the_day_line_counts_the_past_24_hours(
         assert (block.day_users, block.day_guests, block.day_total) == (3, 3, 6)
 
 
+def test_the_day_line_is_never_below_a_peak_of_the_past_24_hours(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    """Issue 50, slip 7: the 24 hours' figures are approximate; the total never shows
+    fewer people than were online at once in those hours (a peak before them does not
+    count)."""
+    settings.WHOS_ONLINE_MAX_AGE = 600
+    settings.WHOS_ONLINE_RETENTION = timedelta(days=1)
+    (alice,) = people("alice")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_user(alice)
+        for n in range(3):
+            presence.record_guest(f"203.0.113.{n}")
+        presence.prune()  # the peak: 4
+        traveller.shift(3600)
+        for who in ("guests", "members"):  # as if the HyperLogLogs counted fewer
+            redis_db.delete(*counting.hour_buckets(who, time.time() - 3600))
+        assert presence.summary(day=True).day_total == 4
+        traveller.shift(24 * 3600)  # the peak is older than the past 24 hours
+        assert presence.summary(day=True).day_total == 0
+
+
 def test_approximate_guests_count_from_every_bucket_of_the_window(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:

@@ -197,14 +197,15 @@ def guest_buckets(keys: Keys, now: float, window: float) -> list[str]:
 
 
 def _merge_past_hours(client: Any, now: float) -> None:
-    """Merge each day counter's past 23 hours once an hour (see counting.past_hours)."""
-    for who in ("guests", "members"):
-        union, hours, ttl = counting.past_hours(who, now)
-        if not client.exists(union):
-            pipe = client.pipeline(transaction=False)
+    """Merge the past 23 hours of the guests' and the members' hour counters once an hour
+    (see counting.past_hours): one round trip, two the first time in an hour."""
+    merges = [counting.past_hours(who, now) for who in ("guests", "members")]
+    if client.exists(*(union for union, _, _ in merges)) < len(merges):
+        pipe = client.pipeline(transaction=False)
+        for union, hours, ttl in merges:
             pipe.pfmerge(union, *hours)
             pipe.expire(union, ttl)
-            pipe.execute()
+        pipe.execute()
 
 
 def _sample(client: Any, now: float) -> None:

@@ -10,7 +10,7 @@
 -- KEYS[10..]  with approximate guest counting (ARGV[6] = n > 0): the window's n
 --             guest HyperLogLogs; then, with the day's count (ARGV[7] not ''), the
 --             guests' hour HyperLogLogs of the past 24 hours, oldest first, and the
---             union of all but the last (prune makes it), then the members' 
+--             union of all but the last (prune makes it), then the members'
 -- ARGV[1]     the window's start
 -- ARGV[2]     now
 -- ARGV[3]     '1' to read the site's peak, '0' for a room (no peak)
