@@ -163,7 +163,8 @@ def test_open_pages_are_told_the_outage_then_given_the_whole_state(
         watcher, alice_tab = await tab(None), await tab(alice)
         await until(watcher, lambda m: m["users"] == 1)
         own_redis.kill()
-        await clock.travel(hub.CHECK_EVERY)  # the first failed read
+        # The notices' listener loses its subscription: every view is read, and fails.
+        await eventually(lambda: hub.get_hub().failing_since is not None)
         await clock.travel(hub.UNAVAILABLE_AFTER - 1)
         assert await watcher.receive_nothing(timeout=1)  # a blip is not an outage
         await clock.travel(1)
