@@ -301,7 +301,7 @@ class Listener(threading.Thread):
                 time.sleep(1.0)
 
     def _listen(self) -> None:
-        pubsub = get_client().pubsub()  # type: ignore[no-untyped-call]
+        pubsub = get_client().pubsub()
         try:
             pubsub.subscribe(conf.notices_channel)
             while self.listening():
