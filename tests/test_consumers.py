@@ -26,7 +26,7 @@ from django.urls import path
 
 from tests.conftest import NOW, STAFF, BrowserClient, RoundTrips, names
 from tests.test_live import rendered_shown
-from whos_online import presence
+from whos_online import presence, testing
 from whos_online.conf import conf
 from whos_online.realtime import hub
 from whos_online.realtime.consumers import PresenceMixin
@@ -385,6 +385,45 @@ def test_a_flush_with_sockets_open_errors_nowhere_and_the_next_beat_puts_members
     with caplog.at_level(logging.WARNING, logger="whos_online"):
         run(scenario)
     assert caplog.records == []
+
+
+def test_a_close_redis_skipped_ends_the_member_as_a_dead_process_would(
+    redis_db: redis.Redis, people: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing keeps the close to write later: the connection's beats stop, and the member
+    turns idle once the heartbeat timeout passes, swept by the page's process."""
+    settings.WHOS_ONLINE_HEARTBEAT = 20  # a timeout of 48 s
+    alice, bob = people("alice", "bob")
+    pk = str(alice.pk)
+    disconnect = sockets.disconnect
+    skipped: list[str] = []
+
+    def blip(connection: sockets.Connection) -> float:
+        if connection.pk == pk and not skipped:
+            skipped.append(connection.id)
+            raise redis.ConnectionError("a blip")
+        return disconnect(connection)
+
+    monkeypatch.setattr(sockets, "disconnect", blip)
+
+    async def scenario() -> None:
+        with time_machine.travel(NOW, tick=False) as traveller:
+            watcher, alice_tab = await tab(bob), await tab(alice)
+            await until(watcher, lambda m: pk in m["joins"])
+            await shift(traveller, 20)  # a heartbeat, well after her record
+            beat = NOW.timestamp() + 20
+            await eventually(lambda: (redis_db.zscore(conf.socket_keys().live, pk) or 0) >= beat)
+            await alice_tab.disconnect()
+            await eventually(lambda: skipped and pk not in hub.get_hub().per_member)
+            await shift(traveller, 47)  # 47 s after her last beat: inside the timeout
+            assert status_of(pk) == "online"
+            testing.reset()  # the blip's back-off is over (it runs on the real clock)
+            await shift(traveller, hub.CHECK_EVERY)  # past it, and the page's sweep is due
+            await until(watcher, lambda m: pk in m["leaves"])
+            assert status_of(pk) == "idle" and presence.connected() == [str(bob.pk)]
+            await watcher.disconnect()
+
+    run(scenario)
 
 
 def test_redis_down_never_closes_a_socket_or_raises(

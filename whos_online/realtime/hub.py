@@ -93,8 +93,7 @@ class Hub:
         self.per_member: Counter[str] = Counter()
         self.feeds: dict[View, _Feed] = {}
         self.beat_at = self.checked_at = time.time()
-        # When the first of the reads failing since Redis last answered one failed.
-        self.failing_since: float | None = None
+        self.failing_since: float | None = None  # the first failed read since one answered
         self.task: asyncio.Task[None] | None = None
         self.listener: Listener | None = None
         self.wake = asyncio.Event()
@@ -274,7 +273,7 @@ class Listener(threading.Thread):
     """Listens for notices on a thread of its own, from the hub's first subscriber until
     its event loop closes, with redis-py's blocking ``PubSub`` on whos_online's own
     client (its pool and topology). While Redis is down it tries again every second;
-    each (re)subscription marks every view due, as notices may have been missed."""
+    each (re)subscription, and each loss of one, marks every view due."""
 
     def __init__(self, hub: Hub, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__(name="whos_online notices", daemon=True)
@@ -297,11 +296,12 @@ class Listener(threading.Thread):
                 self._listen()
             except Exception:  # a dead Redis, a failover: subscribe again
                 self.subscribed.clear()
+                self.notify(None, everywhere=True)  # a read tells the pages of an outage
                 logger.debug("whos_online: notices interrupted", exc_info=True)
                 time.sleep(1.0)
 
     def _listen(self) -> None:
-        pubsub = get_client().pubsub()  # type: ignore[no-untyped-call]
+        pubsub = get_client().pubsub()
         try:
             pubsub.subscribe(conf.notices_channel)
             while self.listening():
