@@ -410,8 +410,8 @@ def test_a_close_redis_skipped_ends_the_member_as_a_dead_process_would(
         with time_machine.travel(NOW, tick=False) as traveller:
             watcher, alice_tab = await tab(bob), await tab(alice)
             await until(watcher, lambda m: pk in m["joins"])
-            await shift(traveller, 20)  # a heartbeat, well after her record
-            beat = NOW.timestamp() + 20
+            await shift(traveller, conf.cookie_age)  # a heartbeat past her cookie's life
+            beat = NOW.timestamp() + conf.cookie_age
             await eventually(lambda: (redis_db.zscore(conf.socket_keys().live, pk) or 0) >= beat)
             await alice_tab.disconnect()
             await eventually(lambda: skipped and pk not in hub.get_hub().per_member)
