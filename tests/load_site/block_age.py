@@ -3,7 +3,7 @@ read more than ``blockcache.STALE_IF_ERROR`` seconds before it asked for it.
 
 A page shows figures, not their age, so the test site wraps ``blockcache.entry``,
 where the ``{% whos_online %}`` tag gets the entry it shows, and keeps per request
-how long before the ask that entry's Redis read began. whos_online itself is
+how long before the ask that entry's Redis read was sent. whos_online itself is
 unchanged: the wrapper only looks.
 """
 
@@ -23,7 +23,7 @@ def _read_and_date(*args: Any, **kwargs: Any) -> blockcache.Cached | None:
     asked = time.time()
     entry = _read(*args, **kwargs)
     if entry is not None:
-        _age.set(asked - entry.read_at)
+        _age.set(asked - entry.sent_at)
     return entry
 
 
