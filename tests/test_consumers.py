@@ -394,6 +394,7 @@ def test_a_close_redis_skipped_ends_the_member_as_a_dead_process_would(
     """Nothing keeps the close to write later: the connection's beats stop, and the member
     turns idle once the heartbeat timeout passes, swept by the page's process."""
     settings.WHOS_ONLINE_HEARTBEAT = 20  # a timeout of 48 s
+    settings.WHOS_ONLINE_MAX_AGE = 200  # her socket outlives her cookie's 100 s
     alice, bob = people("alice", "bob")
     pk = str(alice.pk)
     disconnect = sockets.disconnect
@@ -411,9 +412,10 @@ def test_a_close_redis_skipped_ends_the_member_as_a_dead_process_would(
         with time_machine.travel(NOW, tick=False) as traveller:
             watcher, alice_tab = await tab(bob), await tab(alice)
             await until(watcher, lambda m: pk in m["joins"])
-            await shift(traveller, 20)  # a heartbeat, well after her record
-            beat = NOW.timestamp() + 20
-            await eventually(lambda: (redis_db.zscore(conf.socket_keys().live, pk) or 0) >= beat)
+            for beat in range(20, 101, 20):  # beats past her cookie's life
+                await shift(traveller, 20)
+                due = NOW.timestamp() + beat
+                await eventually(lambda: (redis_db.zscore(conf.socket_keys().live, pk) or 0) >= due)
             await alice_tab.disconnect()
             await eventually(lambda: skipped and pk not in hub.get_hub().per_member)
             await shift(traveller, 47)  # 47 s after her last beat: inside the timeout
