@@ -105,8 +105,8 @@ def cache_dict_online() -> dict[str, Any]:
 
 def _context(names: list[str], users: int, guests: int) -> dict[str, Any]:
     """whos_online's template context for these names (shown by name, seen now) and counts."""
-    # Imported here: compare.py's checkout from before the store package imports
-    # this module (for naive_keys) and never renders the baselines.
+    # Imported here: every benchmark site loads this template library, on any checkout
+    # (instructions.py --before), and only run.py renders the baselines.
     from whos_online.store.members import Member
     from whos_online.store.reading import Summary
 

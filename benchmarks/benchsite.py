@@ -142,7 +142,7 @@ def _record_arguments() -> tuple[Any, ...]:
 @functools.cache
 def store(name: str) -> ModuleType:
     """whos_online's module ``name`` of the Redis store (connection, scripts): in its
-    ``store`` package, or at the top in a checkout from before it (compare.py's c56ff5b)."""
+    ``store`` package, or at the top in a checkout from before it (instructions.py --before c56ff5b)."""
     try:
         return importlib.import_module(f"whos_online.store.{name}")
     except ModuleNotFoundError:

@@ -63,29 +63,6 @@ def cases(setup: Any) -> list[Case]:
     return made
 
 
-# New members made for new_visitor_cases: more than compare.py's run records (about 2,000).
-NEW_MEMBERS = 5_000
-
-
-def new_visitor_cases(setup: Any) -> list[Case]:
-    """Recording a visitor new to the window at 1,000 online, each request another: a
-    guest from an address never seen, a member never recorded (compare.py's rows)."""
-    from benchsite import new_guests, new_members
-
-    guests, members = new_guests(), new_members(NEW_MEMBERS)
-    made = []
-    for interface in INTERFACES:
-        for who, visitors in (("guest", guests), ("member", members)):
-            driver = setup.driver(
-                interface, [*SESSION_AND_AUTH, WHOS_ONLINE], {}, visitors=visitors
-            )
-            check = setup.expect(driver, True)
-            made.append(
-                Case(f"{interface}: recording a new {who}", driver, setup.prefix(1000), check)
-            )
-    return made
-
-
 def report(c: dict[str, Case]) -> tuple[list[list[str]], list[str]]:
     """(target rows, the section)."""
     whos = [(i, who) for i in INTERFACES for who in ("guest", "member")]

@@ -126,8 +126,7 @@ def prepare(admin: redis.Redis, onlines: list[int], baseline_onlines: list[int])
         if n in baseline_onlines:
             populations.fill_baselines(admin, Setup.base(n), n)
     # The online cookie whos_online sets for a guest and for the member, under the key
-    # prefix the throttled cases run with: a cookie issued before its prefix's data
-    # began (recovery.py) would be due again, and record.
+    # prefix the throttled cases run with.
     cookies = {}
     for who, sent in (("guest", {}), ("member", session)):
         probe = Wsgi([*SESSION_AND_AUTH, paths.WHOS_ONLINE], sent)
@@ -218,12 +217,9 @@ def measure(args: argparse.Namespace, admin: redis.Redis) -> tuple[str, dict[str
             *pruned,
             "## Measured apart",
             "",
-            "[SCALING.md](SCALING.md) (`scaling.py`: how far one Redis goes), "
-            "[COUNTING.md](COUNTING.md) (`counting.py`: exact against approximate guest counting), "
-            "[INSTRUCTIONS.md](INSTRUCTIONS.md) (`instructions.py`: instructions per request, "
-            "counted by callgrind, where timing cannot tell 1% apart) "
-            "and [BEFORE_AFTER.md](BEFORE_AFTER.md) (`compare.py`: the request rows of two "
-            "checkouts timed side by side, a change's cost).",
+            "[README.md](README.md) says which script answers which question; "
+            "[BEFORE_AFTER.md](BEFORE_AFTER.md) (`compare.py`) times two checkouts side by "
+            "side: a change's cost.",
             "",
             "## Machine",
             "",

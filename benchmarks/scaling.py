@@ -42,13 +42,13 @@ def records_per_second() -> float:
     url = urlparse(REDIS_URL)
     # As presence.record_guest for the site's guest, exact counting, on a site without
     # WebSockets (see whos_online/store/lua/record.lua): KEYS: the guests, the change
-    # mark, the generation, the peak (KEYS[7]), the change mark again for each key a
-    # guest's record does not use, the hour's and the day's HyperLogLogs; ARGV: score,
+    # mark, the peak (KEYS[6]), the change mark again for each key a guest's record
+    # does not use, the hour's and the day's HyperLogLogs; ARGV: score,
     # member, TTL, window, no notices channel, counted since, cap, trim per write, ''
     # for what a guest's record does not use, '1' (the guests written), the
     # HyperLogLogs' TTLs.
     changed = f"{KEY}:changed"
-    keys = [KEY, changed, f"{KEY}:generation", changed, changed, changed, f"{KEY}:peak"]
+    keys = [KEY, changed, changed, changed, changed, f"{KEY}:peak"]
     keys += [changed] * 6 + [f"{KEY}:hour", f"{KEY}:day"]
     argv = ["__rand_int__", "__rand_int__", "600", "600", "", "0", str(MAX_GUESTS * 20), "100"]
     argv += ["", "", "", "", "", "", "1", "90000", "2764800"]
@@ -90,7 +90,7 @@ def main() -> None:
     try:
         records, per_guest = measure(client)
     finally:
-        client.delete(KEY, f"{KEY}:changed", f"{KEY}:generation", f"{KEY}:peak", f"{KEY}:hour")
+        client.delete(KEY, f"{KEY}:changed", f"{KEY}:peak", f"{KEY}:hour")
         client.delete(f"{KEY}:day")
     text = "\n".join(
         [

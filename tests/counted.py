@@ -3,9 +3,7 @@
 Given to the pools through redis-py's public ``connection_class`` option: in a
 cache alias's ``CONNECTION_POOL_KWARGS`` (whos_online builds its client from
 them; ``conftest.django_redis_cache`` names ``CountedConnection`` unless told
-otherwise) or RedisCluster.from_url's arguments. Every alias on a server must
-name the same class (tests/settings.py's too): whos_online keeps its client per
-server for the life of the process, so the first alias's class stays.
+otherwise) or RedisCluster.from_url's arguments.
 
 Only public methods are overridden (``connect``, ``send_packed_command``,
 ``read_response``) and only public attributes read (``is_connected``, ``port``,
@@ -29,7 +27,9 @@ class Wire:
 
     ``dials`` counts TCP connection attempts by port (a ``connect()`` on a
     connection that is already connected is none), ``payloads`` holds each write
-    (one per round trip: a command or a whole pipeline), and ``timeouts`` holds,
+    (one per round trip: a command or a whole pipeline) but a new connection's
+    handshake (redis-py's HELLO, AUTH, SELECT, CLIENT SETINFO: once per connection,
+    not per page), and ``timeouts`` holds,
     per wait for a reply that timed out, the timeout the connection reads with:
     it proves which setting bounded the wait without timing anything.
     """
@@ -61,6 +61,7 @@ class Counted:
     is_connected: bool
     port: int
     socket_timeout: float | None
+    handshaking = False
 
     def connect(self) -> None:
         # redis-py 4.6 (nox's oldest session) has no is_connected: there each connect(), one
@@ -68,10 +69,14 @@ class Counted:
         if not getattr(self, "is_connected", False):
             for wire in self.wires:
                 wire.dials[int(self.port)] += 1
-        super().connect()  # type: ignore[misc]
+        self.handshaking = True
+        try:
+            super().connect()  # type: ignore[misc]
+        finally:
+            self.handshaking = False
 
     def send_packed_command(self, command: Any, check_health: bool = True) -> None:
-        if self.wires:
+        if self.wires and not self.handshaking:
             chunks = command if isinstance(command, (list, tuple)) else [command]
             payload = b"".join(bytes(chunk) for chunk in chunks)
             for wire in self.wires:

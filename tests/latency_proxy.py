@@ -14,7 +14,9 @@ stops the proxy by its pid.
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
+from pathlib import Path
 
 
 class Proxy:
@@ -76,6 +78,32 @@ class Proxy:
         finally:
             queue.put_nowait((0.0, b""))
             await delivering
+
+
+class LatencyProxy:
+    """tests/latency_proxy.py in a process of its own, stopped by its pid."""
+
+    def __init__(self, upstream: int) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tests.latency_proxy", str(upstream)],
+            cwd=Path(__file__).resolve().parent.parent, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        assert line.startswith("listening "), line
+        self.port = int(line.split()[1])
+
+    def delay(self, seconds: float) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(f"{seconds}\n")
+        self.process.stdin.flush()
+
+    def close(self) -> None:
+        self.process.kill()
+        self.process.wait(10)
+        for pipe in (self.process.stdin, self.process.stdout):
+            if pipe is not None:
+                pipe.close()
 
 
 if __name__ == "__main__":

@@ -297,6 +297,14 @@ def test_a_member_appears_in_another_members_block_without_a_reload(
             expect(members.get_by_text("Alice Archer", exact=True)).to_have_count(1)
             expect(members.get_by_text("Bob Baker", exact=True)).to_have_count(0)
             check_members_look_like_people(alice, demo)
+            # The small print under the names (the peak, the day's total, the window) in
+            # one small grey style, as the shipped stylesheet has it.
+            look = "el => [getComputedStyle(el).color, getComputedStyle(el).fontSize]"
+            small_print = [
+                block.locator(f".whos-online-{line}").evaluate(look)
+                for line in ("peak", "day", "window")
+            ]
+            assert small_print == [["rgb(75, 85, 99)", "14.4px"]] * 3, small_print
             # The WebSocket's first message may already have refreshed the block.
             updated_before = block.get_attribute("data-whos-online-updated")
             members_before = member_count(block.locator(".whos-online-summary").inner_text())

@@ -53,6 +53,26 @@ def test_middleware_before_or_without_authentication(settings: Any, middleware: 
     assert ids() == ["whos_online.E002"]
 
 
+def test_the_per_site_cache_inside_the_middleware_is_warned_about(settings: Any) -> None:
+    update, fetch = (f"django.middleware.cache.{name}" for name in ("Update", "FetchFrom"))
+    settings.MIDDLEWARE = [
+        SESSION,
+        AUTH,
+        MIDDLEWARE,
+        f"{update}CacheMiddleware",
+        f"{fetch}CacheMiddleware",
+    ]
+    assert ids() == ["whos_online.W014"]
+    settings.MIDDLEWARE = [
+        f"{update}CacheMiddleware",
+        SESSION,
+        AUTH,
+        MIDDLEWARE,
+        f"{fetch}CacheMiddleware",
+    ]
+    assert ids() == []
+
+
 def test_cache_alias_missing(settings: Any) -> None:
     settings.WHOS_ONLINE_CACHE_ALIAS = "presence"
     assert ids() == ["whos_online.E003"]

@@ -16,7 +16,7 @@ import redis
 
 from tests.conftest import BrowserAsyncClient, BrowserClient
 from tests.test_middleware import async_get
-from whos_online.store.guests import guest_id
+from whos_online.store.addresses import guest_id
 from whos_online.visitors import client_ip
 
 pytestmark = pytest.mark.django_db

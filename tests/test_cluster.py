@@ -510,7 +510,7 @@ def test_the_scaling_guides_client_records_and_lists_a_member(
     """docs/howto/scaling.md's settings and mysite/redis.py, word for word but for what it
     says to put in: two of these masters as the startup nodes."""
     ports = [node.require_port() for node in shared_cluster.nodes[:2]]
-    install_recipe("howto/scaling.md", monkeypatch, settings, ports)
+    install_recipe("howto/scaling.md", monkeypatch, settings, ports, number=1)
     client = get_client()
     try:
         assert "online" in get(member("alice"), "/").cookies

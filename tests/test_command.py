@@ -67,6 +67,19 @@ def test_unreachable_redis_is_a_command_error(dead_redis: None) -> None:
         call_command("whos_online_prune")
 
 
+def test_a_misnamed_cache_alias_is_called_a_settings_mistake_not_a_redis_failure(
+    redis_db: redis.Redis, settings: Any
+) -> None:
+    settings.WHOS_ONLINE_CACHE_ALIAS = "presense"
+    with pytest.raises(CommandError) as raised:
+        call_command("whos_online_prune")
+    assert str(raised.value).startswith(
+        "A mistake in the settings, nothing pruned: WHOS_ONLINE_CACHE_ALIAS is 'presense', "
+        "and CACHES gives no Redis cache for it"
+    )
+    assert "Redis failed" not in str(raised.value)
+
+
 def test_batch_size_option_sets_how_many_go_per_call(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:

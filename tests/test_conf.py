@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from datetime import timedelta
+from functools import cached_property
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from django.test import override_settings
 
 from tests.test_connection import fakeredis_client
 from whos_online import conf as conf_module
-from whos_online.conf import Settings, cached_setting, conf
+from whos_online.conf import Settings, conf
 from whos_online.room_names import room_name, room_parts
 from whos_online.store import members
 from whos_online.visitors import bots
@@ -263,7 +264,7 @@ def test_a_value_is_read_from_django_once_per_settings_object(
 
 
 def test_the_settings_class_documents_its_values() -> None:
-    assert isinstance(Settings.max_age, cached_setting)
+    assert isinstance(Settings.max_age, cached_property)
     assert (
         Settings.max_age.__doc__ == "The online window in seconds (the setting may be a timedelta)."
     )

@@ -71,33 +71,27 @@ def test_the_value_shows_neither_the_address_nor_the_session(
     assert member.cookies["sessionid"].value not in value
 
 
-def test_an_ipv6_guest_rotating_inside_its_64_keeps_its_cookie(
+def test_an_ipv6_guest_rotating_inside_its_64_is_recorded_again_and_counted_once(
     redis_db: redis.Redis, round_trips: Any
 ) -> None:
     client = BrowserClient()
     first_cookie(client, REMOTE_ADDR="2001:db8:1:2::aaaa")
     round_trips.clear()
-    client.get("/", REMOTE_ADDR="2001:db8:1:2:ffff::1")
-    assert round_trips.count == 0
+    client.get("/", REMOTE_ADDR="2001:db8:1:2:ffff::1")  # another address: a record
+    assert round_trips.records == 1 and presence.guest_count() == 1  # the same guest
     client.get("/", REMOTE_ADDR="2001:db8:1:3::1")  # another network: another guest
-    assert round_trips.records == 1
+    assert round_trips.records == 2 and presence.guest_count() == 2
 
 
-@pytest.mark.parametrize(("prefix", "records"), [(48, 0), (128, 1)])
-def test_a_guests_cookie_is_bound_to_the_network_the_site_counts_by(
-    redis_db: redis.Redis,
-    round_trips: Any,
-    settings: Any,
-    prefix: int,
-    records: int,
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize(("prefix", "guests"), [(48, 1), (128, 2)])
+def test_a_guest_is_counted_by_the_network_the_site_counts_by(
+    redis_db: redis.Redis, settings: Any, prefix: int, guests: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(Settings, "ipv6_prefix", prefix)
     client = BrowserClient()
     first_cookie(client, REMOTE_ADDR="2001:db8:1:2::aaaa")
-    round_trips.clear()
     client.get("/", REMOTE_ADDR="2001:db8:1:3::1")  # the same /48, another /64
-    assert round_trips.records == records
+    assert presence.guest_count() == guests
 
 
 @pytest.mark.parametrize("age", [300, 42])

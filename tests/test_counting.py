@@ -150,13 +150,10 @@ def test_every_counter_carries_a_ttl_that_ends_when_no_count_reads_it(
     window_end = (minute + 1) * 60 + 600 - T0  # the bucket's last second in any window
     expected = {
         f"guests:hour:{hour}": (hour + 24) * 3600 - T0,
-        # The block's union of the day's older hours: until this hour is over.
-        f"guests:hour:past:{hour}": (hour + 1) * 3600 - T0,
+        f"members:hour:{hour}": (hour + 24) * 3600 - T0,
     }
     if mode == "approximate":
         expected[f"guests:hll:{minute}"] = window_end
-        # The block's union of the window's older buckets: until this minute is over.
-        expected[f"guests:hll:past:{int((T0 - 600) // 60)}:{minute}"] = (minute + 1) * 60 - T0
     for key, seconds in expected.items():
         assert seconds - 2 <= ttls[key] <= seconds, key
     for key in (f"guests:day:{day}", f"members:day:{day}"):
@@ -244,14 +241,6 @@ def test_the_admin_shows_the_past_24_hours_and_each_day_since_the_first_visitor(
         (yesterday.strftime("%a %-d %b %Y"), "1", "3", "4"),
     ]
     assert ("Guests are counted approximately" in html) is (mode == "approximate")
-    assert "Members are kept for" not in html
-
-
-def test_the_admin_says_when_members_are_not_kept_a_day(redis_db: redis.Redis) -> None:
-    boss = BrowserClient()
-    boss.force_login(User.objects.create_user("boss", is_staff=True))
-    html = " ".join(boss.get(PAGE).content.decode().split())
-    assert "Members are kept for 0.17 hours (WHOS_ONLINE_RETENTION)" in html
 
 
 def test_a_login_cannot_take_an_approximate_guest_off_the_count(
@@ -334,21 +323,16 @@ def test_the_live_buckets_a_window_reads(
     assert keys[0] == f"p:guests:hll:{int(T - window) // width}"
     assert keys[-1] == f"p:guests:hll:{int(T) // width}"
     assert counting.live_bucket("p:guests", T) == (keys[-1], width + window)
-    past = f"p:guests:hll:past:{int(T - window) // width}:{int(T) // width}"
-    assert counting.past_union("p:guests", T) == (past, width * 1000)
 
 
-def test_the_hour_buckets_and_the_unions_ttls_to_the_millisecond(settings: Any) -> None:
+@pytest.mark.parametrize("who", ["guests", "members"])
+def test_the_hour_buckets_of_the_past_24_hours(settings: Any, who: str) -> None:
     settings.WHOS_ONLINE_KEY_PREFIX = "p"
     hour = int(T) // 3600
-    keys = counting.hour_buckets(T)
+    keys = counting.hour_buckets(who, T)
     assert len(keys) == 24
-    assert (keys[0], keys[-1]) == (f"p:guests:hour:{hour - 23}", f"p:guests:hour:{hour}")
-    assert counting.hour_bucket(T) == (keys[-1], 24 * 3600)
-    assert counting.past_hours_union(T) == (f"p:guests:hour:past:{hour}", 3600 * 1000)
-    # Under a millisecond before the newest bucket is over: still a TTL, the shortest.
-    assert counting.past_hours_union(T + 3599.9995)[1] == 1
-    assert counting.past_union("p:guests", T + 59.9995)[1] == 1
+    assert (keys[0], keys[-1]) == (f"p:{who}:hour:{hour - 23}", f"p:{who}:hour:{hour}")
+    assert counting.hour_bucket(who, T + 1) == (keys[-1], 24 * 3600 - 1)
 
 
 def test_the_past_24_hours_are_the_hour_23_hours_ago_onwards(mode: str, settings: Any) -> None:

@@ -581,9 +581,10 @@ def test_the_third_party_base_override_shows_the_block_on_the_apps_pages(
     for url in ("/tickets/", "/kb/"):
         page = " ".join(member.get(url).content.decode().split())
         # the block, in the footer the app's own text still ends
-        assert re.search(r"<footer><aside><link rel=\"stylesheet\" href=\"/static/whos_online/"
-                         r"whos_online.css\"><section class=\"whos-online\".*</section> ?</aside>"
-                         r"Ticket tracker</footer>", page), page  # fmt: skip
+        assert re.search(r"<footer><aside class=\"tickets-column\"><link rel=\"stylesheet\" "
+                         r"href=\"/static/whos_online/whos_online.css\"><section "
+                         r"class=\"whos-online\".*</section> ?</aside><p class=\"tickets-column\">"
+                         r"Ticket tracker</p></footer>", page), page  # fmt: skip
         assert "<bdi>alice</bdi>" in page and page.startswith("<!DOCTYPE html>")
     assert "Your tickets" in member.get("/tickets/").content.decode()  # the page's own body
     guest = BrowserClient()

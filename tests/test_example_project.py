@@ -151,6 +151,47 @@ def test_the_simulate_button_adds_members_each_time(tmp_path: Path) -> None:
     assert result.stdout.split() == ["5", "10", "15", "20"]
 
 
+# `manage.py demo`'s stand-in for cron, its sleeps made clock shifts (time-machine); after
+# its second turn, the admin page as staff.
+CRON = r"""
+from datetime import datetime, timezone
+import time_machine
+from django.conf import settings
+from django.core.management import call_command
+from django.test import Client
+from demo.management.commands import demo
+from demo.people import PASSWORD, STAFF_LOGIN, login_for
+settings.ALLOWED_HOSTS = ["testserver"]
+call_command("migrate", verbosity=0)
+demo.Command().create_users()
+client = Client(headers={"User-Agent": "Mozilla/5.0 Firefox/140.0"})
+assert client.login(username=login_for(STAFF_LOGIN), password=PASSWORD)
+class Stop(Exception):
+    pass
+with time_machine.travel(datetime(2026, 5, 4, 12, tzinfo=timezone.utc), tick=False) as clock:
+    slept = []
+    def sleep(seconds):
+        clock.shift(seconds)
+        slept.append(seconds)
+        if len(slept) == 2:
+            raise Stop
+    demo.time.sleep = sleep
+    try:
+        demo.stand_in_for_cron()
+    except Stop:
+        pass
+    page = client.get("/admin/whos_online/onlinenow/").content.decode()
+print(slept, "<polyline" in page, "One sample so far" in page)
+"""
+
+
+def test_the_demos_chart_draws_its_line_half_a_minute_after_the_start(tmp_path: Path) -> None:
+    """Cron's every minute would leave a newcomer's first look at the chart empty."""
+    result = manage("shell", "-v", "0", "-c", CRON, DEMO_DATABASE=str(tmp_path / "demo.sqlite3"))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["[30,", "30]", "True", "False"]
+
+
 # The demo's pages as a guest, alice and staff: what a phone and the browser's
 # icon request get, and whether a page still asks a logged-in visitor to log in.
 PAGES_AS = r"""

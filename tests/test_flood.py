@@ -20,7 +20,7 @@ from django.core.management import call_command
 from tests.conftest import NOW, BrowserClient
 from whos_online import presence
 from whos_online.conf import Settings, conf
-from whos_online.store import guests, stats
+from whos_online.store import addresses, stats
 
 pytestmark = pytest.mark.django_db
 
@@ -56,7 +56,7 @@ def test_a_flood_keeps_the_guests_counted_before_it_and_pins_no_peak(
         for address in flood:
             assert visit(address, "/block/").status_code == 200
         counted = {m.decode() for m in redis_db.zrange(guests_key, 0, -1)}
-        assert {guests.guest_id(a) for a in REAL_GUESTS} <= counted
+        assert {addresses.guest_id(a) for a in REAL_GUESTS} <= counted
         assert presence.guest_count() == 100
         # The counts on the way up to the cap were the flood too: the peak is the
         # one from before the window the flood came in.

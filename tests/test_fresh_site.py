@@ -86,6 +86,15 @@ def add_login_page(path: Path) -> None:
     base.write_text(base.read_text().replace("</body>", logout + "</body>"))
 
 
+def test_the_shell_lines_before_the_venv_name_python3_which_debian_has() -> None:
+    """Stock Debian and Ubuntu have ``python3`` and no ``python`` until a venv is active."""
+    start = re.search(r"^## Start a project\n(.*?)^## ", TUTORIAL, re.M | re.S)
+    assert start, "docs/tutorial.md has no Start a project section"
+    lines = [line for block in snippets("sh", start.group(1)) for line in block.splitlines()]
+    activate = lines.index(". .venv/bin/activate")
+    assert not [line for line in lines[:activate] if line.split()[0] == "python"]
+
+
 def manage_commands() -> list[list[str]]:
     """The ``python manage.py …`` command lines of the Setup's shell steps."""
     lines = [line for block in snippets("sh") for line in block.splitlines()]

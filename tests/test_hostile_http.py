@@ -20,8 +20,8 @@ import pytest
 
 from tests.conftest import REAL_CACHE
 from tests.test_load import SITE_SECRET_KEY, serving, site_env  # noqa: F401 (a fixture)
+from whos_online.store.addresses import guest_id
 from whos_online.store.connection import get_client
-from whos_online.store.guests import guest_id
 
 pytestmark = pytest.mark.load
 

@@ -293,8 +293,8 @@ def test_live_without_the_urls_shows_the_block_and_says_so_once(
     assert all("alice" in page and "data-whos-online" not in page for page in pages)
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
     assert errors == [
-        '{% whos_online live=… %} and cached=True read an endpoint: add path("whos-online/", '
-        'include("whos_online.urls")) to your URLconf. Until then live blocks show without '
+        'A live block ({% whos_online live=… %}) reads an endpoint: add path("whos-online/", '
+        'include("whos_online.urls")) to your URLconf. Until then such blocks show without '
         "refreshing."
     ]
 

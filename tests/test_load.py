@@ -41,7 +41,7 @@ import pytest
 from tests.conftest import REAL_CACHE, REDIS_URL, names, require
 from whos_online import presence
 from whos_online.conf import conf
-from whos_online.store import guests
+from whos_online.store import addresses
 from whos_online.store.connection import get_client
 
 pytestmark = pytest.mark.load
@@ -240,7 +240,7 @@ def test_thousands_of_visitors_are_counted_exactly(
         assert {member.pk for member in listed} == {pks[name] for name in played["members"]}
         stored = client.zrange(conf.guests_key, 0, -1)
         guest_ids = {m.decode() if isinstance(m, bytes) else m for m in stored}
-        assert guest_ids == {guests.guest_id(address) for address in played["guests"]}
+        assert guest_ids == {addresses.guest_id(address) for address in played["guests"]}
     finally:
         # Every key of this run's own prefix (users, guests and whatever else the app keeps).
         own_keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))

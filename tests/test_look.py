@@ -244,3 +244,32 @@ def test_without_it_the_block_reads_as_a_list_in_the_sites_own_style(
 def test_on_a_real_forum_the_block_fits_its_pages_with_and_without_the_stylesheet() -> None:
     """tests/test_forum_look.py needs django-machina's apps installed, so another process."""
     print(passes_on_its_own_settings("tests.settings_forum", "tests/test_forum_look.py"))
+
+
+@ONE_LOOK
+@pytest.mark.parametrize("width", [900, 390])  # a desktop, a phone
+def test_the_third_party_override_keeps_the_block_in_the_apps_content_column(
+    redis_db: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    settings: Any,
+    tmp_path: Path,
+    browser: Any,  # noqa: F811 (the fixture imported above)
+    width: int,
+) -> None:
+    """docs/howto/third-party-templates.md's override on the stand-in ticket app: the block
+    lines up with the page's heading, in the footer whose rule runs the full width."""
+    from tests.test_docs import override, snippets, ticket_pages
+
+    ticket_pages(monkeypatch, settings, tmp_path)
+    (plain, _members_only) = snippets("howto/third-party-templates.md", "django")
+    override(tmp_path, plain)
+    context = browser.new_context(viewport={"width": width, "height": 700})
+    page = context.new_page()
+    page.route(f"{SITE}/**", answerer(BrowserClient()))  # a guest: the block is everyone's
+    page.goto(f"{SITE}/tickets/")
+    heading = page.locator("main h1").bounding_box()
+    block = page.locator("footer section.whos-online").bounding_box()
+    assert heading and block and heading["x"] > 0
+    assert (block["x"], block["width"]) == (heading["x"], heading["width"])
+    screenshot(page, f"tickets-{width}.png", tmp_path)
+    context.close()

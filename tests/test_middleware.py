@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import Any
 
 import pytest
 import redis
 import time_machine
-from asgiref.sync import async_to_sync, iscoroutinefunction, sync_to_async
+from asgiref.sync import async_to_sync, iscoroutinefunction
 from django.contrib.auth.models import User
 from django.http import HttpResponse
-from django.test import AsyncClient, Client
+from django.template import engines
+from django.test import AsyncClient, Client, RequestFactory
 from django.utils.http import http_date
 
-from tests.conftest import NOW, BrowserAsyncClient, BrowserClient, names
+from tests.conftest import BROWSER, NOW, BrowserAsyncClient, BrowserClient, names
 from whos_online import presence
 from whos_online.middleware import WhosOnlineMiddleware
-from whos_online.visitors import visits
+from whos_online.store import reading
 
 pytestmark = pytest.mark.django_db
 
@@ -254,26 +256,15 @@ def test_too_few_forwarded_hops_records_no_guest(redis_db: redis.Redis, settings
     assert presence.guest_count() == 0
 
 
-def test_async_client_records_and_then_throttles_without_a_thread_hop(
-    redis_db: redis.Redis, round_trips: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    hops: list[Any] = []
-
-    def counting_sync_to_async(func: Any) -> Any:
-        hops.append(func)
-        return sync_to_async(func)
-
-    monkeypatch.setattr(visits, "sync_to_async", counting_sync_to_async)
+def test_async_client_records_and_then_throttles(redis_db: redis.Redis, round_trips: Any) -> None:
     client = BrowserAsyncClient()
     first = async_get(client, "/", REMOTE_ADDR="203.0.113.7")
     assert first.status_code == 200 and "online" in first.cookies
     assert presence.guest_count() == 1
-    assert len(hops) == 1  # the write runs in a thread
     client.cookies["online"] = first.cookies["online"].value
     round_trips.clear()
     second = async_get(client, "/")
     assert round_trips.count == 0 and "online" not in second.cookies
-    assert len(hops) == 1  # the throttled path stays on the event loop
 
 
 def test_over_an_async_handler_it_says_it_is_async_as_djangos_docs_ask() -> None:
@@ -286,20 +277,10 @@ def test_over_an_async_handler_it_says_it_is_async_as_djangos_docs_ask() -> None
     assert not iscoroutinefunction(WhosOnlineMiddleware(lambda request: HttpResponse()))
 
 
-def test_an_async_view_showing_its_room_records_the_guest_there_on_the_event_loop(
-    redis_db: redis.Redis, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    hops: list[Any] = []
-
-    def counting_sync_to_async(func: Any) -> Any:
-        hops.append(func)
-        return sync_to_async(func)
-
-    monkeypatch.setattr(visits, "sync_to_async", counting_sync_to_async)
+def test_an_async_view_showing_its_room_counts_its_guest_there(redis_db: redis.Redis) -> None:
     response = async_get(BrowserAsyncClient(), "/lobby/", REMOTE_ADDR="203.0.113.7")
-    assert "1 here now" in response.content.decode()  # the block's record, before it read
+    assert "1 here now" in response.content.decode()  # recorded and read before the view
     assert presence.guest_count(room="lobby") == 1 and presence.guest_count() == 1
-    assert len(hops) == 1  # the site's record alone runs in a thread
 
 
 def test_async_client_records_members(redis_db: redis.Redis, alice: User, round_trips: Any) -> None:
@@ -359,3 +340,54 @@ def test_an_anonymous_session_without_a_usable_address_gets_no_cookie_so_it_retr
     assert "online" not in response.cookies and presence.guest_count() == 0
     assert "online" in client.get("/", REMOTE_ADDR="203.0.113.7").cookies
     assert presence.guest_count() == 1
+
+
+def test_a_member_another_middleware_signs_in_without_a_session_cookie_is_a_member(
+    redis_db: redis.Redis, settings: Any, alice: User
+) -> None:
+    """Django's RemoteUserMiddleware: the user comes from a header, not a session cookie."""
+    remote = "django.contrib.auth.middleware.RemoteUserMiddleware"
+    settings.MIDDLEWARE = [*settings.MIDDLEWARE[:2], remote, *settings.MIDDLEWARE[2:]]
+    settings.AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.RemoteUserBackend"]
+    response = Client().get("/block/", REMOTE_USER="alice", HTTP_USER_AGENT=BROWSER)
+    assert names(presence.online_users()) == ["alice"] and presence.guest_count() == 0
+    assert "<bdi>alice</bdi>" in response.content.decode()
+
+
+def test_a_block_in_an_async_view_never_reads_redis_on_the_event_loop(
+    redis_db: redis.Redis, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The newcomer's page reads in the middleware's thread and shows them; a throttled
+    page shows the kept read, and one that is due is refreshed in a thread."""
+    settings.WHOS_ONLINE_BLOCK_CACHE = 1
+    on_the_loop: list[bool] = []
+    read = reading.read
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        try:
+            asyncio.get_running_loop()
+            on_the_loop.append(True)
+        except RuntimeError:
+            on_the_loop.append(False)
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(reading, "read", watched)
+    client = BrowserAsyncClient()
+    with time_machine.travel(NOW, tick=False) as traveller:
+        first = async_get(client, "/async-block/", REMOTE_ADDR="203.0.113.7")
+        assert "1 user online: 0 members, 1 guest" in first.content.decode()
+        client.cookies["online"] = first.cookies["online"].value
+        traveller.shift(5)  # the kept read is due
+        async_get(client, "/async-block/", REMOTE_ADDR="203.0.113.7")
+    assert on_the_loop and not any(on_the_loop)
+
+
+def test_a_tag_rendered_without_the_middleware_writes_nothing(
+    redis_db: redis.Redis, round_trips: Any
+) -> None:
+    request = RequestFactory().get("/", HTTP_USER_AGENT=BROWSER, REMOTE_ADDR="203.0.113.7")
+    html = (
+        engines["django"].from_string("{% load whos_online %}{% whos_online %}").render({}, request)
+    )
+    assert "0 users online" in html
+    assert round_trips.records == 0 and presence.guest_count() == 0

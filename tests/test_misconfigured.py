@@ -29,7 +29,7 @@ MISTAKE = (
     "whos_online is misconfigured, and records and shows nobody until the setting is fixed "
     "(no Redis was tried; nothing to retry): WHOS_ONLINE_CACHE_ALIAS is {alias!r}, and CACHES "
     "gives no Redis cache for it ({error}); point the setting at a django-redis cache or "
-    "Django's RedisCache (manage.py check says more)"
+    "Django's RedisCache, or name a client in WHOS_ONLINE_REDIS_CLIENT (manage.py check says more)"
 )
 # (CACHES, WHOS_ONLINE_CACHE_ALIAS, the one line logged, what check says)
 SITES = {
@@ -38,7 +38,8 @@ SITES = {
         "default",
         MISTAKE.format(
             alias="default",
-            error="NotImplementedError: This backend does not support this feature",
+            error="ValueError: its BACKEND is 'django.core.cache.backends.locmem.LocMemCache', "
+            "not a Redis cache",
         ),
         "whos_online.E004",
     ),
@@ -47,7 +48,7 @@ SITES = {
         "presence",
         MISTAKE.format(
             alias="presence",
-            error="InvalidCacheBackendError: The connection 'presence' doesn't exist.",
+            error="ValueError: CACHES has no such alias",
         ),
         "whos_online.E003",
     ),

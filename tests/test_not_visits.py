@@ -52,22 +52,30 @@ def test_a_member_sending_options_is_not_recorded(redis_db: redis.Redis) -> None
     nothing_recorded(logged_in().options("/"))
 
 
+def test_an_unknown_url_records_nothing_even_showing_the_block(
+    redis_db: redis.Redis, round_trips: Any
+) -> None:
+    response = BrowserClient().get("/no-such-page/")  # Django renders handler404, with the block
+    assert response.status_code == 404
+    nothing_recorded(response)
+    assert round_trips.records == 0
+    assert "0 users online" in response.content.decode()
+
+
 @pytest.mark.parametrize(
     "path, status",
     [
-        ("/no-such-page/", 404),  # unresolved: Django renders handler404, with the block
         ("/missing/", 404),  # the view raised Http404
         ("/forbidden/", 403),  # the view raised PermissionDenied
     ],
 )
-def test_error_responses_record_nothing_even_showing_the_block(
-    redis_db: redis.Redis, round_trips: Any, path: str, status: int
+def test_a_view_answering_an_error_takes_its_newcomer_back(
+    redis_db: redis.Redis, path: str, status: int
 ) -> None:
+    """Recorded before the view (its block may show them), taken off again after it."""
     response = BrowserClient().get(path)
     assert response.status_code == status
     nothing_recorded(response)
-    assert round_trips.records == 0
-    assert "0 users online" in response.content.decode()
 
 
 def test_a_view_answering_an_error_itself_sets_no_cookie(redis_db: redis.Redis) -> None:
@@ -188,7 +196,11 @@ def test_a_plain_client_without_a_user_agent_is_still_no_guest(redis_db: redis.R
 def test_only_a_2xx_or_3xx_response_is_a_visit(
     redis_db: redis.Redis, status: int, counted: bool
 ) -> None:
-    middleware = WhosOnlineMiddleware(lambda request: HttpResponse(status=status))
+    def view(request: Any) -> HttpResponse:
+        middleware.process_view(request, view, (), {})  # as Django's handler calls it
+        return HttpResponse(status=status)
+
+    middleware = WhosOnlineMiddleware(view)
     response = middleware(RequestFactory().get("/", HTTP_USER_AGENT=BROWSER))
     assert presence.guest_count() == int(counted)
     assert ("online" in response.cookies) is counted

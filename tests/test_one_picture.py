@@ -79,9 +79,9 @@ def test_every_surface_tells_the_same_status_through_a_day_of_signs(
         traveller.shift(301)
         everywhere("idle")  # nothing since
         async_to_sync(live_page)()
-        everywhere("idle")  # a closed tab, at once
+        everywhere("online")  # a tab closed within her cookie's life: she may browse on
         browser.get("/")
-        everywhere("online")  # browsing again: recorded (the live page kept no cookie)
+        everywhere("online")  # browsing on: throttled by the live page's cookie
         traveller.shift(60)
         browser.get("/")  # throttled by its cookie
         everywhere("online")

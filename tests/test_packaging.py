@@ -81,7 +81,11 @@ def test_the_wheel_has_the_app_its_data_and_the_catalogs(dist: Path) -> None:
     assert urls["Documentation"] == "https://whos-online.readthedocs.io/"
     assert all(urls[name].startswith(urls["Homepage"]) for name in ("Changelog", "Issues"))
     # The users' extras only: the developers' tools are dependency groups, never published.
-    assert sorted(metadata.get_all("Provides-Extra")) == ["channels", "hiredis"]
+    assert sorted(metadata.get_all("Provides-Extra")) == ["channels", "django-redis", "hiredis"]
+    # Django's own RedisCache needs nothing more: django-redis is an extra.
+    assert not any(
+        r.startswith("django-redis") and "extra" not in r for r in metadata.get_all("Requires-Dist")
+    )
     # The crawler list comes with every install: crawlers are not counted by default.
     assert any(
         r.startswith("crawler-user-agents") and "extra" not in r

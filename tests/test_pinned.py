@@ -259,7 +259,7 @@ def test_the_chart_keeps_2880_samples(redis_db: redis.Redis, settings: Any) -> N
 def test_one_sample_is_no_chart_yet(redis_db: redis.Redis) -> None:
     call_command("whos_online_prune", stdout=StringIO())
     html = visit("boss", staff=True).get(PAGE).content.decode()
-    assert "No samples yet" in html and "<polyline" not in html
+    assert "One sample so far" in html and "<polyline" not in html
 
 
 def test_the_admin_page_title_and_what_staff_may_do(redis_db: redis.Redis) -> None:

@@ -13,7 +13,7 @@ import time_machine
 
 from tests.conftest import NOW, names, tab
 from whos_online import presence
-from whos_online.conf import Settings
+from whos_online.conf import Settings, conf
 from whos_online.store import sockets, stats
 
 
@@ -107,14 +107,25 @@ def test_each_call_is_one_round_trip_or_two_for_a_logout(
 
 
 def test_prune_samples_the_counts_in_one_plain_pipeline(
-    redis_db: redis.Redis, round_trips: Any
+    redis_db: redis.Redis, round_trips: Any, people: Any
 ) -> None:
-    round_trips.clear()
-    presence.prune()
-    assert round_trips.commands[-2:] == [
+    (alice,) = people("alice")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_guest("203.0.113.1")
+        presence.record_user(alice)
+        traveller.shift(3600)  # their hour is a past one now
+        round_trips.clear()
+        presence.prune()
+        commands = round_trips.commands
+        round_trips.clear()
+        presence.prune()
+    sample = [
         ["EVALSHA"],  # count, and raise the peak
         ["ZADD", "ZREMRANGEBYSCORE", "ZREMRANGEBYRANK", "EXPIRE"],
+        ["EXISTS"],  # the past hours' unions the 24 hours' total reads: made once an hour
     ]
+    assert commands[-4:] == [*sample, ["PFMERGE", "EXPIRE"] * 2]
+    assert round_trips.commands[-3:] == sample
 
 
 def test_prune_removes_only_stale_members_and_their_cards(
@@ -240,9 +251,7 @@ def test_a_heartbeat_carries_200_connections_per_round_trip(
     redis_db: redis.Redis, round_trips: Any, count: int, trips: int
 ) -> None:
     connections = [sockets.Connection(str(pk), f"c{pk}") for pk in range(count)]
-    presence.record_guest("203.0.113.9")  # Redis's data began (an empty Redis is beaten nobody)
-    round_trips.clear()
-    assert sockets.heartbeat(connections) is False
+    sockets.heartbeat(connections)
     assert round_trips.commands == [["EVALSHA"]] * trips
     assert len(presence.connected()) == count
 
@@ -296,7 +305,8 @@ def test_a_member_leaves_when_their_last_connection_closes(
     with time_machine.travel(NOW, tick=False) as traveller:
         for opened in tabs:
             sockets.connect(opened)
-        traveller.shift(5)
+        traveller.shift(conf.cookie_age)  # open past their cookie's life
+        sockets.heartbeat(tabs)
         sockets.disconnect(tabs[0])
         assert presence.connected() == presence.connected(room="thread:1") == [pk]
         assert presence.status(alice) == "online"

@@ -28,6 +28,7 @@ from tests.test_consumers import (
 )
 from tests.test_consumers import tab as tab_in
 from whos_online import presence
+from whos_online.conf import conf
 from whos_online.realtime import hub
 from whos_online.store import scripts, sockets
 
@@ -165,7 +166,7 @@ def test_a_check_sweeps_a_dead_process_connections_where_no_process_beats(
         ticker, page = DrivenHub(), Page()  # its first check is due 10 s from now
         elsewhere = tab(alice, room="topic:1")  # another process's, which beats, then dies
         sockets.connect(elsewhere)
-        traveller.shift(10)
+        traveller.shift(conf.cookie_age)  # open past her cookie's life
         sockets.heartbeat([elsewhere])
         ticker.subscribe(ROOM, page)
         run(ticker.tick)

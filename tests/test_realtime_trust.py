@@ -43,10 +43,9 @@ from tests.test_consumers import (
 )
 from whos_online import presence
 from whos_online.access import RoomAccess, room_access
-from whos_online.conf import Settings
+from whos_online.conf import Settings, conf
 from whos_online.realtime import hub
 from whos_online.realtime.consumers import PresenceMixin
-from whos_online.store import status
 
 pytestmark = pytest.mark.django_db
 
@@ -284,7 +283,7 @@ def test_a_consumer_that_raises_or_is_cancelled_leaves_no_member_online(
         broken.scope["user"] = alice
         assert (await broken.connect(timeout=DEADLINE))[0]
         await eventually(lambda: listed("topic:1") == {"alice": "online"})
-        await shift(reading, status.SOCKET_GRACE)  # she reads a while
+        await shift(reading, conf.cookie_age)  # she reads a while
         await broken.send_json_to({"hello": 1})  # the site's handler raises
         with pytest.raises(RuntimeError, match="broke on"):
             await broken.wait(timeout=DEADLINE)
@@ -295,7 +294,7 @@ def test_a_consumer_that_raises_or_is_cancelled_leaves_no_member_online(
         stopped.scope["user"] = bob
         assert (await stopped.connect(timeout=DEADLINE))[0]
         await eventually(lambda: presence.connected() == [str(bob.pk)])
-        await shift(reading, status.SOCKET_GRACE)
+        await shift(reading, conf.cookie_age)
         stopped.future.cancel()  # a server shutting down
         with pytest.raises(asyncio.CancelledError):
             await stopped.future

@@ -44,6 +44,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require
+from tests.latency_proxy import LatencyProxy
 from tests.redis_server import RedisServer, spare_port
 from tests.test_load import ROOT, serving, tail
 from whos_online.conf import Settings
@@ -77,32 +78,6 @@ TRACKED = 0.9
 
 
 # -- the Redis side ----------------------------------------------------------------------
-
-
-class LatencyProxy:
-    """tests/latency_proxy.py in a process of its own, stopped by its pid."""
-
-    def __init__(self, upstream: int) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.latency_proxy", str(upstream)],
-            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        assert line.startswith("listening "), line
-        self.port = int(line.split()[1])
-
-    def delay(self, seconds: float) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(f"{seconds}\n")
-        self.process.stdin.flush()
-
-    def close(self) -> None:
-        self.process.kill()
-        self.process.wait(10)
-        for pipe in (self.process.stdin, self.process.stdout):
-            if pipe is not None:
-                pipe.close()
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,9 @@ from tests.conftest import BROWSER, NOW, BrowserAsyncClient, BrowserClient, name
 from tests.test_middleware import async_get
 from whos_online import presence
 from whos_online.conf import Settings, conf
+from whos_online.middleware import WhosOnlineMiddleware
 from whos_online.rooms.pages import in_room
-from whos_online.store import guests, recording, scripts, sockets
+from whos_online.store import addresses, recording, scripts, sockets
 from whos_online.visitors import guests as guest_rooms
 
 pytestmark = pytest.mark.django_db
@@ -81,12 +82,13 @@ def test_a_move_to_another_room_of_its_kind_costs_one_round_trip_more(
 
 
 def test_a_guest_is_in_one_thread_at_a_time_at_no_cost_and_without_a_key(
-    redis_db: redis.Redis, round_trips: Any
+    redis_db: redis.Redis, round_trips: Any, settings: Any
 ) -> None:
     guest, other = (
         BrowserClient(REMOTE_ADDR="203.0.113.5"),
         BrowserClient(REMOTE_ADDR="203.0.113.6"),
     )
+    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"  # live blocks: change marks
     guest.get("/thread/1/")
     guest.get("/lobby/")  # another kind of room: they stay in both
     assert "2 here now: 0 members, 2 guests" in other.get("/thread/1/").content.decode()
@@ -133,7 +135,8 @@ def test_a_guest_s_rooms_cookie_keeps_the_most_recent_kinds_that_fit(
     for kind, n in [*((f"kind{k}", 1) for k in range(30)), ("kind20", 2)]:
         request = RequestFactory().get("/", HTTP_USER_AGENT=BROWSER)
         request.COOKIES = cookies
-        cookies = {key: morsel.value for key, morsel in page(request, kind, n).cookies.items()}
+        response = WhosOnlineMiddleware(lambda request: page(request, kind, n))(request)
+        cookies = {key: morsel.value for key, morsel in response.cookies.items()}
         sizes.append(len(cookies[f"{conf.cookie_name}_rooms"]))
     assert max(sizes) <= guest_rooms.MAX_ROOMS_VALUE
     x = "x" * 190
@@ -157,9 +160,7 @@ def test_a_room_over_the_cap_costs_one_round_trip_more_to_drop_the_oldest(
     # the site's record, the room's, the drop, the list
     assert round_trips.commands == [["EVALSHA"]] * 4 and round_trips.ran(scripts.DROP_ROOMS) == 1
     prefix = settings.WHOS_ONLINE_KEY_PREFIX
-    assert sorted(room_keys(redis_db, settings)) == [
-        f"{prefix}:room:thread:2:{key}".encode() for key in ("changed", "guests")
-    ]
+    assert sorted(room_keys(redis_db, settings)) == [f"{prefix}:room:thread:2:guests".encode()]
 
 
 def test_async_views_can_be_rooms(redis_db: redis.Redis, people: Any) -> None:
@@ -235,7 +236,7 @@ def test_room_keys_expire_and_prune_clears_stale_room_members(
         traveller.shift(1)  # out of the window: pruned, the guest as the member
         call_command("whos_online_prune", stdout=StringIO())
         assert redis_db.zrange(f"{prefix}:room:thread:1:users", 0, -1) == [str(bob.pk).encode()]
-        assert redis_db.zrange(room_guests, 0, -1) == [guests.guest_id("203.0.113.6").encode()]
+        assert redis_db.zrange(room_guests, 0, -1) == [addresses.guest_id("203.0.113.6").encode()]
 
 
 def room_keys(redis_db: redis.Redis, settings: Any) -> list[bytes]:
@@ -251,12 +252,12 @@ def test_any_name_a_view_produces_is_a_room(
     assert response.status_code == 200
     assert "1 here now: 0 members, 1 guest" in response.content.decode()
     assert "1 here now" in client.get(path).content.decode()  # the same room again
-    changed, guests = sorted(room_keys(redis_db, settings))  # the room's change mark and guests
-    assert guests.endswith(b":guests") and changed == guests[:-7] + b":changed"
+    (guests,) = room_keys(redis_db, settings)  # the room's guests (no hub: no change mark)
+    assert guests.endswith(b":guests")
     assert len(guests) < len(settings.WHOS_ONLINE_KEY_PREFIX) + 230  # a short, stable name
     other = path[:-2] + "8/"
     assert "1 here now" in BrowserClient().get(other, REMOTE_ADDR="203.0.113.9").content.decode()
-    assert len(room_keys(redis_db, settings)) == 4  # a different long name is another room
+    assert len(room_keys(redis_db, settings)) == 2  # a different long name is another room
 
 
 def test_async_client_with_long_names(redis_db: redis.Redis) -> None:
@@ -269,7 +270,7 @@ def test_a_room_name_that_is_no_text_or_empty(redis_db: redis.Redis, settings: A
     assert presence.guest_count(room="7") == presence.guest_count(room=7) == 1
     response = BrowserClient().get("/post/0/")  # the view's room is "": no room
     assert response.status_code == 200 and "whos-here" not in response.content.decode()
-    assert len(room_keys(redis_db, settings)) == 2  # room 7's guests and change mark
+    assert len(room_keys(redis_db, settings)) == 1  # room 7's guests
 
 
 @pytest.mark.parametrize("engine", ["django", "jinja2"])
@@ -314,7 +315,7 @@ def test_a_room_that_add_left_empty_is_a_warning_without_debug(
     response = BrowserClient().get("/forum/add/42/")
     html = response.content.decode()
     assert response.status_code == 200 and html == "<h1>Topic 42</h1>"  # never "Nobody is here"
-    [warning] = [r for r in caplog.records if r.name == "whos_online.rooms.pages"]
+    [warning] = [r for r in caplog.records if r.name == "whos_online.room_names"]
     assert warning.levelname == "WARNING"
     assert warning.getMessage().startswith("whos_here: ('',) names no room: '' is empty.")
     assert presence.guest_count(room="topic:42") == 1  # the view's room is recorded still
@@ -340,7 +341,7 @@ def test_a_view_whose_room_has_an_empty_part(
             tag_page(request, "")
     else:
         assert tag_page(request, "").content == b"tagged"
-        assert [r.getMessage() for r in caplog.records if r.name == "whos_online.rooms.pages"] == [
+        assert [r.getMessage() for r in caplog.records if r.name == "whos_online.room_names"] == [
             message
         ]
     assert room_keys(redis_db, settings) == []
@@ -365,7 +366,7 @@ def test_live_rooms_are_capped_and_the_oldest_dropped(
     assert sorted(room_keys(redis_db, settings)) == [
         f"{settings.WHOS_ONLINE_KEY_PREFIX}:room:thread:{pk}:{key}".encode()
         for pk in (3, 4, 5)
-        for key in ("changed", "guests")
+        for key in ("guests",)
     ]
 
 
@@ -391,7 +392,7 @@ def test_prune_walks_live_rooms_in_bounded_batches(
     assert all(p.count(b":room:") <= 700 for p in prune_calls)  # 7 keys a room
     assert all(presence.guest_count(room=f"r{room}") == 1 for room in (0, 124, 249))
     key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:room:r7:guests"
-    assert redis_db.zrange(key, 0, -1) == [guests.guest_id("203.0.113.6").encode()]
+    assert redis_db.zrange(key, 0, -1) == [addresses.guest_id("203.0.113.6").encode()]
 
 
 class Queued:
@@ -402,14 +403,14 @@ class Queued:
 
     def evalsha(self, *args: Any) -> list[Any]:
         self.pipe.evalsha(*args)
-        # no score before, not refused, a generation, no room left, none dropped
-        return [None, 0, "1", None, []]
+        # no score before, not refused, no room left, none dropped
+        return [None, 0, None, []]
 
 
 def run_queued(pipe: Any, client: redis.Redis) -> None:
     """Run the queued records, then delete the keys of the rooms they dropped over the
     cap, as each record's caller does with its own reply (one call for the batch)."""
-    dropped = [room.decode() for reply in pipe.execute() for room in reply[4]]
+    dropped = [room.decode() for reply in pipe.execute() for room in reply[3]]
     if dropped:
         rooms = {room: conf.namespace_keys(room) for room in dropped}
         scripts.drop_rooms(client, rooms_key=conf.rooms_key, rooms=rooms)
@@ -433,7 +434,7 @@ def test_one_address_opening_100000_rooms(
             if room % 1000 == 999:
                 run_queued(pipe, redis_db)
     keys = room_keys(redis_db, settings)
-    assert len(keys) == 2 * 10_000  # the rooms cap, the newest: guests, change mark
+    assert len(keys) == 10_000  # the rooms cap, the newest: their guests (no hub: no mark)
     assert redis_db.zcard(f"{settings.WHOS_ONLINE_KEY_PREFIX}:rooms") == 10_000
     round_trips.clear()
     call_command("whos_online_prune", stdout=StringIO())

@@ -1,7 +1,7 @@
 """whos_online behind Redis Sentinel: a master, a replica and three sentinels started here.
 
-The site reaches Redis through django-redis's Sentinel client and connection
-factory, as a Sentinel site configures it. The master is killed mid-traffic:
+whos_online reaches Redis through redis-py's Sentinel client, named in
+WHOS_ONLINE_REDIS_CLIENT as docs/howto/scaling.md shows. The master is killed mid-traffic:
 pages stay up while the sentinels fail over, tracking resumes on the promoted
 replica by itself, and the list is whole again once visitors come back. A
 master that hangs instead costs one socket timeout, then the back-off.
@@ -14,6 +14,7 @@ deadline; whos_online's back-off is moved with time_machine.
 from __future__ import annotations
 
 import logging
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -23,11 +24,12 @@ from typing import Any
 import pytest
 import redis
 import time_machine
+from redis.sentinel import Sentinel
 
 from tests.conftest import NOW, BrowserClient, require
 from tests.counted import CountedSentinelConnection, Wire
 from tests.redis_server import RedisServer, RedisServerError, wait_for
-from tests.test_docs import apply_settings, on_loopback, snippets
+from tests.test_docs import install_recipe
 from tests.test_faults import (
     UNAVAILABLE,
     answers_again,
@@ -59,9 +61,7 @@ class SentinelSetup:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        # django-redis keeps its pools for the whole process, by URL
-        # ("redis://<service>/0"): each setup has a service name of its own.
-        self.service = f"whos-online-{uuid.uuid4().hex[:12]}"
+        self.service = "mymaster"  # the scaling guide's name: its snippet runs as written
         self.master = RedisServer("--repl-diskless-sync-delay", "0", directory=directory / "master")
         self.replica: RedisServer | None = None
         self.sentinels: list[RedisServer] = []
@@ -138,25 +138,32 @@ def sentinel_setup(tmp_path: Path, settings: Any) -> Iterator[SentinelSetup]:
         setup.close()
 
 
-def sentinel_cache(setup: SentinelSetup, **options: Any) -> dict[str, Any]:
-    """A django-redis cache on the sentinels' service, as django-redis documents it."""
-    return {
-        "BACKEND": "django_redis.cache.RedisCache",
-        "LOCATION": f"redis://{setup.service}/0",
-        "OPTIONS": {
-            "CLIENT_CLASS": "django_redis.client.SentinelClient",
-            "SENTINELS": setup.addresses,
-            "CONNECTION_POOL_KWARGS": {"connection_class": CountedSentinelConnection},
-            **options,
-        },
-    }
+SENTINEL_TIMEOUT = 0.25  # as the scaling guide gives them
+# The setup ``sentinel_client`` connects to; the fixture sets it.
+SETUP: SentinelSetup | None = None
+
+
+def sentinel_client() -> redis.Redis:
+    """The scaling guide's WHOS_ONLINE_REDIS_CLIENT, on this test's sentinels, its
+    connections counted."""
+    assert SETUP is not None
+    sentinel = Sentinel(
+        SETUP.addresses,
+        socket_timeout=SENTINEL_TIMEOUT,
+        socket_connect_timeout=SENTINEL_TIMEOUT,
+    )
+    return sentinel.master_for(SETUP.service, connection_class=CountedSentinelConnection)
+
+
+def use_sentinels(setup: SentinelSetup, settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "SETUP", setup)
+    settings.WHOS_ONLINE_REDIS_CLIENT = "tests.test_sentinel.sentinel_client"
 
 
 @pytest.fixture
 def prefix(settings: Any, monkeypatch: pytest.MonkeyPatch) -> str:
     settings.WHOS_ONLINE_KEY_PREFIX = prefix = f"whos_online_sentinel:{uuid.uuid4().hex}"
     monkeypatch.setattr(Settings, "backoff", BACKOFF)
-    settings.DJANGO_REDIS_CONNECTION_FACTORY = "django_redis.pool.SentinelConnectionFactory"
     return prefix
 
 
@@ -167,10 +174,9 @@ def test_failover_pages_stay_up_tracking_resumes_on_the_new_master_and_the_list_
     wire: Wire,
     caplog: pytest.LogCaptureFixture,
     people: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings.CACHES = {
-        "default": sentinel_cache(sentinel_setup, SOCKET_CONNECT_TIMEOUT=1, SOCKET_TIMEOUT=1)
-    }
+    use_sentinels(sentinel_setup, settings, monkeypatch)
     master, replica = sentinel_setup.master, sentinel_setup.promoted
     alice, bob = people("alice", "bob")
 
@@ -245,23 +251,18 @@ def test_a_frozen_master_costs_one_socket_timeout_then_is_left_alone(
     prefix: str,
     wire: Wire,
     caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """whos_online's own Sentinel pool has its timeout, whatever the cache's.
-
-    A master that hangs costs one request one ``WHOS_ONLINE_SOCKET_TIMEOUT``;
-    the back-off then spares the others.
-    """
-    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.25  # the default
-    settings.CACHES = {
-        "default": sentinel_cache(sentinel_setup, SOCKET_CONNECT_TIMEOUT=1, SOCKET_TIMEOUT=1)
-    }
+    """A master that hangs costs one request one of the client's short timeouts; the
+    back-off then spares the others."""
+    use_sentinels(sentinel_setup, settings, monkeypatch)
     with time_machine.travel(NOW, tick=False):
         assert "online" in get(BrowserClient(), "/", REMOTE_ADDR="203.0.113.1").cookies
         sentinel_setup.master.pause()  # SIGSTOP: connections are accepted, nothing is answered
         wire.clear()
         html = block(BrowserClient(), REMOTE_ADDR="203.0.113.2")
         assert UNAVAILABLE in html
-        assert wire.timeouts == [0.25]  # one wait, bounded by WHOS_ONLINE_SOCKET_TIMEOUT
+        assert wire.timeouts == [SENTINEL_TIMEOUT]  # one wait, bounded by the client's timeout
         assert isinstance(the_error(caplog), redis.TimeoutError)
 
         wire.clear()
@@ -272,14 +273,13 @@ def test_a_frozen_master_costs_one_socket_timeout_then_is_left_alone(
 
 
 def test_the_scaling_guides_settings_record_and_list_a_member(
-    sentinel_setup: SentinelSetup, settings: Any, people: Any
+    sentinel_setup: SentinelSetup, settings: Any, people: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """docs/howto/scaling.md's Sentinel settings, word for word but for what it says to
-    put in: these sentinels' addresses and the name they monitor the master by."""
-    (snippet, _) = snippets("howto/scaling.md", "python")
+    """docs/howto/scaling.md's Sentinel settings and mysite/redis.py, word for word but for
+    what it says to put in: these sentinels' addresses and the name they monitor the
+    master by."""
     ports = [port for _, port in sentinel_setup.addresses]
-    ours = on_loopback(snippet, ports).replace("mymaster", sentinel_setup.service)
-    apply_settings(ours, "docs/howto/scaling.md", settings)
+    install_recipe("howto/scaling.md", monkeypatch, settings, ports)
     (alice,) = people("alice")
     member = BrowserClient()
     member.force_login(alice)

@@ -13,7 +13,8 @@ from django.utils import translation
 
 from tests.conftest import NOW, BrowserClient, tab
 from whos_online import presence
-from whos_online.store import sockets, status
+from whos_online.conf import conf
+from whos_online.store import sockets
 from whos_online.store.status import status_of
 
 pytestmark = pytest.mark.django_db
@@ -26,7 +27,7 @@ def render(source: str, **context: Any) -> str:
     return engines["django"].from_string("{% load whos_online %}" + source).render(context)
 
 
-# now 1,000; window 600 s, idle after 300 s, heartbeat timeout 60 s, grace 5 s
+# now 1,000; window 600 s, idle after 300 s (the cookie's life), heartbeat timeout 60 s
 @pytest.mark.parametrize(
     ("score", "beat", "left", "expected"),
     [
@@ -39,7 +40,8 @@ def render(source: str, **context: Any) -> str:
         (699, None, None, "idle"),  # 301 s ago
         (701, None, None, "online"),  # 299 s ago
         (900, None, 904, "online"),  # the old tab closed as the page that replaced it loaded
-        (900, None, 905, "idle"),  # a tab closed 5 s after the last page view: gone
+        (900, None, 905, "online"),  # closed within her cookie's life: she may browse on
+        (690, None, 990, "idle"),  # closed 300 s after her last record: gone
         (950, 910, 905, "online"),  # a page view after the last socket sign
     ],
 )
@@ -203,27 +205,29 @@ def test_a_connection_keeps_its_member_online_until_the_heartbeat_timeout(
         assert [m.status for m in presence.online_users()] == ["idle"]
 
 
-def test_a_tab_closed_after_the_grace_leaves_its_member_idle(
+def test_a_tab_closed_after_her_cookie_would_have_expired_leaves_its_member_idle(
     redis_db: redis.Redis, people: Any
 ) -> None:
+    """Closed sooner, she may be browsing on, throttled by the cookie her record set."""
     (alice,) = people("alice")
     with time_machine.travel(NOW, tick=False) as traveller:
         replaced = tab(alice, "one")
         sockets.connect(replaced)
-        sockets.disconnect(replaced)  # in the very second: the page that replaced it
+        traveller.shift(conf.cookie_age - 1)
+        sockets.disconnect(replaced)  # within her cookie's life: she may browse on
         assert presence.status(alice) == "online"
         closed = tab(alice, "two")
-        sockets.connect(closed)
-        traveller.shift(status.SOCKET_GRACE)
-        sockets.disconnect(closed)  # read for a while, then closed
+        sockets.connect(closed)  # recorded again
+        traveller.shift(conf.cookie_age)
+        sockets.disconnect(closed)  # read for half the window, then closed
         assert presence.status(alice) == "idle"
 
 
 def test_a_member_browsing_on_after_a_live_page_is_not_idle(
     redis_db: redis.Redis, people: Any, settings: Any
 ) -> None:
-    """A live page, then a page without a live block: the old page's socket closes after the
-    new page was requested, and the member is still browsing, not idle."""
+    """A live page keeps her "online" cookie: the pages after it are throttled, and the
+    old page's socket closing after them leaves her online."""
     from asgiref.sync import async_to_sync, sync_to_async
 
     from tests.test_consumers import eventually, shift
@@ -235,12 +239,12 @@ def test_a_member_browsing_on_after_a_live_page_is_not_idle(
     get = sync_to_async(browser.get)
 
     async def visit() -> None:
-        live = await get("/live-block/")  # opens her socket: keeps no "online" cookie
-        assert live.cookies["online"]["max-age"] == 0
+        live = await get("/live-block/")  # recorded: the cookie holds off the next records
+        assert int(live.cookies["online"]["max-age"]) == conf.cookie_age
         socket = await open_tab(alice)
         await eventually(lambda: str(alice.pk) in presence.connected())
         await shift(traveller, 60)  # she reads the live page for a minute...
-        assert "online" in (await get("/")).cookies  # ...goes on to a page without one (recorded)
+        assert "online" not in (await get("/")).cookies  # ...goes on to a page without one
         await socket.disconnect()  # and the old page's socket closes after that request
         assert presence.status(alice) == "online"
         traveller.shift(30)

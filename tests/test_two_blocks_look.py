@@ -80,11 +80,36 @@ PAGE = engines["django"].from_string(
 )
 
 
+# The recipes' other shape: the room block ends the post, the site block starts the footer,
+# and neither parent adds any space of its own.
+BARE_PARENTS = engines["django"].from_string(
+    """{% load whos_online %}<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>A post</title>
+<style>body { margin: 0; font: 16px/1.45 serif; } .post, .site-footer { margin: 0; padding: 0; }</style>
+</head>
+<body>
+{% whos_online_style %}
+<div class="post"><h1>Blackspot on climbing roses</h1>{% whos_here "page" 7 %}</div>
+<div class="site-footer">{% whos_online %}</div>
+</body>
+</html>"""
+)
+
+
 def rose_page(request: HttpRequest) -> HttpResponse:
     return HttpResponse(PAGE.render({"styled": "styled" in request.GET}, request))
 
 
-urlpatterns = [path("", rose_page), path("avatars/<str:name>.svg", avatar)]
+def bare_parents(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(BARE_PARENTS.render({}, request))
+
+
+urlpatterns = [
+    path("", rose_page),
+    path("bare/", bare_parents),
+    path("avatars/<str:name>.svg", avatar),
+]
 
 
 @pytest.fixture
@@ -175,3 +200,16 @@ def test_unstyled_each_block_still_says_which_it_is(
         assert heading.is_visible()
     no_axe_violation(page)
     screenshot(page, f"two-blocks-{width}-unstyled.png", tmp_path)
+
+
+@pytest.mark.parametrize("width", list(WIDTHS))
+def test_the_two_blocks_keep_apart_in_parents_that_add_no_space(
+    both_blocks: Page, tmp_path: Path, width: str
+) -> None:
+    page = both_blocks
+    page.goto(f"{SITE}/bare/")
+    here = page.locator("section.whos-here").bounding_box()
+    site = page.locator("section.whos-online").bounding_box()
+    assert here is not None and site is not None
+    assert site["y"] - (here["y"] + here["height"]) == 16  # 1em: the panel stands clear
+    screenshot(page, f"two-blocks-{width}-bare-parents.png", tmp_path)

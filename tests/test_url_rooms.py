@@ -85,22 +85,8 @@ def test_async_views_are_rooms_too(redis_db: redis.Redis, rooms: None, people: A
     assert names(presence.online_users(room="topic:6")) == ["alice"]
 
 
-@pytest.mark.parametrize("mapped", [False, True], ids=["no-rooms", "rooms"])
-def test_django_calls_the_url_rooms_hook_only_on_a_site_that_maps_url_names(
-    redis_db: redis.Redis, settings: Any, mapped: bool
-) -> None:
-    """A site without WHOS_ONLINE_ROOMS pays nothing per request for the mapping."""
-    settings.WHOS_ONLINE_ROOMS = ROOMS if mapped else {}
-    sync, asynchronous = BrowserClient(), BrowserAsyncClient()
-    assert sync.get("/board/topic/hello-42/").status_code == 200
-    assert async_get(asynchronous, "/board/async/42/").status_code == 200
-    for client, hook in ((sync, "_process_view"), (asynchronous, "_aprocess_view")):
-        hooks = [method.__qualname__ for method in client.handler._view_middleware]
-        assert hooks.count(f"WhosOnlineMiddleware.{hook}") == mapped
-
-
 @pytest.mark.parametrize("client_class", [BrowserClient, BrowserAsyncClient])
-def test_a_page_without_the_block_records_after_the_view(
+def test_a_page_without_the_block_records_its_visitor_in_the_room(
     redis_db: redis.Redis, settings: Any, client_class: Any
 ) -> None:
     settings.WHOS_ONLINE_ROOMS = {"board:feed": "topic:{pk}"}
@@ -179,7 +165,7 @@ def test_a_url_that_leaves_a_field_empty_is_a_warning_without_debug(
     settings.WHOS_ONLINE_ROOMS = {"board:topic": "topic:{slug}"}
     response = BrowserClient().get("/board/topic/-3/")
     assert response.status_code == 200 and "<h1>Topic 3</h1>" in response.content.decode()
-    [warning] = [r for r in caplog.records if r.name == "whos_online.rooms.pages"]
+    [warning] = [r for r in caplog.records if r.name == "whos_online.room_names"]
     assert warning.getMessage().startswith("WHOS_ONLINE_ROOMS['board:topic']: 'topic:{slug}'")
     assert room_keys(redis_db, settings) == []  # never the room "topic:" shared by all
 
@@ -297,5 +283,5 @@ def test_an_unsaved_page_s_preview_is_in_no_room(
     settings.DEBUG, settings.ROOT_URLCONF = debug, "tests.urls_cms"
     response = BrowserClient().get("/?preview")
     assert (response.status_code, response.content.decode()) == (200, "<h1>Draft</h1>")
-    assert [r for r in caplog.records if r.name == "whos_online.rooms.pages"] == []
+    assert [r for r in caplog.records if r.name == "whos_online.room_names"] == []
     assert room_keys(redis_db, settings) == []

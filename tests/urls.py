@@ -43,6 +43,10 @@ def block(request: HttpRequest) -> HttpResponse:
     return HttpResponse(BLOCK.render({}, request))
 
 
+async def async_block(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(BLOCK.render({}, request))  # on the event loop
+
+
 def jinja_page(request: HttpRequest) -> HttpResponse:
     """The block, a room and presence dots from the Jinja2 backend."""
     members = [User.objects.get(username=name) for name in request.GET.getlist("member")]
@@ -199,6 +203,7 @@ urlpatterns = [
     path("stream/", stream),
     path("download/", download),
     path("block/", block),
+    path("async-block/", async_block),
     path("live-block/", live_block),
     path("jinja/", jinja_page),
     path("thread/<int:pk>/", thread),

@@ -69,8 +69,6 @@ def _page(admin_site: str) -> dict[str, Any]:
     return {
         "days": days,
         "approximate": counting.approximate(),
-        "short_retention": conf.retention < counting.DAY,
-        "retention_hours": f"{conf.retention / 3600:.2g}",
         "online": online,
         "members": [
             (member, _change_url(admin_site, member.pk), _wrappable(member.where))

@@ -3,29 +3,28 @@
 ``Settings`` also names every Redis key whos_online writes: the key layout is
 spelled here alone, and the Lua scripts are given whole key names.
 
-Each value is read and converted once, then kept as a plain attribute until
+Each value is read and converted once (``cached_property``), and forgotten when
 Django's ``setting_changed`` signal (sent by ``override_settings`` and by
 pytest-django's ``settings`` fixture on assignment, not on ``del``) names a
-setting whos_online reads. Every read of ``django.conf.settings`` goes through a
-Python-level ``__getattribute__``, and an unset setting raises and catches an
-AttributeError: a recording request read about 30 of them.
+setting whos_online reads.
 """
 
 from __future__ import annotations
 
 import re
 from datetime import date, timedelta
-from typing import Any, Callable, Generic, NamedTuple, TypeVar, cast, overload
+from functools import cached_property
+from typing import Any, Callable, NamedTuple, cast
 
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.http import HttpRequest
+from django.utils.module_loading import import_string
 
 from whos_online.room_names import room_name
 from whos_online.settings_table import (
     DEFAULTS,
     Network,
-    imported,
     networks,
     patterns,
     room_spec,
@@ -41,38 +40,9 @@ SLOW_SHARE_OF_TIMEOUT = 0.4
 # last record: an active visitor is recorded again well before leaving the window.
 HALF_WINDOW = 0.5
 
-T = TypeVar("T")
-
 
 def _get(name: str) -> Any:
     return getattr(settings, name, DEFAULTS[name])
-
-
-class cached_setting(Generic[T]):
-    """A ``Settings`` property computed on first read, then kept in the instance's ``__dict__``.
-
-    A non-data descriptor: once kept, a read is a plain attribute lookup (about 30
-    a recording request). ``setting_changed`` empties the ``__dict__``.
-    """
-
-    def __init__(self, compute: Callable[[Any], T]) -> None:
-        self.compute = compute
-        self.__doc__ = compute.__doc__
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    @overload
-    def __get__(self, instance: None, owner: type) -> cached_setting[T]: ...
-
-    @overload
-    def __get__(self, instance: object, owner: type | None = None) -> T: ...
-
-    def __get__(self, instance: Any, owner: type | None = None) -> T | cached_setting[T]:
-        if instance is None:
-            return self
-        value = instance.__dict__[self.name] = self.compute(instance)
-        return value
 
 
 class Keys(NamedTuple):
@@ -101,11 +71,11 @@ class SocketKeys(NamedTuple):
 class Settings:
     """Typed, lazy view of the ``WHOS_ONLINE_*`` settings."""
 
-    @cached_setting
+    @cached_property
     def cache_alias(self) -> str:
         return str(_get("WHOS_ONLINE_CACHE_ALIAS"))
 
-    @cached_setting
+    @cached_property
     def key_prefix(self) -> str:
         return str(_get("WHOS_ONLINE_KEY_PREFIX"))
 
@@ -114,11 +84,7 @@ class Settings:
 
         The room's name as ``room_name`` makes it; ValueError if it is empty.
         """
-        return self._site_keys if room is None else self._keys(self._namespace(room))
-
-    @cached_setting
-    def _site_keys(self) -> Keys:
-        return self._keys(self.key_prefix)
+        return self._keys(self._namespace(room))
 
     def _keys(self, base: str) -> Keys:
         return Keys(
@@ -165,26 +131,23 @@ class Settings:
         return f"{self._namespace(room)}:changed"
 
     # The HyperLogLogs (see whos_online.store.counting): a namespace's guests per time
-    # bucket of the window, and the union of the window's buckets but the newest;
-    # the site's guests per hour, and the union of the past 24 hours' but this one;
-    # the site's guests and members per day.
+    # bucket of the window; the site's guests and members per hour and per day.
     def bucket_key(self, guests_key: str, bucket: int) -> str:
         return f"{guests_key}:hll:{bucket}"
 
-    def buckets_union_key(self, guests_key: str, first: int, last: int) -> str:
-        return f"{guests_key}:hll:past:{first}:{last}"
+    def hour_key(self, who: str, hour: int) -> str:
+        """The per-hour key of ``who`` ("guests" or "members")."""
+        return f"{self.key_prefix}:{who}:hour:{hour}"
 
-    def hour_key(self, hour: int) -> str:
-        return f"{self.key_prefix}:guests:hour:{hour}"
-
-    def hours_union_key(self, hour: int) -> str:
-        return f"{self.key_prefix}:guests:hour:past:{hour}"
+    def past_hours_key(self, who: str, hour: int) -> str:
+        """The union of ``who``'s 23 hour keys before ``hour``, which prune makes."""
+        return f"{self.key_prefix}:{who}:hour:past:{hour}"
 
     def day_key(self, who: str, day: date) -> str:
         """The per-day key of ``who`` ("guests" or "members")."""
         return f"{self.key_prefix}:{who}:day:{day.isoformat()}"
 
-    @cached_setting
+    @cached_property
     def notices_channel(self) -> str:
         """The Pub/Sub channel the scripts publish a changed namespace's room on ('': the site)."""
         return f"{self.key_prefix}:notices"
@@ -198,30 +161,25 @@ class Settings:
             raise ValueError("A room needs a name.")
         return f"{self.key_prefix}:room:{name}"
 
-    @cached_setting
+    @cached_property
     def guests_key(self) -> str:
         return self.keys().guests
 
-    @cached_setting
+    @cached_property
     def rooms_key(self) -> str:
         """Every room with recent visitors, scored by the last one, so prune can find them."""
         return f"{self.key_prefix}:rooms"
 
-    @cached_setting
+    @cached_property
     def history_key(self) -> str:
         return f"{self.key_prefix}:history"
 
-    @cached_setting
-    def generation_key(self) -> str:
-        """The second this Redis's data began (see whos_online.store.recovery); never expires."""
-        return f"{self.key_prefix}:generation"
-
-    @cached_setting
+    @cached_property
     def max_age(self) -> float:
         """The online window in seconds (the setting may be a timedelta)."""
         return seconds(_get("WHOS_ONLINE_MAX_AGE"))
 
-    @cached_setting
+    @cached_property
     def room_max_age(self) -> float:
         """The rooms' window in seconds: at most the site's."""
         value = _get("WHOS_ONLINE_ROOM_MAX_AGE")
@@ -231,23 +189,23 @@ class Settings:
         """The window of ``room`` (None: the site's), in seconds."""
         return self.max_age if room is None else self.room_max_age
 
-    @cached_setting
+    @cached_property
     def idle_after(self) -> float:
         """Seconds after which a member inside the window shows as idle: half of it."""
         return HALF_WINDOW * self.max_age
 
-    @cached_setting
+    @cached_property
     def retention(self) -> float:
         """How long members' last-seen times are kept: at least the window."""
         value = _get("WHOS_ONLINE_RETENTION")
         return self.max_age if value is None else max(seconds(value), self.max_age)
 
-    @cached_setting
+    @cached_property
     def window_minutes(self) -> int:
         """The window in whole minutes, at least 1, as the block shows it."""
         return round(self.max_age / 60) or 1
 
-    @cached_setting
+    @cached_property
     def room_window_minutes(self) -> int:
         """The rooms' window in whole minutes, at least 1, as room blocks show it."""
         return round(self.room_max_age / 60) or 1
@@ -257,26 +215,26 @@ class Settings:
     # A guest's rooms, one of each kind, beside it (Redis keeps no key per guest).
     rooms_cookie_name = "online_rooms"
 
-    @cached_setting
+    @cached_property
     def cookie_age(self) -> int:
         """The throttle cookie's life in seconds: half the window."""
         return max(1, int(HALF_WINDOW * self.max_age))
 
-    @cached_setting
+    @cached_property
     def track_guests(self) -> bool:
         return _get("WHOS_ONLINE_GUESTS") is not None
 
-    @cached_setting
+    @cached_property
     def list_limit(self) -> int:
         return int(_get("WHOS_ONLINE_LIST_LIMIT"))
 
-    @cached_setting
+    @cached_property
     def proxy_count(self) -> int:
         """How many proxies write the proxy header, when ``WHOS_ONLINE_PROXIES`` is a number."""
         value = _get("WHOS_ONLINE_PROXIES")
         return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
-    @cached_setting
+    @cached_property
     def trusted_proxies(self) -> tuple[Network, ...] | None:
         """The proxies' networks: () when ``WHOS_ONLINE_PROXIES`` is a number, None when it is
         neither a number nor a list of CIDRs (check E010)."""
@@ -287,12 +245,12 @@ class Settings:
             return None
         return networks(tuple(str(entry) for entry in value))
 
-    @cached_setting
+    @cached_property
     def proxy_header(self) -> str:
         """Which header the proxies write: "X-Forwarded-For" or "Forwarded" (RFC 7239)."""
         return str(_get("WHOS_ONLINE_PROXY_HEADER"))
 
-    @cached_setting
+    @cached_property
     def exclude_paths(self) -> re.Pattern[str] | None:
         """Paths that are no visits: regexes matched from the path's start (a prefix works)."""
         return patterns(_get("WHOS_ONLINE_EXCLUDE_PATHS"))
@@ -301,16 +259,16 @@ class Settings:
     # repaired Redis is used again within this long.
     backoff = 5.0
 
-    @cached_setting
+    @cached_property
     def socket_timeout(self) -> float:
         return float(_get("WHOS_ONLINE_SOCKET_TIMEOUT"))
 
-    @cached_setting
+    @cached_property
     def slow_call(self) -> float:
         """Seconds after which a Redis call counts as slow, toward opening the breaker."""
         return SLOW_SHARE_OF_TIMEOUT * self.socket_timeout
 
-    @cached_setting
+    @cached_property
     def block_cache(self) -> float:
         """Seconds a process keeps a block's summary; 0 reads Redis for every block."""
         return float(_get("WHOS_ONLINE_BLOCK_CACHE"))
@@ -323,67 +281,67 @@ class Settings:
     # IPv6 guests are grouped by their /64: one device rotating privacy addresses is one guest.
     ipv6_prefix = 64
 
-    @cached_setting
+    @cached_property
     def is_bot(self) -> Callable[[HttpRequest], bool] | None:
         """The bot filter: a callable taking the request, or None."""
         return cast("Callable[[HttpRequest], bool] | None", _callable("WHOS_ONLINE_IS_BOT"))
 
-    @cached_setting
+    @cached_property
     def redis_client(self) -> Callable[[], Any] | None:
         """A callable returning the Redis client to use instead of the cache alias's."""
         return cast("Callable[[], Any] | None", _callable("WHOS_ONLINE_REDIS_CLIENT"))
 
-    @cached_setting
+    @cached_property
     def session_cookie_name(self) -> str:
         return str(settings.SESSION_COOKIE_NAME)
 
-    @cached_setting
+    @cached_property
     def secret_key(self) -> str:
         return str(settings.SECRET_KEY)
 
-    @cached_setting
+    @cached_property
     def member_card(self) -> Callable[[Any], dict[str, Any]]:
         """The callable that makes a member's card (name, url, avatar, extras) from the user."""
         return cast("Callable[[Any], dict[str, Any]]", _callable("WHOS_ONLINE_MEMBER_CARD"))
 
-    @cached_setting
+    @cached_property
     def track_pages(self) -> bool:
         """Whether a member's card records the page they were last seen on (for staff)."""
         return bool(_get("WHOS_ONLINE_TRACK_PAGES"))
 
-    @cached_setting
+    @cached_property
     def guest_counting(self) -> str:
         """ "exact" (a sorted set of guests) or "approximate" (HyperLogLogs: see counting.py)."""
         return str(_get("WHOS_ONLINE_GUESTS") or "exact")
 
-    @cached_setting
+    @cached_property
     def show_day_total(self) -> bool:
         """Whether the block adds "In total there were N users online in the past 24 hours":
         when members are kept a day, so the total can count them all."""
         return self.retention >= timedelta(days=1).total_seconds()
 
-    @cached_setting
+    @cached_property
     def heartbeat(self) -> float:
         """Seconds between a process's heartbeats for its open WebSocket connections."""
         return seconds(_get("WHOS_ONLINE_HEARTBEAT"))
 
-    @cached_setting
+    @cached_property
     def heartbeat_timeout(self) -> float:
         """A connection without a heartbeat for this long is gone (its process died)."""
         return HEARTBEATS_TO_TIMEOUT * self.heartbeat
 
-    @cached_setting
+    @cached_property
     def websocket_url(self) -> str | None:
         """Where the site routes ``WhosOnlineConsumer`` (e.g. "/ws/whos-online/"); None: poll."""
         value = _get("WHOS_ONLINE_WEBSOCKET_URL")
         return None if value is None else str(value)
 
-    @cached_setting
+    @cached_property
     def access(self) -> Callable[[Any, str | None], Any] | None:
         """Who may see the site list and see or join which room (see whos_online.access)."""
         return cast("Callable[[Any, str | None], Any] | None", _callable("WHOS_ONLINE_ACCESS"))
 
-    @cached_setting
+    @cached_property
     def rooms(self) -> dict[str, object]:
         """URL name -> the room its views record into (see whos_online.rooms.url_names), a dotted
         path imported; {} when the setting is no dict, and no entry for a path that names no
@@ -398,7 +356,7 @@ class Settings:
 def _callable(name: str) -> Any:
     """The setting's callable, imported once if it is a dotted path."""
     value = _get(name)
-    return imported(value) if isinstance(value, str) else value
+    return import_string(value) if isinstance(value, str) else value
 
 
 conf = Settings()

@@ -1,32 +1,19 @@
 """Records each visitor at most once per half window (``conf.cookie_age``): the "online"
-cookie (``visitors.cookie``) says when they were last recorded."""
+cookie (``visitors.cookie``) says when they were last recorded. Every Redis write of a
+page view is made here: before the view, or after a response a cache answered without
+one, and taken back after a view that showed no page (see ``visitors.visits``)."""
 
 from __future__ import annotations
 
-import time
 from typing import Awaitable, Callable
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.http import HttpRequest, HttpResponseBase
-from django.utils.cache import patch_cache_control, patch_vary_headers
 
-from whos_online.conf import conf
-from whos_online.rooms.url_names import due as url_room
-from whos_online.rooms.url_names import enter as enter_url_room
-from whos_online.store.recording import Visit
-from whos_online.visitors.cookie import recorded_at, set_cookie
-from whos_online.visitors.visits import (
-    HANDED,
-    PAGE_MARKS,
-    SOCKET_PAGE,
-    STAFF_PAGE,
-    DueRecord,
-    cancel,
-    finish_async,
-    is_visit,
-    load_user_async,
-    visit_of,
-)
+from whos_online.rendering import blockcache
+from whos_online.rooms.url_names import url_room
+from whos_online.visitors.cookie import recorded_at
+from whos_online.visitors.visits import PageVisit
 
 
 class WhosOnlineMiddleware:
@@ -44,81 +31,44 @@ class WhosOnlineMiddleware:
         self.async_mode = iscoroutinefunction(get_response)
         if self.async_mode:
             markcoroutinefunction(self)
-        # Django calls a process_view only where the middleware has one: a site that maps
-        # no URL name to a room pays nothing for the mapping, not even a look for the
-        # room's visit after the view. Django runs a sync process_view of an async
-        # chain in a thread; the async one needs none.
-        self.maps_rooms = bool(conf.rooms)
-        if self.maps_rooms:
-            self.process_view = self._aprocess_view if self.async_mode else self._process_view
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase | Awaitable[HttpResponseBase]:
         if self.async_mode:
             return self.__acall__(request)
-        # The user the middleware was handed, by identity (a lazy user stays unread):
-        # see visits.viewer.
-        setattr(request, HANDED, getattr(request, "user", None))
-        # Most requests: the cookie says the site's record is done.
-        visit = DueRecord(request) if recorded_at(request) is None and is_visit(request) else None
+        page = request.whos_online = PageVisit(request)  # type: ignore[attr-defined]
         response: HttpResponseBase = self.get_response(request)  # type: ignore[assignment]
-        if self.maps_rooms:
-            room = url_room(request)
-            if room is not None:
-                room.finish(response)
-        if visit is None and not hasattr(request, PAGE_MARKS):
-            return response  # most requests: nothing more to do
-        return _after(request, response, visit is not None and visit.finish(response))
+        if page.due_after(response):
+            page.record_due()
+        elif page.unshown(response.status_code):
+            page.settle(response)
+        return page.respond(response)
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
-        setattr(request, HANDED, getattr(request, "user", None))
-        visit = DueRecord(request) if recorded_at(request) is None and is_visit(request) else None
+        page = request.whos_online = PageVisit(request)  # type: ignore[attr-defined]
         response: HttpResponseBase = await self.get_response(request)  # type: ignore[misc]
-        if self.maps_rooms:
-            room = url_room(request)
+        if page.due_after(response) and recorded_at(request) is None:
+            await sync_to_async(page.record_due)()
+        elif page.unshown(response.status_code):
+            await sync_to_async(page.settle)(response)
+        return page.respond(response)
+
+    def process_view(
+        self, request: HttpRequest, view: object, args: object, kwargs: object
+    ) -> None:
+        """The URL resolved and the middleware before passed it (CSRF): record the visitor,
+        on the site and in the room ``WHOS_ONLINE_ROOMS`` names for the URL.
+
+        Under ASGI Django runs this in a thread, as every synchronous ``process_view``:
+        there a page that recorded its visitor also reads the blocks it may show, so a
+        block rendered on the event loop finds them fresh (see ``blockcache``).
+        """
+        page: PageVisit = request.whos_online  # type: ignore[attr-defined]
+        page.viewed = True
+        page.record_due()
+        room = url_room(request)
+        if room is not None:
+            page.enter(room)
+        if self.async_mode and page.replies:
+            blockcache.read_ahead(request)
             if room is not None:
-                await finish_async(room, response)
-        if visit is None and not hasattr(request, PAGE_MARKS):
-            return response
-        return _after(request, response, visit is not None and await finish_async(visit, response))
-
-    process_view: Callable[[HttpRequest, object, object, object], Awaitable[None] | None]
-
-    def _process_view(
-        self, request: HttpRequest, view: object, args: object, kwargs: object
-    ) -> None:
-        """Make the visit of the room WHOS_ONLINE_ROOMS names for the URL due."""
-        enter_url_room(request)
-
-    async def _aprocess_view(
-        self, request: HttpRequest, view: object, args: object, kwargs: object
-    ) -> None:
-        visit = enter_url_room(request)
-        if visit is not None:  # the room's block reads on the event loop
-            await load_user_async(request, visit.room)
-
-    def process_exception(self, request: HttpRequest, exception: Exception) -> None:
-        """The view raised: the error page Django renders instead is no visit."""
-        cancel(request)
-
-
-def _after(request: HttpRequest, response: HttpResponseBase, recorded: bool) -> HttpResponseBase:
-    """The cookie only when recorded, so a failed write is retried; none for a page that
-    opens a member's socket (see visits.mark_socket_page). A staff page is private."""
-    marks = getattr(request, PAGE_MARKS, ())
-    if STAFF_PAGE in marks:
-        patch_cache_control(response, private=True)
-        patch_vary_headers(response, ["Cookie"])
-    if SOCKET_PAGE in marks:
-        response.delete_cookie(conf.cookie_name)
-    elif recorded:
-        set_cookie(request, response, _landed(visit_of(request)))
-    return response
-
-
-def _landed(visit: Visit | None) -> float:
-    """When the visitor's record landed in Redis's data, for their cookie: its time, or when
-    the data began if that is later (another process began it while this record was on
-    its way), so the cookie never stands for a record the data lacks."""
-    if visit is None:
-        return time.time()
-    return visit.at if visit.since is None else max(visit.at, visit.since.timestamp())
+                blockcache.read_ahead(request, room)

@@ -6,7 +6,7 @@ are gathered from (``store``, ``rooms``, ``visitors``) are free to change.
 Members are known by primary key: ``<prefix>:users`` holds the pks of members,
 ``<prefix>:hidden`` those who asked not to be listed, ``<prefix>:cards`` each
 member's card (see ``store/members.py``), ``<prefix>:guests`` guest ids
-(see ``store/guests.py``); a room has its own three sets under
+(see ``store/addresses.py``); a room has its own three sets under
 ``<prefix>:room:<name>`` and shares the cards. ``<prefix>:peak`` and
 ``<prefix>:history`` keep the most ever online and the admin's samples.
 HyperLogLogs count guests in approximate mode and everyone per hour and per

@@ -8,8 +8,12 @@ Redis keys out under that name.
 from __future__ import annotations
 
 import hashlib
+import logging
 
+from django.conf import settings
 from django.db.models import Model
+
+logger = logging.getLogger(__name__)
 
 MAX_ROOM_NAME = 200
 
@@ -67,3 +71,23 @@ def room_parts(*parts: object) -> str | None:
             raise ValueError(f"{parts!r} names no room: {part!r} is empty.")
         names.append(text)
     return ":".join(names)
+
+
+def checked_room(room: object, where: str, hint: str = "") -> str | None:
+    """``room_name(room)``; parts that name no room raise under DEBUG, else are logged and None.
+
+    ``where`` says who was given them and ``hint`` how to fix it, for the
+    message. Without DEBUG a bad room on a page is a warning in the log, not a 500.
+    """
+    try:
+        return room_name(room)
+    except ValueError as error:
+        no_room(error, where, hint)
+        return None
+
+
+def no_room(error: ValueError, where: str, hint: str = "") -> None:
+    """A room that could not be named: raised under DEBUG, else a warning in the log."""
+    if settings.DEBUG:
+        raise ValueError(f"{where}: {error}{hint}") from None
+    logger.warning("%s: %s%s", where, error, hint)

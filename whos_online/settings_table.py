@@ -11,7 +11,6 @@ from __future__ import annotations
 import ipaddress
 import re
 from datetime import timedelta
-from functools import lru_cache
 from typing import Any, NamedTuple, Union
 
 from django.utils.module_loading import import_string
@@ -41,16 +40,7 @@ class Setting(NamedTuple):
     check: str = "whos_online.E005"
 
 
-def _callable_setting(
-    name: str,
-    default: str | None,
-    doc: str,
-    check: str,
-    kind: str = "dotted path, callable or `None`",
-) -> Setting:
-    """A setting naming a callable, or its dotted path (imported once, on first use)."""
-    return Setting(name, default, kind, doc, check=check)
-
+CALLABLE = "dotted path, callable or `None`"  # a callable, or its dotted path
 
 SETTINGS: tuple[Setting, ...] = (
     Setting(
@@ -118,9 +108,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "WHOS_ONLINE_SOCKET_TIMEOUT", 0.25, "`int` or `float` (seconds)",
         "Connect and read timeout of whos_online's own Redis pool, whatever the cache's "
-        "OPTIONS say, Sentinel included; a `WHOS_ONLINE_REDIS_CLIENT`'s own timeouts apply "
-        "(check `W003`). A call slower than 0.4 × this (0.1 s by default) counts as slow: 5 "
-        "in a row make the process skip Redis as a failure does.",
+        "OPTIONS say; a `WHOS_ONLINE_REDIS_CLIENT`'s own timeouts apply (check `W003`). A "
+        "call that waits longer than 0.4 × this (0.1 s by default) counts as slow: 10 of a "
+        "process's last 20 calls slow make it skip Redis as a failure does.",
         NUMBER, 0.001,
     ),
     Setting(
@@ -129,11 +119,11 @@ SETTINGS: tuple[Setting, ...] = (
         "visitors' view, list limit). `0` reads Redis for every block.",
         NUMBER, 0,
     ),
-    _callable_setting(
-        "WHOS_ONLINE_IS_BOT", "whos_online.visitors.bots.is_bot",
+    Setting(
+        "WHOS_ONLINE_IS_BOT", "whos_online.visitors.bots.is_bot", CALLABLE,
         'Called with the request of a would-be guest; `True` means "not a visitor": not '
         "counted, no cookie. `None` counts every request.",
-        "whos_online.E006",
+        check="whos_online.E006",
     ),
     Setting(
         "WHOS_ONLINE_RETENTION", None, "`int` (seconds), `timedelta` or `None` (the window)",
@@ -143,21 +133,21 @@ SETTINGS: tuple[Setting, ...] = (
         'past 24 hours.", counted in its own round trip.',
         (*SECONDS, type(None)), 1,
     ),
-    _callable_setting(
-        "WHOS_ONLINE_REDIS_CLIENT", None,
+    Setting(
+        "WHOS_ONLINE_REDIS_CLIENT", None, CALLABLE,
         "A callable returning the Redis client to use instead of the cache alias's (e.g. a "
-        "`redis.cluster.RedisCluster`). Called once; its own timeouts apply, so give it "
-        "short ones.",
-        "whos_online.E008",
+        "`redis.cluster.RedisCluster`, or a Sentinel's `master_for(...)`). Called once; its "
+        "own timeouts apply, so give it short ones.",
+        check="whos_online.E008",
     ),
-    _callable_setting(
+    Setting(
         "WHOS_ONLINE_MEMBER_CARD", "whos_online.store.members.default_card",
+        "dotted path or callable",
         "Called with a member's user when they are recorded; returns the card the block "
         "shows: `name`, `url`, `avatar` and up to five small extra fields, or "
         '`"hidden": True` to keep the member out of every list but the staff\'s. The '
         "default never shows an email address and hides nobody.",
-        "whos_online.E009",
-        "dotted path or callable",
+        check="whos_online.E009",
     ),
     Setting(
         "WHOS_ONLINE_TRACK_PAGES", False, "`bool`",
@@ -179,13 +169,13 @@ SETTINGS: tuple[Setting, ...] = (
         "blocks subscribe there. `None`: they poll.",
         (str, type(None)),
     ),
-    _callable_setting(
-        "WHOS_ONLINE_ACCESS", None,
+    Setting(
+        "WHOS_ONLINE_ACCESS", None, CALLABLE,
         "Who sees the site list and who sees and joins which room, on pages, the endpoint "
         "and sockets: called with the user and the room's name (`None` for the site). "
         "`None`: the site list is public, a page's rooms open, no room served over a socket. "
         "See [Who may see who is online](../howto/access.md).",
-        "whos_online.E014",
+        check="whos_online.E014",
     ),
     Setting(
         "WHOS_ONLINE_ROOMS", {}, "`dict` of URL names to rooms",
@@ -237,21 +227,10 @@ def patterns(value: Any) -> re.Pattern[str] | None:
     """One regex for a list of them; None for none, or for a broken list (check E013)."""
     if not value or isinstance(value, str) or not isinstance(value, (list, tuple)):
         return None
-    return _compile(tuple(str(pattern) for pattern in value))
-
-
-@lru_cache(maxsize=64)
-def _compile(regexes: tuple[str, ...]) -> re.Pattern[str] | None:
     try:
-        return re.compile("|".join(f"(?:{regex})" for regex in regexes))
+        return re.compile("|".join(f"(?:{pattern})" for pattern in value))
     except re.error:
         return None
-
-
-@lru_cache(maxsize=None)
-def imported(path: str) -> Any:
-    """A dotted path's object, imported once."""
-    return import_string(path)
 
 
 # A WHOS_ONLINE_ROOMS value naming a callable, not a room: identifiers joined by dots,
@@ -265,7 +244,7 @@ def room_spec(value: Any) -> Any:
     if not (isinstance(value, str) and DOTTED_PATH.fullmatch(value)):
         return value
     try:
-        found = imported(value)
+        found = import_string(value)
     except ImportError:
         return None
     return found if callable(found) else None

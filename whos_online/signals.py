@@ -9,7 +9,7 @@ from django.dispatch import receiver
 
 from whos_online import presence
 from whos_online.store import failsafe
-from whos_online.visitors.visits import record_logged_in, record_logged_out
+from whos_online.visitors.visits import page_of
 
 
 @receiver(user_logged_in, dispatch_uid="whos_online.record_login")
@@ -19,7 +19,11 @@ def record_login(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
     If Redis fails here, the next request records them the same way, so a login
     during an outage still never counts one person twice.
     """
-    record_logged_in(user, request, login=True)
+    page = page_of(request)
+    if page is None:
+        failsafe.write(presence.record_user, user)
+    else:
+        page.record_member(user, login=True)
 
 
 @receiver(user_logged_out, dispatch_uid="whos_online.forget_logout")
@@ -27,4 +31,6 @@ def forget_logout(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
     """Count the visitor as a guest now, and no longer as a member."""
     if user is not None:
         failsafe.write(presence.forget_user, user)
-        record_logged_out(request)
+        page = page_of(request)
+        if page is not None:
+            page.record_guest()

@@ -1,7 +1,6 @@
 """For a site's tests: forget what this process keeps between requests.
 
-The circuit breaker, the kept block reads and what the process learnt of Redis's
-data (its generation, the peak to restore) are per process, so a test that
+The circuit breaker and the kept block reads are per process, so a test that
 breaks Redis, or reads the block, leaves them to the next test. Call ``reset()``
 before and after each test (see the how-to "Test a site that uses whos_online").
 """
@@ -9,11 +8,10 @@ before and after each test (see the how-to "Test a site that uses whos_online").
 from __future__ import annotations
 
 from whos_online.rendering import blockcache
-from whos_online.store import failsafe, recovery
+from whos_online.store import failsafe
 
 
 def reset() -> None:
-    """Close the breaker, forget the kept block reads and Redis's known generation."""
+    """Close the breaker and forget the kept block reads."""
     failsafe.breaker.reset()
     blockcache.clear()
-    recovery.reset()

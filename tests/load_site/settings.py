@@ -60,10 +60,9 @@ WHOS_ONLINE_PROXIES = 1
 WHOS_ONLINE_PROXY_HEADER = os.environ.get("LOAD_SITE_PROXY_HEADER", "X-Forwarded-For")
 # Under load on a shared 2-core machine a Redis reply can take longer than the
 # default 0.25 s; a timeout here would (correctly) skip the visit and fail the test.
-# Likewise a call can pass the default 0.1 s slow-call budget (0.4 × the timeout),
-# and while one is in flight the worker's other threads (gthread) skip their
-# records: a visitor then gets no cookie on their first page, as designed, and the
-# exact count fails; 2 s makes the budget 0.8 s.
+# Likewise calls can pass the default 0.1 s slow-call budget (0.4 × the timeout),
+# and enough of them open the breaker: a visitor then gets no cookie on their first
+# page, as designed, and the exact count fails; 2 s makes the budget 0.8 s.
 # tests/test_resilience.py runs the site with whos_online's defaults.
 WHOS_ONLINE_SOCKET_TIMEOUT = float(os.environ.get("LOAD_SITE_SOCKET_TIMEOUT", 2))
 

@@ -14,11 +14,12 @@ import redis
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.urls import NoReverseMatch, URLResolver, get_resolver, reverse
+from django.utils.module_loading import import_string
 from redis.exceptions import RedisClusterException, RedisError
 
 from whos_online.conf import conf
 from whos_online.rooms.url_names import format_fields
-from whos_online.settings_table import DOTTED_PATH, imported
+from whos_online.settings_table import DOTTED_PATH
 from whos_online.store.connection import (
     DJANGO_BACKEND,
     DJANGO_REDIS_BACKEND,
@@ -28,6 +29,7 @@ from whos_online.store.connection import (
 
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
 AUTH_MIDDLEWARE = "django.contrib.auth.middleware.AuthenticationMiddleware"
+UPDATE_CACHE = "django.middleware.cache.UpdateCacheMiddleware"
 
 
 @register(Tags.compatibility)
@@ -50,6 +52,16 @@ def check_middleware(**kwargs: Any) -> list[CheckMessage]:
                 "to tell members from guests.",
                 hint=f"Move it below {AUTH_MIDDLEWARE} in MIDDLEWARE.",
                 id="whos_online.E002",
+            )
+        ]
+    if UPDATE_CACHE in middleware and middleware.index(UPDATE_CACHE) > middleware.index(MIDDLEWARE):
+        return [
+            Warning(
+                f"{UPDATE_CACHE} comes after {MIDDLEWARE}: the per-site cache stores a "
+                "member's page before whos_online marks it private, and may serve their "
+                "view of the block (staff see hidden members) to anyone.",
+                hint="Put UpdateCacheMiddleware first in MIDDLEWARE, as Django documents.",
+                id="whos_online.W014",
             )
         ]
     return []
@@ -243,7 +255,7 @@ def _room_problem(spec: object, patterns: list[Captured]) -> str | None:
         return f'{spec!r} is neither a room string ("topic:{{pk}}") nor a callable'
     if DOTTED_PATH.fullmatch(spec):
         try:
-            found = imported(spec)
+            found = import_string(spec)
         except ImportError as error:
             return f"{spec!r} is a dotted path that names nothing to import ({error})"
         return None if callable(found) else f"{spec!r} names {found!r}, which is not callable"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -23,25 +22,19 @@ from django.core.exceptions import ImproperlyConfigured, SynchronousOnlyOperatio
 from django.template import Engine
 from django.template.context import make_context
 from django.templatetags.static import static
-from django.urls import NoReverseMatch, get_script_prefix, get_urlconf, reverse
+from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import SafeString
 from django.utils.text import slugify
 from django.utils.timezone import get_current_timezone
 from django.utils.translation import get_language, gettext
 
 from whos_online.access import RoomAccess, failed
-from whos_online.conf import conf, on_settings_change
+from whos_online.conf import conf
 from whos_online.rendering import announcements, blockcache
-from whos_online.rooms.pages import checked_room
+from whos_online.room_names import checked_room
 from whos_online.store import failsafe, reading, recording
 from whos_online.store.members import Member
-from whos_online.visitors.visits import (
-    access_of,
-    mark_socket_page,
-    mark_staff_page,
-    record_before_reading,
-    viewer,
-)
+from whos_online.visitors.visits import access_of, page_of
 
 logger = logging.getLogger(__name__)
 
@@ -85,36 +78,25 @@ def site_html(
 
 
 def _mark_if_own_view(request: Any) -> None:
-    """A member's block is their own view (staff see hidden members, a member may see
-    themselves listed first, a policy may show members more): no cache keeps the page
-    for anyone else. A guest's is everyone's view, a page a cache may keep."""
-    user = viewer(request)
-    if user is not None and user.is_authenticated:
-        _keep_private(request)
-
-
-def _keep_private(request: Any) -> None:
-    """This page shows its viewer's own view: no cache stores it for another.
-
-    Caches outside Django get ``Cache-Control: private`` and ``Vary: Cookie`` from
-    the middleware (``mark_staff_page``). Django's own, ``cache_page`` and the
-    per-site cache, store a response when the request's ``_cache_update_cache`` is
-    set, and ``cache_page`` stores it inside the view, before any middleware sees
-    it: clearing that flag is the one way a page being rendered can say "not this
-    one". Django's cache middleware has set and read it under that name since 1.x.
-    """
-    mark_staff_page(request)
-    request._cache_update_cache = False
+    """A member's block is their own view (staff see hidden members, a policy may show
+    members more): the middleware makes the response ``private`` with ``Vary: Cookie``
+    (see docs/howto/cached-pages.md). A guest's is everyone's view, a page a cache may keep."""
+    page = page_of(request)
+    if page is not None and page.member is not None:
+        page.private = True
 
 
 def shown_access(request: Any, room: str | None) -> RoomAccess | None:
-    """What ``WHOS_ONLINE_ACCESS`` shows this request's viewer of ``room`` (None: the site).
+    """What ``WHOS_ONLINE_ACCESS`` shows this request's viewer of ``room`` (None: the site;
+    no request: an anonymous visitor).
 
     A policy that needs the database cannot be asked on the event loop (a block
-    rendered by an async view): that viewer is shown nothing.
+    rendered by an async view) unless the middleware asked it already: that
+    viewer is shown nothing.
     """
     try:
-        return access_of(request, room)
+        page = page_of(request)
+        return access_of(None, room) if page is None else page.access(room)
     except SynchronousOnlyOperation as error:
         failed(error)
         return None
@@ -126,7 +108,6 @@ def site_block(request: Any, live: int = 0, cached: bool = False) -> dict[str, A
     None if ``WHOS_ONLINE_ACCESS`` shows this viewer nothing. ``cached``: what an
     anonymous visitor is shown, for a page a cache may keep for anyone.
     """
-    record_before_reading(request)  # the viewer counts on this very page
     granted = shown_access(None if cached else request, None)
     if granted is None:
         return None
@@ -142,11 +123,13 @@ def site_block(request: Any, live: int = 0, cached: bool = False) -> dict[str, A
     }
     if live or cached:
         try:
-            block["live_url"] = _live_url(
-                get_urlconf() or settings.ROOT_URLCONF, get_script_prefix()
-            )
+            block["live_url"] = reverse("whos_online:live")
         except NoReverseMatch:
-            _no_live_urls()
+            _no_live_urls(
+                "A live block ({% whos_online live=… %})"
+                if live
+                else "A cached block ({% whos_online cached=True %})"
+            )
             return block  # as a block without live=: it shows, it does not refresh
         block["fill"] = cached
     if live:
@@ -154,36 +137,24 @@ def site_block(request: Any, live: int = 0, cached: bool = False) -> dict[str, A
         block["ws_url"] = conf.websocket_url
         # A cached page's block is nobody's: its first poll only learns what is shown.
         block["shown"] = "" if cached else shown_members(online)
-        if conf.websocket_url:
-            mark_socket_page(request)
     return block
 
 
-@lru_cache(maxsize=64)
-def _live_url(urlconf: Any, script_prefix: str) -> str:
-    """The live endpoint's URL under a URLconf and script prefix, reversed once: ``reverse``
-    was half of a cached block's own time."""
-    return reverse("whos_online:live", urlconf=urlconf)
-
-
-on_settings_change(_live_url.cache_clear)
-
 NO_LIVE_URLS = (
-    "{% whos_online live=… %} and cached=True read an endpoint: add "
-    'path("whos-online/", include("whos_online.urls")) to your URLconf.'
+    ' reads an endpoint: add path("whos-online/", include("whos_online.urls")) to your URLconf.'
 )
 _told_of_live_urls = False
 
 
-def _no_live_urls() -> None:
+def _no_live_urls(block: str) -> None:
     """A live block without its endpoint: an error under DEBUG; else one ERROR per process,
     and the block is shown without its live part (a page is never a 500 for it)."""
     global _told_of_live_urls
     if settings.DEBUG:
-        raise ImproperlyConfigured(NO_LIVE_URLS)
+        raise ImproperlyConfigured(block + NO_LIVE_URLS)
     if not _told_of_live_urls:
         _told_of_live_urls = True
-        logger.error("%s Until then live blocks show without refreshing.", NO_LIVE_URLS)
+        logger.error("%s Until then such blocks show without refreshing.", block + NO_LIVE_URLS)
 
 
 def room_block(request: Any, name: str, live: bool = False) -> dict[str, Any] | None:
@@ -191,7 +162,6 @@ def room_block(request: Any, name: str, live: bool = False) -> dict[str, Any] | 
 
     None if ``WHOS_ONLINE_ACCESS`` shows this viewer nothing of the room.
     """
-    record_before_reading(request, name)
     granted = shown_access(request, name)
     if granted is None:
         return None
@@ -199,8 +169,6 @@ def room_block(request: Any, name: str, live: bool = False) -> dict[str, Any] | 
     online = blockcache.for_request(request, name, granted.names)
     ws_url = conf.websocket_url
     live = live and bool(ws_url)
-    if live:
-        mark_socket_page(request)
     return {
         "online": online,
         "members_html": lambda: members_html(online, "whos-here"),  # made if rendered
@@ -214,18 +182,17 @@ def room_block(request: Any, name: str, live: bool = False) -> dict[str, Any] | 
 
 
 STYLESHEET = "whos_online/whos_online.css"
-# Set on a request once its page carries the stylesheet's link.
-STYLE_LINKED = "_whos_online_style_linked"
 
 
 def style_link(request: Any) -> SafeString:
     """The optional stylesheet's ``<link>``, once per page: a ``<link rel="stylesheet">``
     is valid in the body, so a template whose ``<head>`` a site cannot reach (a third
     party's base, its head block filled without ``block.super``) still loads it."""
-    if request is not None:
-        if getattr(request, STYLE_LINKED, False):
+    page = page_of(request)
+    if page is not None:
+        if page.style_linked:
             return SafeString("")
-        setattr(request, STYLE_LINKED, True)
+        page.style_linked = True
     return SafeString(f'<link rel="stylesheet" href="{escape(static(STYLESHEET))}">')
 
 
@@ -262,7 +229,7 @@ def render_block(
         return _render(engine, name, block, context)
     flags = (context.autoescape, context.use_l10n, context.use_tz) if context else None
     key: tuple[Any, ...] = (name, engine, get_language(), get_current_timezone(), flags)
-    varies = ("room", "window_minutes", "live", "live_url", "ws_url", "fill")
+    varies = ("room", "window_minutes", "live", "live_url", "ws_url", "fill", "counts_only")
     key += tuple(block.get(vary) for vary in varies)
     done = online.rendered.get(key)
     if done is None:
@@ -340,7 +307,6 @@ def _members_html(members: list[Member], css: str) -> str:
     return "\n".join(items)
 
 
-@lru_cache(maxsize=256)
 def _slug(role: Any) -> str:
     return str(slugify(role))
 
@@ -353,9 +319,10 @@ def statuses_of(users: Iterable[Any], request: Any) -> Mapping[str, str]:
     nobody is looking).
     """
     pks = [recording.member_id(user) for user in users]
-    looking = getattr(request, "user", None)
+    page = page_of(request)
+    looking = None if page is None else page.viewer
     if reading.is_staff(looking):  # hidden members' own statuses
-        _keep_private(request)
+        page.private = True  # type: ignore[union-attr]
     found = failsafe.call(reading.statuses, pks, viewer=looking)
     return (
         dict.fromkeys(pks, UNAVAILABLE_WORD) if isinstance(found, failsafe.Unavailable) else found

@@ -1,25 +1,29 @@
-"""The block's summary, kept per process for ``WHOS_ONLINE_BLOCK_CACHE`` seconds.
+"""The block's reads, kept per process for ``WHOS_ONLINE_BLOCK_CACHE`` seconds.
 
 Every page with the block would otherwise cost a Redis read, so Redis latency
-would be page latency. The rule (see ``for_request``): a page shows the kept
-read of its block when that read counts the page's visitor, and reads Redis
-afresh when it may not; the fresh read becomes the kept one. A read counts the
-visitor when it lists them, or when their last record (this page's, or the one
-their "online" cookie carries) came before the read and inside its window.
-So a newcomer, a login, a logout or a move into a room reads afresh, once; their
-next pages show the kept read. Fresh reads are capped per process
+would be page latency. One rule decides which read a page shows: **a page that
+recorded its visitor reads afresh, unless the kept read was sent after that
+record's reply came back or the record found them online since before any read
+kept now (not a login or a logout); every other page shows the kept read.**
+"After" is this process's order of events (``visits.events``), not a clock;
+"online since before" is the record's own reply (their score before it: inside
+the window, and a block-cache period or more before this record).
+Fresh reads are capped per process and second
 (``FRESH_READS_PER_SECOND``): past the cap a page shows the kept read, so a
-flood of new addresses cannot turn into a Redis read per request.
+flood of newcomers cannot turn into a Redis read per request.
 
 When an entry is due, one request reads Redis and the others keep showing the
-entry they have meanwhile, so a slow read holds up one page, not all of them.
-If that read fails or Redis is being skipped, an entry less than STALE_IF_ERROR
-seconds old is still shown, so a blip does not flash "unavailable"; no page ever
-shows an older one, however long the read in flight takes.
+entry meanwhile, so a slow read holds up one page, not all of them. If that read
+fails or Redis is being skipped, an entry less than STALE_IF_ERROR seconds old is
+still shown, so a blip does not flash "unavailable". A block rendered on the
+event loop (an async view) never waits on Redis: it shows the kept read and
+refreshes it in a thread (the middleware has read it already for a page that
+recorded its visitor).
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections import OrderedDict
@@ -29,24 +33,23 @@ from typing import Any, Hashable
 from whos_online.conf import conf, on_settings_change
 from whos_online.store import failsafe, reading
 from whos_online.store.reading import Summary
-from whos_online.visitors import visits
-from whos_online.visitors.cookie import recorded_at
+from whos_online.visitors.visits import events, page_of
 
 MAX_ENTRIES = 256  # distinct blocks kept (rooms make many); the least recently read go first
 STALE_IF_ERROR = 10.0  # seconds
-# Reads for visitors a kept read may not count, per process and second, past which
+# Reads for visitors the kept read cannot count, per process and second, past which
 # pages show the kept read: what a flood of newcomers costs Redis at most.
 FRESH_READS_PER_SECOND = 10
 
 
 @dataclass(frozen=True)
 class Cached:
-    """A summary and when its Redis read began (what it cannot have seen happened after)."""
+    """A summary, and when its read was sent: in ``visits.events`` (to compare with a
+    record's reply) and by the clock (for its age)."""
 
     summary: Summary
-    read_at: float
-    # The pks it lists: every page of a member asks whether it lists them.
-    listed: frozenset[str]
+    sent: int
+    sent_at: float
 
 
 _entries: OrderedDict[Hashable, Cached] = OrderedDict()
@@ -54,35 +57,66 @@ _refreshing: set[Hashable] = set()
 _lock = threading.Lock()
 
 
-def entry(
-    room: str | None = None, viewer: Any = None, names: bool = True, *, fresh: bool = False
-) -> Cached | None:
-    """The cached summary with its read time (from Redis when due, or ``fresh``); None if
-    unavailable.
+def for_request(
+    request: Any, room: str | None = None, names: bool = True, shared: bool = False
+) -> Summary | None:
+    """The block for this request by the rule above; None if unavailable.
 
-    A staff viewer reads the staff view and any other the visitors' view, so
-    one entry serves all visitors alike; ``names=False`` reads the counts-only
-    view (no member listed), an entry of its own that never holds a name.
+    A viewer shown no names (``names=False``) reads the counts-only entry.
+    ``shared``: the block for a page a cache may serve to anyone, so the view of
+    nobody in particular (no staff view).
     """
+    page = None if shared else page_of(request)
+    viewer = None if page is None else page.viewer
     staff_view = names and reading.is_staff(viewer)
-    ttl = conf.block_cache
-    if ttl <= 0:
-        return _fetch(room, staff_view, names)
-    now = time.time()
+    kept = entry(room, staff_view, names)
+    replied = None if page is None or room in page.online_before else page.replies.get(room)
+    if replied is not None and kept is not None and kept.sent < replied and _may_read_fresh():
+        kept = entry(room, staff_view, names, fresh=True) or kept
+    return None if kept is None else kept.summary
+
+
+def read_ahead(request: Any, room: str | None = None) -> None:
+    """Make now, in this thread, the read a block of ``room`` on this page will show: for
+    a block an async view renders on the event loop."""
+    page = page_of(request)
+    granted = None if page is None else page.access(room)
+    if granted is not None:
+        for_request(request, room, granted.names)
+
+
+def entry(
+    room: str | None = None, staff_view: bool = False, names: bool = True, *, fresh: bool = False
+) -> Cached | None:
+    """The kept read of ``room``'s block (the staff view, or only the counts), read from
+    Redis when due or ``fresh``; None if unavailable."""
     key = (room, staff_view, names)
+    if conf.block_cache <= 0:
+        return _read(key)
+    now = time.time()
     with _lock:
-        entry = _entries.get(key)
-        if not fresh and _younger(entry, now, ttl):
-            _entries.move_to_end(key)
-            return entry
+        kept = _entries.get(key)
+        due = fresh or not _younger(kept, now, conf.block_cache)
         joined = key in _refreshing
-        if not fresh and joined and _younger(entry, now, STALE_IF_ERROR):
-            return entry  # another request is reading Redis for it
-        # None yet, or too old to show while that read (which may wait out a
-        # timeout on a sick Redis) goes on: read it too, as the circuit allows.
+        if not due:
+            _entries.move_to_end(key)
+            return kept
+        if joined and _younger(kept, now, STALE_IF_ERROR):
+            return kept  # another request is reading it
         _refreshing.add(key)
+    if _on_event_loop():
+        asyncio.get_running_loop().run_in_executor(None, _refresh, key, joined)
+        return kept
+    got = _refresh(key, joined)
+    if got is not None:
+        return got
+    return kept if _younger(kept, now, STALE_IF_ERROR) else None
+
+
+def _refresh(key: tuple[str | None, bool, bool], joined: bool) -> Cached | None:
+    """Read ``key`` from Redis and keep it (unless a newer read was kept meanwhile)."""
     try:
-        got = _fetch(room, staff_view, names)
+        got = _read(key)
     finally:
         if not joined:
             with _lock:
@@ -90,70 +124,35 @@ def entry(
     if got is not None:
         with _lock:
             kept = _entries.get(key)
-            if kept is None or kept.read_at <= got.read_at:  # not an older read ending late
+            if kept is None or kept.sent < got.sent:  # not an older read ending late
                 _entries[key] = got
             _entries.move_to_end(key)
             while len(_entries) > MAX_ENTRIES:
                 _entries.popitem(last=False)
-        return got
-    return entry if _younger(entry, now, STALE_IF_ERROR) else None
+    return got
+
+
+def _read(key: tuple[str | None, bool, bool]) -> Cached | None:
+    room, staff_view, names = key
+    sent, sent_at = next(events), time.time()
+    found = failsafe.call(reading.read, room=room, limit=conf.list_limit, staff_view=staff_view)
+    if isinstance(found, failsafe.Unavailable):
+        return None
+    return Cached(found if names else replace(found, members=[]), sent, sent_at)
 
 
 def _younger(entry: Cached | None, now: float, seconds: float) -> bool:
-    """Whether ``entry`` was read less than ``seconds`` before ``now``.
-
-    Not after ``now``: a clock that went backwards makes the entry due rather
-    than stretching its life.
-    """
-    return entry is not None and 0 <= now - entry.read_at < seconds
+    """Whether ``entry`` was sent less than ``seconds`` before ``now``; not after ``now``:
+    a clock that went backwards makes the entry due rather than stretching its life."""
+    return entry is not None and 0 <= now - entry.sent_at < seconds
 
 
-def for_request(
-    request: Any, room: str | None = None, names: bool = True, shared: bool = False
-) -> Summary | None:
-    """The block for this request: the kept read if it counts the request's visitor,
-    else a fresh one (within ``FRESH_READS_PER_SECOND``), which is kept.
-
-    A viewer shown no names (``names=False``) reads the counts-only entry.
-    ``shared``: the block for a page a cache may serve to anyone, so the view of
-    nobody in particular (no staff view, not the visitor's own name).
-    """
-    viewer = None if shared else visits.viewer(request)
-    kept = entry(room, viewer, names)
-    if kept is None:
-        return None
-    if shared or counts(kept, request, room, viewer) or not _may_read_fresh():
-        return kept.summary
-    return (entry(room, viewer, names, fresh=True) or kept).summary
-
-
-def counts(entry: Cached, request: Any, room: str | None, viewer: Any) -> bool:
-    """Whether ``entry`` counts the request's visitor: it was read after this request's
-    record, or it lists them, or their last record came before it and inside its window.
-
-    Their last record is the score this request's record found from before,
-    else the time their "online" cookie carries, on the site. A record that found
-    none (a newcomer to the site or the room) or stands for someone else before
-    (a login or a logout: see visits.record_logged_in) is never counted by an
-    older read, even one listing them. A visitor with neither (a bot, a refused
-    newcomer, a room's page that records nobody) is nobody the block could
-    count: the kept read stands.
-    """
-    visit = visits.visit_of(request, room)
-    if visit is not None and visit.at <= entry.read_at:
-        return True
-    if visit is not None and visit.before is None:
+def _on_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
         return False
-    pk = getattr(viewer, "pk", None)
-    if pk is not None and str(pk) in entry.listed:
-        return True
-    if visit is not None:
-        last = visit.before
-    else:
-        last = recorded_at(request) if room is None and request is not None else None
-    if last is None:
-        return True
-    return entry.read_at - conf.window(room) <= last <= entry.read_at
+    return True
 
 
 _second, _fresh_reads = 0, 0
@@ -168,16 +167,6 @@ def _may_read_fresh() -> bool:
             _second, _fresh_reads = second, 0
         _fresh_reads += 1
         return _fresh_reads <= FRESH_READS_PER_SECOND
-
-
-def _fetch(room: str | None, staff_view: bool, names: bool = True) -> Cached | None:
-    read_at = time.time()
-    found = failsafe.call(reading.read, room=room, limit=conf.list_limit, staff_view=staff_view)
-    if isinstance(found, failsafe.Unavailable):
-        return None
-    if not names:
-        found = replace(found, members=[])
-    return Cached(found, read_at, frozenset(member.pk for member in found.members))
 
 
 def clear() -> None:

@@ -12,40 +12,17 @@ the room "thread:42" (``room_names.room_parts``).
 
 from __future__ import annotations
 
-import logging
 from functools import wraps
 from typing import Any, Callable, TypeVar, cast
 
-from asgiref.sync import iscoroutinefunction
-from django.conf import settings
+from asgiref.sync import iscoroutinefunction, sync_to_async
 from django.http import HttpRequest
 
-from whos_online.room_names import room_name
-from whos_online.visitors.visits import DueRecord, finish_async, is_visit, load_user_async
+from whos_online.rendering import blockcache
+from whos_online.room_names import checked_room
+from whos_online.visitors.visits import PageVisit, page_of
 
 ViewFunction = TypeVar("ViewFunction", bound=Callable[..., Any])
-
-logger = logging.getLogger(__name__)
-
-
-def checked_room(room: object, where: str, hint: str = "") -> str | None:
-    """``room_name(room)``; parts that name no room raise under DEBUG, else are logged and None.
-
-    ``where`` says who was given them and ``hint`` how to fix it, for the
-    message. Without DEBUG a bad room on a page is a warning in the log, not a 500.
-    """
-    try:
-        return room_name(room)
-    except ValueError as error:
-        no_room(error, where, hint)
-        return None
-
-
-def no_room(error: ValueError, where: str, hint: str = "") -> None:
-    """A room that could not be named: raised under DEBUG, else a warning in the log."""
-    if settings.DEBUG:
-        raise ValueError(f"{where}: {error}{hint}") from None
-    logger.warning("%s: %s%s", where, error, hint)
 
 
 def in_room(room: object | Callable[..., object]) -> Callable[[ViewFunction], ViewFunction]:
@@ -57,39 +34,53 @@ def in_room(room: object | Callable[..., object]) -> Callable[[ViewFunction], Vi
     instance is "<app_label>.<model_name>:<pk>", None or "" is no room; parts
     that name no room are an error under DEBUG (``checked_room``). Unlike the
     site-wide record there is no cookie throttle: being in a room means having
-    just opened it. As on the site, a ``{% whos_here %}`` of the room rendered
-    by the view records first, and a view that does not show the room (raises,
-    or answers other than 2xx: an error, a redirect to the login page) records
-    nothing. ``WHOS_ONLINE_ROOMS`` does the same for views the site does not own.
+    just opened it. The record is made before the view, so a ``{% whos_here %}``
+    of the room it renders counts the visitor; a view that does not show the
+    room (raises, or answers other than 2xx: an error, a redirect to the login
+    page) leaves it again. ``WHOS_ONLINE_ROOMS`` does the same for views the
+    site does not own.
     """
 
-    def visit(request: HttpRequest, args: Any, kwargs: Any, where: str) -> DueRecord | None:
-        if not is_visit(request):
-            return None
+    def enter(request: HttpRequest, args: Any, kwargs: Any, where: str) -> PageVisit | None:
+        """Record the visitor in the view's room before it runs; the PageVisit to settle."""
+        page = page_of(request)
         name = checked_room(room(request, *args, **kwargs) if callable(room) else room, where)
-        return None if name is None else DueRecord(request, name)
+        if page is None or name is None:
+            return None
+        page.enter(name)
+        return page
+
+    def enter_and_read(
+        request: HttpRequest, args: Any, kwargs: Any, where: str
+    ) -> PageVisit | None:
+        """``enter`` for an async view, in a thread: with the room's block read there, so
+        the block it renders on the event loop finds it kept."""
+        page = enter(request, args, kwargs, where)
+        if page is not None and page.rooms:
+            blockcache.read_ahead(request, page.rooms[-1])
+        return page
 
     def decorate(view: ViewFunction) -> ViewFunction:
         where = f"@in_room on {view.__module__}.{view.__qualname__}"
+
         if iscoroutinefunction(view):
 
             @wraps(view)
             async def async_view(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-                due = visit(request, args, kwargs, where)
-                await load_user_async(request, due.room if due is not None else None)
+                page = await sync_to_async(enter_and_read)(request, args, kwargs, where)
                 response = await view(request, *args, **kwargs)
-                if due is not None:
-                    await finish_async(due, response)
+                if page is not None and page.unshown(response.status_code):
+                    await sync_to_async(page.settle)(response)
                 return response
 
             return cast(ViewFunction, async_view)
 
         @wraps(view)
         def sync_view(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-            due = visit(request, args, kwargs, where)
+            page = enter(request, args, kwargs, where)
             response = view(request, *args, **kwargs)
-            if due is not None:
-                due.finish(response)
+            if page is not None and page.unshown(response.status_code):
+                page.settle(response)
             return response
 
         return cast(ViewFunction, sync_view)

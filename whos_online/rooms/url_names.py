@@ -11,10 +11,10 @@ its path so) and returning any room ``@in_room`` takes (a tuple of parts, a
 model instance…; None: no room). Wrapping a third
 party's view in ``@in_room`` in one's own URLconf loses its URL namespace,
 which the app may rely on (a private forum's middleware does); a URL name
-leaves its URLconf alone. The middleware makes the room's visit due before the
-view runs (``enter``), so ``{% whos_here "topic" topic.pk %}`` on the page
-("topic:42", the same room) counts the reader, and finishes it after the view
-(``due``), as ``@in_room`` does.
+leaves its URLconf alone. The middleware records the visitor in the room before
+the view runs, so ``{% whos_here "topic" topic.pk %}`` on the page ("topic:42",
+the same room) counts the reader, and takes them out again if the view shows no
+page (anything but a 2xx), as ``@in_room`` does.
 """
 
 from __future__ import annotations
@@ -25,11 +25,7 @@ from typing import Any
 from django.http import HttpRequest
 
 from whos_online.conf import conf
-from whos_online.rooms.pages import checked_room, no_room
-from whos_online.visitors.visits import DueRecord, is_visit
-
-# Where a request keeps the visit of the room its URL name maps to.
-URL_ROOM = "_whos_online_url_room"
+from whos_online.room_names import checked_room, no_room
 
 
 def format_fields(template: str) -> list[str]:
@@ -59,11 +55,11 @@ def formatted(spec: object, kwargs: dict[str, Any]) -> object:
     return spec.format(**kwargs)
 
 
-def enter(request: HttpRequest) -> DueRecord | None:
-    """Before the view: make the visit of its URL's room due (no Redis yet), and return it."""
+def url_room(request: HttpRequest) -> str | None:
+    """The room ``WHOS_ONLINE_ROOMS`` names for the request's URL, or None."""
     match = request.resolver_match
     spec = conf.rooms.get(match.view_name) if match is not None else None
-    if match is None or spec is None or not is_visit(request):
+    if match is None or spec is None:
         return None
     where = f"WHOS_ONLINE_ROOMS[{match.view_name!r}]"
     if callable(spec):
@@ -74,14 +70,4 @@ def enter(request: HttpRequest) -> DueRecord | None:
         except ValueError as error:
             no_room(error, where)
             return None
-    name = checked_room(room, where)
-    if name is None:
-        return None
-    visit = DueRecord(request, name)
-    setattr(request, URL_ROOM, visit)
-    return visit
-
-
-def due(request: HttpRequest) -> DueRecord | None:
-    """The visit ``enter`` made due, for the middleware to finish after the view."""
-    return getattr(request, URL_ROOM, None)
+    return checked_room(room, where)

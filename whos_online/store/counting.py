@@ -3,12 +3,13 @@
 Redis's HyperLogLog counts distinct ids in at most 12 KB per key, within about
 1% whatever the number, but cannot say who is in it nor remove anyone. So the
 keys are time buckets, each expiring once no count reads it, and a count is
-``PFCOUNT`` of the union of the buckets it covers:
+``PFCOUNT`` of all the buckets it covers (Redis merges them as it counts, writing nothing):
 
 - the live window, with ``WHOS_ONLINE_GUESTS = "approximate"``: guests
   in ``<namespace>:guests:hll:<bucket>``; a bucket is a minute, or a longer
   stretch for windows over ten minutes, so at most 12 exist at once (~150 KB);
-- the last 24 hours: guests in ``<prefix>:guests:hour:<hour>``, 24 hours;
+- the last 24 hours: ``<prefix>:guests:hour:<hour>`` and ``<prefix>:members:hour:<hour>``,
+  kept 24 hours;
 - each day (the site's time zone): ``<prefix>:guests:day:<date>`` and
   ``<prefix>:members:day:<date>``, kept 32 days for the admin's last 30.
 
@@ -53,21 +54,6 @@ def window_buckets(guests_key: str, now: float, window: float | None = None) -> 
     return [conf.bucket_key(guests_key, bucket) for bucket in range(first, last + 1)]
 
 
-def past_union(guests_key: str, now: float, window: float | None = None) -> tuple[str, int]:
-    """Where the block keeps the union of the window's buckets but the newest, and for how
-    many milliseconds: until the newest bucket is over (its name says which window it is)."""
-    first, last, width = _window(now, window)
-    past = conf.buckets_union_key(guests_key, first, last)
-    return past, _ms_until((last + 1) * width, now)
-
-
-def past_hours_union(now: float) -> tuple[str, int]:
-    """Where the block keeps the union of the past 24 hours' buckets but this hour's, and for
-    how many milliseconds: until this hour is over."""
-    hour = int(now // HOUR)
-    return conf.hours_union_key(hour), _ms_until((hour + 1) * HOUR, now)
-
-
 def _window(now: float, window: float | None) -> tuple[int, int, int]:
     """The window's (default: the site's) first and last bucket, and the bucket length."""
     width = bucket_seconds()
@@ -91,16 +77,28 @@ def day_cutoff(now: float) -> float:
     return (int(now // HOUR) - 23) * HOUR
 
 
-def hour_buckets(now: float) -> list[str]:
-    """The guests' hour buckets of the last 24 hours, oldest first."""
+def hour_buckets(who: str, now: float) -> list[str]:
+    """The hour buckets of ``who`` ("guests" or "members") of the last 24 hours, oldest first."""
     last = int(now // HOUR)
-    return [conf.hour_key(hour) for hour in range(last - 23, last + 1)]
+    return [conf.hour_key(who, hour) for hour in range(last - 23, last + 1)]
 
 
-def hour_bucket(now: float) -> tuple[str, int]:
-    """The hour bucket a guest seen at ``now`` goes into, and its TTL."""
+def past_hours(who: str, now: float) -> tuple[str, list[str], int]:
+    """Where prune keeps the union of ``who``'s hour buckets of the last 24 hours but this
+    hour's, those buckets, and the union's TTL: until this hour is over (they no longer
+    change, so a count of the 24 hours reads two HyperLogLogs, not 24)."""
     hour = int(now // HOUR)
-    return conf.hour_key(hour), _until((hour + 24) * HOUR, now)
+    return (
+        conf.past_hours_key(who, hour),
+        hour_buckets(who, now)[:-1],
+        _until((hour + 1) * HOUR, now),
+    )
+
+
+def hour_bucket(who: str, now: float) -> tuple[str, int]:
+    """The hour bucket ``who`` ("guests" or "members") seen at ``now`` go into, and its TTL."""
+    hour = int(now // HOUR)
+    return conf.hour_key(who, hour), _until((hour + 24) * HOUR, now)
 
 
 def local_date(now: float) -> date:
@@ -122,13 +120,18 @@ def guest_counters(guests_key: str, now: float, site: bool) -> list[tuple[str, i
     """
     counters = [live_bucket(guests_key, now)] if approximate() else []
     if site:
-        counters += [hour_bucket(now), (conf.day_key("guests", local_date(now)), DAYS_KEPT * DAY)]
+        counters += [hour_bucket("guests", now), _day("guests", now)]
     return counters
 
 
 def member_counters(now: float, site: bool) -> list[tuple[str, int]]:
-    """The HyperLogLogs (key, TTL) a member seen at ``now`` goes into: the day's, on the site."""
-    return [(conf.day_key("members", local_date(now)), DAYS_KEPT * DAY)] if site else []
+    """The HyperLogLogs (key, TTL) a member seen at ``now`` goes into: the hour's and the
+    day's, on the site (a logout takes nobody out of them)."""
+    return [hour_bucket("members", now), _day("members", now)] if site else []
+
+
+def _day(who: str, now: float) -> tuple[str, int]:
+    return conf.day_key(who, local_date(now)), DAYS_KEPT * DAY
 
 
 def counted_since(now: float) -> float:
@@ -145,7 +148,3 @@ def counted_since(now: float) -> float:
 
 def _until(moment: float, now: float) -> int:
     return max(math.ceil(moment - now), 1)
-
-
-def _ms_until(moment: float, now: float) -> int:
-    return max(math.ceil((moment - now) * 1000), 1)

@@ -4,45 +4,30 @@ Who's online is decoration: when Redis is gone, slow or refuses writes, pages mu
 still render at their usual speed. States are named as resilience4j names them:
 CLOSED (calls go to Redis), OPEN (calls skip Redis until a back-off ends) and
 HALF_OPEN (one call per process probes Redis; every other call skips at once).
+Two circuits per process, because reads and writes fail apart: ``reads`` gates
+every call and opens when Redis is gone (a connection error, a timeout), fails a
+read, or is slow; ``writes`` gates writes only and opens when Redis refuses one
+(READONLY, OOM), so such a Redis still serves the block, counts and statuses.
 
-Two circuits per process, because reads and writes fail apart:
+Slow: SLOW_CALLS_TO_OPEN of the last SLOW_WINDOW calls waited longer than
+``conf.slow_call`` (0.4 × ``WHOS_ONLINE_SOCKET_TIMEOUT``). A call's wait is its
+wall time less the CPU time of its own thread (``time.thread_time``), so other
+threads' work neither hides a slow Redis nor counts as waiting; what a healthy
+Redis leaves in it is the thread's turn for the GIL and a CPU. A stall slows
+only the calls in flight, fewer than half the window, so it is no outage: a rate,
+as resilience4j's slow-call rate (benchmarks/BREAKER.md measures both).
 
-- ``reads`` gates every call. It opens when Redis is gone (a connection error,
-  a timeout), slow (SLOW_CALLS_TO_OPEN calls in a row slower than the slow
-  budget, ``conf.slow_call``, 0.4 × ``WHOS_ONLINE_SOCKET_TIMEOUT``: one slow
-  call on a healthy Redis is not enough),
-  or fails a read.
-- ``writes`` gates writes only. It opens when Redis answers a write with an
-  error (a READONLY replica, OOM under ``maxmemory`` with ``noeviction``), so
-  such a Redis still serves the block, counts and statuses.
-
-A call still in flight after the slow budget makes every other call skip
-Redis, so when Redis freezes only the requests already waiting and those
-arriving within the budget wait, not every request that arrives while the
-first timeout is pending.
-
-A call's time is the time this process spent waiting during it: its wall
-time less the CPU time the process used meanwhile (``time.process_time``,
-every thread). A busy process (a burst of connects, threads queueing for the
-GIL, a blocked event loop) makes calls long but not waiting, so it never reads
-as a slow Redis; a frozen or slow Redis leaves the process idle while it waits.
-
-A circuit's first back-off is FIRST_BACKOFF; each failed probe doubles it up to
+The first back-off is FIRST_BACKOFF; each failed probe doubles it up to
 ``conf.backoff`` (5 s), each wait shortened by a random JITTER so processes do
-not probe in step. A blip costs seconds; a long outage one probe per maximum
-back-off. One outage (from a circuit opening until both are closed) logs one
-ERROR line with the error (its traceback at DEBUG) and one WARNING at recovery.
-
-A cache alias that gives no Redis (``CacheAliasError``) is no outage but a
-mistake in the settings: no Redis was tried, and waiting will not mend it. It
-is logged once per process as that mistake, with the setting to fix, and
-leaves both circuits alone: calls skip Redis, pages render.
+not probe in step. One outage (from a circuit opening until both are closed)
+logs one ERROR line with the error (its traceback at DEBUG) and one WARNING at
+recovery. A cache alias that gives no Redis (``CacheAliasError``) is a mistake
+in the settings, not an outage: logged once per process, circuits left alone.
 
 Why not a library: pybreaker and circuitbreaker (threads), purgatory and
-aiobreaker (asyncio) count exceptions only (no slow-call threshold), keep one
-state per breaker (no reads failing apart from writes), and none documents a
-non-blocking half-open permit shared by threads and coroutines, which is what
-keeps an ASGI worker from queueing on a sick Redis.
+aiobreaker (asyncio) count exceptions only (no slow-call rate), keep one state
+per breaker (no reads failing apart from writes), and none has a non-blocking
+half-open permit shared by threads and coroutines.
 """
 
 from __future__ import annotations
@@ -51,8 +36,8 @@ import logging
 import random
 import threading
 import time
-from dataclasses import dataclass
-from typing import Callable, Literal, ParamSpec, TypeVar
+from collections import deque
+from typing import Callable, Literal, NamedTuple, ParamSpec, TypeVar
 
 from redis.exceptions import RedisClusterException, RedisError, ResponseError
 
@@ -70,7 +55,8 @@ OPEN: State = "OPEN"
 HALF_OPEN: State = "HALF_OPEN"
 
 FIRST_BACKOFF = 1.0  # seconds (never more than conf.backoff)
-SLOW_CALLS_TO_OPEN = 5
+SLOW_WINDOW = 20  # the last calls a closed circuit judges slowness over
+SLOW_CALLS_TO_OPEN = 10
 JITTER = (0.75, 1.0)  # each wait is the back-off times a factor drawn from here
 
 
@@ -79,10 +65,9 @@ class _Circuit:
 
     def __init__(self) -> None:
         self.state: State = CLOSED
-        self.opened_at = 0.0
-        self.retry_at = 0.0
+        self.opened_at = self.retry_at = 0.0
         self.backoff = 0.0  # the current back-off before jitter; 0 while closed
-        self.slow = 0  # slow calls in a row while closed
+        self.slow: deque[bool] = deque(maxlen=SLOW_WINDOW)  # closed: was each call slow
 
     def admit(self, now: float) -> State | None:
         """CLOSED: pass; HALF_OPEN: this call is the probe; None: skip Redis."""
@@ -95,45 +80,36 @@ class _Circuit:
         return None
 
     def release(self, now: float) -> None:
-        """The probe did not reach Redis (another circuit skipped it): let the next call probe."""
+        """The probe did not reach Redis or got no verdict: let the next call probe."""
         self.state, self.retry_at = OPEN, now
 
-    def succeeded(self, ticket: State) -> None:
-        if ticket == HALF_OPEN:
-            self.state, self.backoff = CLOSED, 0.0
-        if self.state == CLOSED:
-            self.slow = 0
+    def timed(self, ticket: State, now: float, slow: bool) -> None:
+        """An answered call: a slow probe fails; closed, the window decides."""
+        if ticket == CLOSED and self.state == CLOSED:
+            self.slow.append(slow)
+            slow = sum(self.slow) >= SLOW_CALLS_TO_OPEN
+        self.settle(ticket, now, failed=slow)
 
-    def slowed(self, ticket: State, now: float) -> None:
-        if ticket == HALF_OPEN:
-            self.failed(ticket, now)
-        elif self.state == CLOSED:
-            self.slow += 1
-            if self.slow >= SLOW_CALLS_TO_OPEN:
-                self.failed(ticket, now)
-
-    def failed(self, ticket: State, now: float) -> None:
+    def settle(self, ticket: State, now: float, failed: bool) -> None:
         # A call admitted while closed that fails after another call opened the
         # circuit changes nothing: the back-off grows only with failed probes.
-        if ticket == HALF_OPEN or self.state == CLOSED:
+        if failed and (ticket == HALF_OPEN or self.state == CLOSED):
             grown = self.backoff * 2 if ticket == HALF_OPEN else FIRST_BACKOFF
             self.backoff = min(grown, conf.backoff)
-            self.state, self.slow, self.opened_at = OPEN, 0, now
+            self.state, self.opened_at = OPEN, now
             self.retry_at = now + self.backoff * random.uniform(*JITTER)
+            self.slow.clear()
+        elif not failed and ticket == HALF_OPEN:
+            self.state, self.backoff = CLOSED, 0.0
 
 
-@dataclass(frozen=True)
-class _Ticket:
+class _Ticket(NamedTuple):
     """A call let through: its state in each circuit (``writes`` None for a read)."""
 
     reads: State
     writes: State | None
     started: float
-    cpu: float  # the process's CPU time when it started
-
-    def waited(self, now: float, cpu: float) -> float:
-        """Seconds the process waited since the call started (wall time less CPU time)."""
-        return now - self.started - max(cpu - self.cpu, 0.0)
+    cpu: float  # the calling thread's CPU time when it started
 
 
 class Breaker:
@@ -153,7 +129,6 @@ class Breaker:
         with self.lock:
             self.reads = _Circuit()
             self.writes = _Circuit()
-            self.in_flight: dict[object, _Ticket] = {}
             self.outage_since: float | None = None
             self.mistakes: set[str] = set()  # the configuration errors logged
 
@@ -169,59 +144,45 @@ class Breaker:
                 error,
             )
 
-    def admit(self, write: bool) -> tuple[object, _Ticket] | None:
-        now, cpu = time.time(), time.process_time()
+    def admit(self, write: bool) -> _Ticket | None:
+        now = time.time()
         with self.lock:
-            budget = conf.slow_call
-            if any(ticket.waited(now, cpu) > budget for ticket in self.in_flight.values()):
-                return None  # a call is already stuck on Redis: do not join it
             reads = self.reads.admit(now)
-            if reads is None:
-                return None
-            writes = self.writes.admit(now) if write else None
-            if write and writes is None:
+            writes = self.writes.admit(now) if write and reads is not None else None
+            if reads is None or (write and writes is None):
                 if reads == HALF_OPEN:
                     self.reads.release(now)
                 return None
-            token, ticket = object(), _Ticket(reads, writes, now, cpu)
-            self.in_flight[token] = ticket
-        return token, ticket
+        return _Ticket(reads, writes, now, time.thread_time())
 
-    def done(self, token: object, ticket: _Ticket, error: BaseException | None) -> None:
+    def done(self, ticket: _Ticket, error: BaseException | None) -> None:
         """Record how an admitted call went; ``error`` is the Redis error it raised, if any."""
-        now, cpu = time.time(), time.process_time()
+        now = time.time()
+        took = now - ticket.started
+        waited = took - (time.thread_time() - ticket.cpu)
         answered = error is None or isinstance(error, ResponseError)
         with self.lock:
-            self.in_flight.pop(token, None)
             if not answered or (error is not None and ticket.writes is None):
-                self.reads.failed(ticket.reads, now)  # gone, or a read failed
+                self.reads.settle(ticket.reads, now, failed=True)  # gone, or a read failed
                 if ticket.writes == HALF_OPEN:
                     self.writes.release(now)
             else:
-                if ticket.waited(now, cpu) > conf.slow_call:
-                    self.reads.slowed(ticket.reads, now)
-                else:
-                    self.reads.succeeded(ticket.reads)
+                self.reads.timed(ticket.reads, now, waited > conf.slow_call)
                 if ticket.writes is not None:
-                    if error is None:
-                        self.writes.succeeded(ticket.writes)
-                    else:
-                        self.writes.failed(ticket.writes, now)
+                    self.writes.settle(ticket.writes, now, failed=error is not None)
             started, ended = self._outage_changes(now)
         if started:
-            self._log_outage(error, now - ticket.started)
+            self._log_outage(error, took)
         if ended is not None:
             logger.warning("Redis answers again; whos_online resumed after %.1f s.", ended)
 
-    def abandon(self, token: object, ticket: _Ticket) -> None:
+    def abandon(self, ticket: _Ticket) -> None:
         """The call raised something other than a Redis error: no verdict on Redis."""
         now = time.time()
         with self.lock:
-            self.in_flight.pop(token, None)
-            if ticket.reads == HALF_OPEN:
-                self.reads.release(now)
-            if ticket.writes == HALF_OPEN:
-                self.writes.release(now)
+            for circuit, state in ((self.reads, ticket.reads), (self.writes, ticket.writes)):
+                if state == HALF_OPEN:
+                    circuit.release(now)
 
     def _outage_changes(self, now: float) -> tuple[bool, float | None]:
         """(an outage began, the length of one that ended); under the lock."""
@@ -241,33 +202,21 @@ class Breaker:
             f"up to {conf.backoff:g} s"
         )
         if error is None:
-            logger.error(
-                "Redis is slow (%d calls in a row over %g s, %g × WHOS_ONLINE_SOCKET_TIMEOUT; "
-                "the last %.3f s: Redis, the network or this process is overloaded); "
-                "whos_online skips it until it answers in time, %s.",
-                SLOW_CALLS_TO_OPEN,
-                conf.slow_call,
-                SLOW_SHARE_OF_TIMEOUT,
-                took,
-                retry,
+            what = (
+                f"Redis is slow ({SLOW_CALLS_TO_OPEN} of the last {SLOW_WINDOW} calls waited "
+                f"over {conf.slow_call:g} s, {SLOW_SHARE_OF_TIMEOUT:g} × "
+                f"WHOS_ONLINE_SOCKET_TIMEOUT; the last took {took:.3f} s)"
             )
-            return
-        if self.reads.state == CLOSED:
-            what = "Redis refuses writes"
-            effect = (
-                "whos_online still shows who is online but records nobody until it accepts them"
-            )
+            effect = "whos_online skips it until it answers in time"
+        elif self.reads.state == CLOSED:
+            what = f"Redis refuses writes ({type(error).__name__}: {error})"
+            effect = "whos_online still shows who is online but records nobody until it accepts them again"
         else:
-            what, effect = "Redis is unavailable", "whos_online skips it until it answers"
-        logger.error(
-            "%s (%s: %s); %s again, %s.",
-            what,
-            type(error).__name__,
-            error,
-            effect,
-            retry,
-        )
-        logger.debug("The error that began the outage:", exc_info=error)
+            what = f"Redis is unavailable ({type(error).__name__}: {error})"
+            effect = "whos_online skips it until it answers again"
+        logger.error("%s; %s, %s.", what, effect, retry)
+        if error is not None:
+            logger.debug("The error that began the outage:", exc_info=error)
 
 
 breaker = Breaker()
@@ -308,22 +257,21 @@ def write(func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T | Una
 def _run(
     func: Callable[P, T], is_write: bool, /, *args: P.args, **kwargs: P.kwargs
 ) -> T | Unavailable:
-    admitted = breaker.admit(is_write)
-    if admitted is None:
+    ticket = breaker.admit(is_write)
+    if ticket is None:
         return UNAVAILABLE
-    token, ticket = admitted
     try:
         result = func(*args, **kwargs)
     except CacheAliasError as exc:  # a RedisError, but no Redis was tried
-        breaker.abandon(token, ticket)
+        breaker.abandon(ticket)
         breaker.misconfigured(exc)
         return UNAVAILABLE
     # Cluster clients raise their own family too (e.g. no reachable startup node).
     except (RedisError, RedisClusterException) as exc:
-        breaker.done(token, ticket, exc)
+        breaker.done(ticket, exc)
         return UNAVAILABLE
     except BaseException:
-        breaker.abandon(token, ticket)
+        breaker.abandon(ticket)
         raise
-    breaker.done(token, ticket, None)
+    breaker.done(ticket, None)
     return result

@@ -165,7 +165,7 @@ class Member:
 
 
 def read_member(pk: Any, seen: float, raw_card: Any, status: Status, hidden: bool) -> Member:
-    """Build a Member from what Redis returned: its pk, last sign and card (JSON or None)."""
+    """Build a Member from what Redis returned: its pk, last sign and card (see _parse)."""
     return member_from(pk, seen, _parse(raw_card), status, hidden)
 
 
@@ -185,22 +185,10 @@ def member_from(pk: Any, seen: float, card: dict[str, Any], status: Status, hidd
     )
 
 
-def parse_cards(raw_cards: list[Any]) -> list[dict[str, Any]]:
-    """The cards of a listing, parsed as one JSON array: one scan instead of one call each.
-
-    A card that is not a JSON object (damaged in Redis) reads as an empty card.
-    """
-    try:
-        cards = json.loads("[" + ",".join(text(raw) if raw else "null" for raw in raw_cards) + "]")
-    except ValueError:
-        cards = None
-    if not isinstance(cards, list) or len(cards) != len(raw_cards):
-        return [_parse(raw) for raw in raw_cards]
-    return [card if isinstance(card, dict) else {} for card in cards]
-
-
 def _parse(raw: Any) -> dict[str, Any]:
-    if raw is None:
+    """A card as stored, parsed: one that is none (None, or false in a listing) or not a
+    JSON object (damaged in Redis) reads as an empty card."""
+    if not raw:
         return {}
     try:
         card = json.loads(raw)

@@ -14,19 +14,11 @@ from datetime import datetime, timezone
 from typing import Any, Iterable, TypeVar
 
 from whos_online.conf import conf
-from whos_online.store import counting, recovery, scripts
+from whos_online.store import counting, scripts
 from whos_online.store.connection import get_client, text
-from whos_online.store.members import Member, member_from, parse_cards
+from whos_online.store.members import Member, read_member
 from whos_online.store.recording import member_id
-from whos_online.store.stats import (
-    Peak,
-    count,
-    generation_time,
-    guest_buckets,
-    guest_cap,
-    learn_generation,
-    peak_from,
-)
+from whos_online.store.stats import Peak, count, guest_buckets, guest_cap, peak_from
 from whos_online.store.status import Status, beating, last_sign, status_of
 
 Key = TypeVar("Key", bound=Hashable)
@@ -43,15 +35,14 @@ class Summary:
     hidden_count: int = 0
     # Whether hidden members may be in ``members`` (a staff view).
     hidden_listed: bool = False
-    # Members and guests seen in the past 24 hours, when asked for (``summary(day=True)``).
+    # Members and guests seen in the past 24 hours, when asked for (``summary(day=True)``),
+    # both approximate, and everyone: never fewer than a peak reached in those hours.
     day_users: int | None = None
     day_guests: int | None = None
+    day_total: int | None = None
     # When this picture changes by time alone (Unix time: a member turning idle,
     # someone leaving the window), None if nothing will until someone acts.
     changes_at: float | None = None
-    # When Redis's data began (its generation, see whos_online.store.recovery): nothing
-    # older survived a restart without persistence or a cache clear.
-    since: datetime | None = None
     # The block rendered from this very summary (rendering.block), once per language while
     # the block cache keeps it: a page with the block ~0.45 ms instead of ~1.1 ms
     # (test client). A changed copy (``replace``) starts empty.
@@ -60,13 +51,6 @@ class Summary:
     @property
     def total(self) -> int:
         return self.user_count + self.guest_count
-
-    @property
-    def day_total(self) -> int | None:
-        """Everyone seen in the past 24 hours (guests approximate), or None if not asked for."""
-        if self.day_users is None or self.day_guests is None:
-            return None
-        return self.day_users + self.day_guests
 
     @property
     def more(self) -> int:
@@ -99,8 +83,8 @@ def user_count(*, room: str | None = None) -> int:
 def guest_count(*, room: str | None = None) -> int:
     """How many guests were seen inside the window (approximately, in approximate mode).
 
-    In approximate mode this merges every bucket of the window (about a
-    millisecond of Redis time); the block's ``summary()`` merges two.
+    In approximate mode this merges every bucket of the window, as the block's
+    ``summary()`` does.
     """
     guests, now, window = conf.keys(room).guests, time.time(), conf.window(room)
     if counting.approximate():
@@ -140,16 +124,12 @@ def read(
     day = conf.show_day_total if day is None else day
     now = time.time()
     keys = conf.keys(room)
-    client = get_client()
     window = conf.window(room)
-    buckets, past_ttl = guest_buckets(keys, now, window), 0
-    if buckets:
-        past, past_ttl = counting.past_union(keys.guests, now, window)
-        buckets.append(past)
-    hours, hours_ttl = [], 0
+    buckets = guest_buckets(keys, now, window)
+    hours = []
     if day and room is None:
-        past_hours, hours_ttl = counting.past_hours_union(now)
-        hours = [*counting.hour_buckets(now), past_hours]
+        for who in ("guests", "members"):
+            hours += [*counting.hour_buckets(who, now), counting.past_hours(who, now)[0]]
     (
         listed,
         hidden,
@@ -161,24 +141,18 @@ def read(
         day_users,
         day_guests,
         oldest,
-        generation,
     ) = scripts.read_summary(
-        client,
-        keys=scripts.SummaryKeys(keys, buckets, hours, conf.socket_keys(room), conf.generation_key),
+        get_client(),
+        keys=scripts.SummaryKeys(keys, conf.socket_keys(room), buckets, hours),
         window_start=now - window,
         now=now,
         peak=room is None,
         limit=limit,
         include_hidden=staff_view,
         day_start=counting.day_cutoff(now) if hours else None,
-        window_union_ttl=past_ttl,
-        hours_union_ttl=hours_ttl,
         beat_cutoff=now - conf.heartbeat_timeout,
         guest_cap=guest_cap(),
     )
-    learn_generation(client, generation, now)
-    if room is None and peak_count is not None and peak_at is not None:
-        recovery.see_peak(int(peak_count), float(peak_at))
     total = int(users) + int(hidden_count) + int(guests)
     peak = peak_from(peak_count, peak_at)
     if peak is not None and peak.count < total:
@@ -202,9 +176,18 @@ def read(
         hidden_listed=staff_view,
         day_users=None if day_users is None else int(day_users),
         day_guests=None if day_guests is None else int(day_guests),
+        day_total=None if day_users is None else _day_total(now, day_users, day_guests, peak),
         changes_at=_changes_at(now, oldest, idle_at, window, bool(buckets)),
-        since=generation_time(generation),
     )
+
+
+def _day_total(now: float, users: int, guests: int, peak: Peak | None) -> int:
+    """Everyone seen in the past 24 hours: the two approximate counts, but never fewer than
+    a peak reached in those hours (everyone in it was seen then)."""
+    total = int(users) + int(guests)
+    if peak is not None and peak.at.timestamp() >= counting.day_cutoff(now):
+        return max(total, peak.count)
+    return total
 
 
 def _changes_at(
@@ -289,21 +272,16 @@ def _scores(users: Iterable[Key], include_hidden: bool) -> dict[Key, Scores]:
 def _members(listing: Any, now: float, hidden: bool) -> tuple[list[tuple[float, Member]], float]:
     """The Members of one of scripts.SUMMARY's listings (JSON ``[[score, pk, card, beat,
     left], ...]``), each with its score, and when the first of those online by their
-    page view alone turns idle (inf: none).
-
-    An empty listing is ``{}`` (cjson cannot tell an empty array from an empty object).
-    """
+    page view alone turns idle (inf: none)."""
     rows = json.loads(text(listing))
     idle_after = conf.idle_after
     members, idle_at = [], math.inf
-    for (raw_score, pk, _, raw_beat, raw_left), card in zip(
-        rows, parse_cards([row[2] for row in rows])
-    ):
+    for raw_score, pk, card, raw_beat, raw_left in rows:
         score, beat, left = float(raw_score), _float(raw_beat), _float(raw_left)
         status = status_of(score, now, beat, left)
         if status == "online" and not beating(beat, now):
             idle_at = min(idle_at, score + idle_after)
-        members.append((score, member_from(pk, last_sign(score, beat, left), card, status, hidden)))
+        members.append((score, read_member(pk, last_sign(score, beat, left), card, status, hidden)))
     return members, idle_at
 
 

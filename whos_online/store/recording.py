@@ -13,29 +13,25 @@ from __future__ import annotations
 
 import math
 import time
-from datetime import datetime
 from typing import Any, NamedTuple
 
 from whos_online.conf import Keys, conf
 from whos_online.room_names import room_kind, room_name
 from whos_online.store import counting, scripts
+from whos_online.store.addresses import Address, guest_id
 from whos_online.store.connection import get_client, text
-from whos_online.store.guests import Address, guest_id
 from whos_online.store.members import Member, card_of, read_member
-from whos_online.store.stats import generation_time, learn_generation
 
 
 class Visit(NamedTuple):
     """A recorded visit: its time (the score), the visitor's score before it
-    (None if they were not in the set), for a member how the block shows them,
-    whether the guest cap refused a newcomer (a flood: nothing was written), and
-    when the data it was written into began (``Summary.since``)."""
+    (None if they were not in the set), for a member how the block shows them, and
+    whether the guest cap refused a newcomer (a flood: nothing was written)."""
 
     at: float
     before: float | None
     member: Member | None = None
     refused: bool = False
-    since: datetime | None = None
 
 
 def record_user(
@@ -77,7 +73,7 @@ def record_member(
     key, other = (keys.hidden, keys.users) if hidden else (keys.users, keys.hidden)
     drop = guest_id(guest_ip) if guest_ip else ""
     counters = counting.member_counters(now, site=room is None)
-    before, _, since = _record(
+    before, _ = _record(
         now,
         keys,
         key,
@@ -90,7 +86,7 @@ def record_member(
         counters=counters,
         keep_card=keep_card,
     )
-    return Visit(now, before, read_member(pk, now, card, "online", hidden), since=since)
+    return Visit(now, before, read_member(pk, now, card, "online", hidden))
 
 
 def record_guest(ip: str | Address, *, room: str | None = None, left: str | None = None) -> Visit:
@@ -107,7 +103,7 @@ def record_guest(ip: str | Address, *, room: str | None = None, left: str | None
     now = time.time()
     keys = conf.keys(room)
     counters = counting.guest_counters(keys.guests, now, site=room is None)
-    before, refused, since = _record(
+    before, refused = _record(
         now,
         keys,
         keys.guests,
@@ -119,7 +115,7 @@ def record_guest(ip: str | Address, *, room: str | None = None, left: str | None
         listed=not counting.approximate(),
         left=left,
     )
-    return Visit(now, before, refused=refused, since=since)
+    return Visit(now, before, refused=refused)
 
 
 def forget_user(user: Any) -> bool:
@@ -184,11 +180,10 @@ def _record(
     listed: bool = True,
     keep_card: bool = False,
     left: str | None = None,
-) -> tuple[float | None, bool, datetime | None]:
+) -> tuple[float | None, bool]:
     """One EVALSHA of scripts.RECORD (one round trip, also on Redis Cluster).
 
-    Returns ``member``'s score before, whether the guest cap refused them, and
-    when Redis's data began.
+    Returns ``member``'s score before, and whether the guest cap refused them.
 
     ``counters`` are the HyperLogLogs (key, TTL) ``member`` also goes into;
     without ``listed`` they are all it goes into. A member who moved to another
@@ -206,7 +201,6 @@ def _record(
         keys=scripts.RecordKeys(
             into=key if listed else None,
             changed=conf.changes_key(room),
-            generation=conf.generation_key,
             drop_from=drop_from,
             cards=keys.cards if card else None,
             guests=keys.guests if guest else None,
@@ -236,7 +230,6 @@ def _record(
         ),
         counters=counters or (),
     )
-    learn_generation(client, recorded.generation, now)
     if recorded.left is not None:
         scripts.leave_room(
             client,
@@ -251,7 +244,7 @@ def _record(
         )
     if recorded.dropped:
         _drop_rooms(recorded.dropped)
-    return recorded.before, recorded.refused, generation_time(recorded.generation)
+    return recorded.before, recorded.refused
 
 
 def _drop_rooms(rooms: list[str]) -> int:
@@ -272,3 +265,26 @@ def room_arg(room: str | None) -> str:
 def member_id(user: Any) -> str:
     """A member's id in Redis: the pk of a user object, or a pk given as it is."""
     return str(getattr(user, "pk", user))
+
+
+def unrecord(visitor: tuple[str, bool], room: str | None = None) -> bool:
+    """Take a visitor (a member's pk, True; a guest's id, False) back out of the site or
+    ``room``, whose page was not shown (an error, a redirect), and a room's keys with
+    them if nobody else is there; True if the keys went. One round trip."""
+    who, is_member = visitor
+    registry, name = conf.rooms_key, room_arg(room)
+    in_room = is_member and room is not None
+    deleted = scripts.UNRECORD(
+        get_client(),
+        [*conf.namespace_keys(room), registry, conf.member_rooms_key(who) if in_room else registry],
+        [
+            who,
+            name,
+            room_kind(name) if name else "",
+            "1" if in_room else "",
+            time.time(),
+            math.ceil(conf.window(room)),
+            scripts.channel(),
+        ],
+    )
+    return bool(deleted)

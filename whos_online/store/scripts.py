@@ -25,7 +25,7 @@ import re
 from importlib.resources import files
 from typing import Any, NamedTuple, Sequence
 
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, ResponseError
 
 from whos_online.conf import conf
 from whos_online.store.connection import text
@@ -62,16 +62,46 @@ class Script:
         except NoScriptError:
             return client.eval(self.text, len(keys), *keys, *args)
 
+    def read(
+        self, client: Any, keys: Sequence[str], args: Sequence[Any], *, hyperloglogs: bool = False
+    ) -> Any:
+        """Run a script that only reads, read-only (EVALSHA_RO): Redis then refuses any
+        write in it, and a replica runs it. Not with ``hyperloglogs`` to count (Redis
+        refuses PFCOUNT there: it may cache its count in the key), nor on a server
+        without EVALSHA_RO (Redis 6.2, fakeredis): then it runs as EVALSHA."""
+        if not hyperloglogs and _server(client) not in WITHOUT_RO:
+            try:
+                try:
+                    return client.evalsha_ro(self.sha, len(keys), *keys, *args)
+                except NoScriptError:
+                    return client.eval_ro(self.text, len(keys), *keys, *args)
+            except ResponseError as error:
+                if "unknown command" not in str(error).lower():
+                    raise
+                WITHOUT_RO.add(_server(client))
+        return self(client, keys, args)
+
+
+# The servers that answered that they have no EVALSHA_RO: reads there run as EVALSHA.
+WITHOUT_RO: set[tuple[Any, ...]] = set()
+
+
+def _server(client: Any) -> tuple[Any, ...]:
+    """The server a client talks to (a new client for the same server, after a setting
+    changed, need not ask again)."""
+    kwargs = getattr(getattr(client, "connection_pool", None), "connection_kwargs", {})
+    return kwargs.get("host"), kwargs.get("port"), kwargs.get("path")
+
 
 PRUNE_BATCH = Script("prune_batch")
 PRUNE_ROOMS = Script("prune_rooms")
 RECORD = Script("record")
 LEAVE_ROOM = Script("leave_room")
+UNRECORD = Script("unrecord")
 DROP_ROOMS = Script("drop_rooms")
 FORGET = Script("forget")
 COUNT_AND_RAISE_PEAK = Script("count_and_raise_peak")
 SUMMARY = Script("summary")
-RAISE_PEAK = Script("raise_peak")
 COUNT_EACH = Script("count_each")
 HEARTBEAT = Script("heartbeat")
 DISCONNECT = Script("disconnect")
@@ -133,8 +163,6 @@ class RecordKeys(NamedTuple):
     # The visitor's sorted set; None in approximate guest counting (the counters only).
     into: str | None
     changed: str
-    # When Redis's data began (see whos_online.store.recovery).
-    generation: str
     # A member's other set (listed <-> hidden), cards and the guests they were.
     drop_from: str | None = None
     cards: str | None = None
@@ -173,13 +201,11 @@ class RecordArgs(NamedTuple):
 
 class Recorded(NamedTuple):
     """RECORD's reply: the visitor's score before (None if none or not kept), whether
-    the guest cap refused them, Redis's generation, the room of the same kind a
-    member left (None if none) and the rooms dropped over the rooms' cap, whose keys
-    are still to delete."""
+    the guest cap refused them, the room of the same kind a member left (None if
+    none) and the rooms dropped over the rooms' cap, whose keys are still to delete."""
 
     before: float | None
     refused: bool
-    generation: Any
     left: str | None
     dropped: list[str]
 
@@ -197,7 +223,7 @@ def record(
     A key the record does not use is sent as ``keys.changed`` again (a key of the
     same namespace, for Redis Cluster), an argument as ''.
     """
-    before, refused, generation, left, dropped = RECORD(
+    before, refused, left, dropped = RECORD(
         client,
         [*(keys.changed if key is None else key for key in keys), *(key for key, _ in counters)],
         [
@@ -209,7 +235,6 @@ def record(
     return Recorded(
         None if before is None else float(before),
         bool(refused),
-        generation,
         None if left is None else text(left),
         [text(name) for name in dropped],
     )
@@ -295,13 +320,15 @@ def count_and_raise_peak(
     guest_cap: int,
 ) -> Counted:
     """Count the namespace ``keys`` (a conf.Keys; ``sockets``: its conf.SocketKeys;
-    ``buckets``: its window's guest HyperLogLogs in approximate mode) and raise its
-    peak if they beat it."""
-    users, hidden, guests, count, at = COUNT_AND_RAISE_PEAK(
-        client,
-        [*keys, *sockets, *buckets],
-        [window_start, now, peak_ttl, guest_cap],
-    )
+    ``buckets``: its window's guest HyperLogLogs in approximate mode) and, given a
+    ``peak_ttl``, raise its peak if they beat it; without one, it only reads."""
+    keys_and_args = ([*keys, *sockets, *buckets], [window_start, now, peak_ttl, guest_cap])
+    if peak_ttl:
+        users, hidden, guests, count, at = COUNT_AND_RAISE_PEAK(client, *keys_and_args)
+    else:
+        users, hidden, guests, count, at = COUNT_AND_RAISE_PEAK.read(
+            client, *keys_and_args, hyperloglogs=bool(buckets)
+        )
     return Counted(int(users), int(hidden), int(guests), count, at)
 
 
@@ -310,31 +337,13 @@ class SummaryKeys(NamedTuple):
 
     # A conf.Keys: users, hidden, guests, peak, cards.
     namespace: Sequence[str]
-    # The window's guest HyperLogLogs then their union's key (approximate mode), or none.
-    buckets: Sequence[str]
-    # The past 24 hours' HyperLogLogs then their union's key (a day count), or none.
-    hours: Sequence[str]
     # A conf.SocketKeys: live, left, kept users, kept hidden.
     sockets: Sequence[str]
-    # When Redis's data began (see whos_online.store.recovery).
-    generation: str
-
-
-class SummaryReply(NamedTuple):
-    """SUMMARY's reply, as lua/summary.lua returns it."""
-
-    listed: Any
-    hidden: Any
-    users: int
-    hidden_count: int
-    guests: int
-    peak_count: Any
-    peak_at: Any
-    day_users: Any
-    day_guests: Any
-    oldest: Any
-    # None once Redis lost its data (see whos_online.store.recovery).
-    generation: Any
+    # The window's guest HyperLogLogs (approximate mode), or none.
+    buckets: Sequence[str]
+    # A day count's: the guests' 24 hour HyperLogLogs and their past hours' union
+    # (see counting.past_hours), then the members'; or none.
+    hours: Sequence[str]
 
 
 def read_summary(
@@ -347,38 +356,29 @@ def read_summary(
     limit: int,
     include_hidden: bool,
     day_start: float | None,
-    window_union_ttl: int,
-    hours_union_ttl: int,
     beat_cutoff: float,
     guest_cap: int,
-) -> SummaryReply:
-    """What the block shows, in one round trip (see lua/summary.lua); with ``peak`` (the
-    site), its peak as it stands with the count now. It writes no peak."""
-    buckets = len(keys.buckets)
-    reply = SUMMARY(
+) -> list[Any]:
+    """What the block shows, in one round trip, as lua/summary.lua returns it; with
+    ``peak`` (the site), its peak as it stands with the count now. It writes nothing."""
+    hyperloglogs = [*keys.buckets, *keys.hours]
+    reply: list[Any] = SUMMARY.read(
         client,
-        [*keys.namespace, *keys.buckets, *keys.hours, *keys.sockets, keys.generation],
+        [*keys.namespace, *keys.sockets, *hyperloglogs],
         [
             window_start,
             now,
             int(peak),
             limit,
             int(include_hidden),
-            buckets,
+            len(keys.buckets),
             "" if day_start is None else day_start,
-            window_union_ttl,
-            hours_union_ttl,
             beat_cutoff,
             guest_cap,
         ],
+        hyperloglogs=bool(hyperloglogs),
     )
-    return SummaryReply(*reply)
-
-
-def raise_peak(client: Any, *, peak: str, count: int, at: float, ttl: int) -> bool:
-    """Raise the site's ``peak`` to ``count`` people ``at`` unless it is as high; whether
-    it did."""
-    return bool(RAISE_PEAK(client, [peak], [count, at, ttl]))
+    return reply
 
 
 def count_each(client: Any, *, keys: Sequence[str]) -> list[int]:

@@ -20,7 +20,6 @@ from whos_online.store import scripts
 from whos_online.store.connection import get_client, text
 from whos_online.store.members import card_of
 from whos_online.store.recording import record_member, room_arg
-from whos_online.store.stats import learn_generation
 
 
 @dataclass(frozen=True)
@@ -74,20 +73,17 @@ def connect(connection: Connection) -> float:
 HEARTBEAT_BATCH = 200
 
 
-def heartbeat(connections: Iterable[Connection]) -> bool:
+def heartbeat(connections: Iterable[Connection]) -> None:
     """Mark every connection alive now: one round trip per HEARTBEAT_BATCH connections.
 
-    Returns whether Redis had lost its data: then the beats stop, since beats keep
-    only members Redis holds; ``connect`` them again.
+    A member Redis no longer holds (it lost its data) is put back, with their card.
     """
     batch = list(connections)
-    return any(
+    for first in range(0, len(batch), HEARTBEAT_BATCH):
         _beat(batch[first : first + HEARTBEAT_BATCH])
-        for first in range(0, len(batch), HEARTBEAT_BATCH)
-    )
 
 
-def _beat(connections: list[Connection]) -> bool:
+def _beat(connections: list[Connection]) -> None:
     """One HEARTBEAT call (see lua/heartbeat.lua) for ``connections``, each in each of its
     namespaces: its live, left, index and connections keys, its member set and change mark."""
     now = time.time()
@@ -109,11 +105,8 @@ def _beat(connections: list[Connection]) -> bool:
             keys += [socket.live, socket.left, kept, other_kept]
             keys.append(conf.connections_key(room, connection.pk))
             keys += [ns.hidden if connection.hidden else ns.users, conf.changes_key(room)]
-            args += [connection.pk, connection.id, room_arg(room)]
-    client = get_client()
-    generation, lost = scripts.HEARTBEAT(client, [*keys, conf.generation_key], args)
-    learn_generation(client, generation, now)
-    return bool(lost)
+            args += [connection.pk, connection.id, room_arg(room), connection.card]
+    scripts.HEARTBEAT(get_client(), keys, args)
 
 
 def disconnect(connection: Connection, at: float | None = None) -> float:
@@ -133,20 +126,15 @@ def disconnect(connection: Connection, at: float | None = None) -> float:
     return now
 
 
-def check(rooms: list[str | None]) -> tuple[dict[str | None, Any], bool]:
+def check(rooms: list[str | None]) -> dict[str | None, Any]:
     """Sweep the namespaces of ``rooms`` (None: the site) for connections of dead
     processes (see lua/check.lua): one round trip. Returns each one's change mark (what
-    the hub compares, to catch a lost notice), and whether Redis had lost its data (see
-    ``heartbeat``)."""
+    the hub compares, to catch a lost notice)."""
     now = time.time()
     keys = [key for room in rooms for key in (*conf.socket_keys(room), conf.changes_key(room))]
     args = [now - conf.heartbeat_timeout, now, math.ceil(conf.retention), scripts.channel()]
-    client = get_client()
-    *marks, generation, lost = scripts.CHECK(
-        client, [*keys, conf.generation_key], [*args, *map(room_arg, rooms)]
-    )
-    learn_generation(client, generation, now)
-    return dict(zip(rooms, marks)), bool(lost)
+    marks = scripts.CHECK(get_client(), keys, [*args, *map(room_arg, rooms)])
+    return dict(zip(rooms, marks))
 
 
 def connected(*, room: str | None = None) -> list[str]:

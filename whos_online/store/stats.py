@@ -10,7 +10,7 @@ from datetime import date, datetime, timezone
 from typing import Any, NamedTuple
 
 from whos_online.conf import Keys, conf
-from whos_online.store import counting, recovery, scripts
+from whos_online.store import counting, scripts
 from whos_online.store.connection import get_client, text
 
 
@@ -40,19 +40,6 @@ def reset_peak() -> Peak | None:
 
 
 PEAK_TTL = 366 * 24 * 3600
-
-
-def learn_generation(client: Any, generation: Any, asked_at: float) -> None:
-    """Take the generation a reply carried; after a loss, write back the peak seen before."""
-    lost = recovery.learn(generation, asked_at)
-    if lost is not None:
-        count, at = lost
-        scripts.raise_peak(client, peak=conf.keys().peak, count=count, at=at, ttl=PEAK_TTL)
-
-
-def generation_time(generation: Any) -> datetime | None:
-    """When Redis's data began, from the generation a reply carried (None: none yet)."""
-    return None if generation is None else datetime.fromtimestamp(float(generation), timezone.utc)
 
 
 def peak_from(count: Any = None, at: Any = None) -> Peak | None:
@@ -131,8 +118,9 @@ def prune(*, batch_size: int = 1000) -> PruneResult:
     batches += _prune_rooms(client, now - conf.room_max_age, batch_size)
     prune_key(conf.rooms_key, conf.room_max_age)
     # Cron runs this every minute or so: it samples the counts for the admin's
-    # chart, and raises the peak.
+    # chart, raises the peak, and merges the past hours the 24 hours' total reads.
     _sample(client, now)
+    _merge_past_hours(client, now)
     return PruneResult(users=users, guests=guests, batches=batches)
 
 
@@ -206,6 +194,17 @@ def guest_cap() -> int:
 def guest_buckets(keys: Keys, now: float, window: float) -> list[str]:
     """The guest HyperLogLogs a count of ``keys``'s ``window`` reads: none in exact mode."""
     return counting.window_buckets(keys.guests, now, window) if counting.approximate() else []
+
+
+def _merge_past_hours(client: Any, now: float) -> None:
+    """Merge the past 23 hours of the guests' and the members' hour counters once an hour
+    (see counting.past_hours): one round trip, five the first time in an hour (one call
+    each: Redis Cluster refuses PFMERGE in a pipeline)."""
+    merges = [counting.past_hours(who, now) for who in ("guests", "members")]
+    if client.exists(*(union for union, _, _ in merges)) < len(merges):
+        for union, hours, ttl in merges:
+            client.pfmerge(union, *hours)
+            client.expire(union, ttl)
 
 
 def _sample(client: Any, now: float) -> None:

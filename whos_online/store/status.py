@@ -6,8 +6,10 @@ their newest heartbeat (a socket's, in the live set) and when their last socket 
 (the left set). Heartbeats never move the score, so they never reorder a list.
 
 - **online**: a socket of theirs beats (within the heartbeat timeout), or their last
-  page view is within half the window and no socket of theirs closed
-  ``SOCKET_GRACE`` seconds or more after it (their tab is gone);
+  page view is within half the window and no socket of theirs closed (or stopped
+  beating) half the window or more after it: a member still browsing would have
+  been recorded again by then, when their "online" cookie expired, so their tab
+  is gone;
 - **idle**: not online, but a sign of them is inside the window (``WHOS_ONLINE_MAX_AGE``);
 - **offline**: no sign inside the window, never seen, logged out, or pruned.
 
@@ -22,10 +24,6 @@ from whos_online.conf import conf
 
 Status = Literal["online", "idle", "offline"]
 
-# Seconds a closed socket must come after a member's last page view to make them
-# idle: the page that replaced a live one is requested before the old socket closes.
-SOCKET_GRACE = 5
-
 
 def status_of(
     score: float | None, now: float, beat: float | None = None, left: float | None = None
@@ -37,7 +35,7 @@ def status_of(
         return "online"
     if last_sign(score, beat, left) < now - conf.max_age:
         return "offline"
-    if max(beat or 0.0, left or 0.0) >= score + SOCKET_GRACE:
+    if max(beat or 0.0, left or 0.0) >= score + conf.cookie_age:
         return "idle"
     return "online" if score >= now - conf.idle_after else "idle"
 

@@ -31,8 +31,9 @@ def whos_online(context: template.Context, live: int = 0, cached: bool = False) 
     ``WHOS_ONLINE_WEBSOCKET_URL`` says the site routes ``WhosOnlineConsumer``,
     else (and while the socket is down) every N seconds by polling the endpoint
     of ``whos_online.urls``. Without JavaScript it is the same block, as of page load.
-    Every block is safe on a cached page: a member's page is stored for no one
-    else. ``cached=True`` lets a cache store the page whoever it is rendered
+    A member's page is marked ``private`` with ``Vary: Cookie`` (``cache_page``
+    needs ``vary_on_cookie``: docs/howto/cached-pages.md). ``cached=True`` lets a
+    cache store the page whoever it is rendered
     for: it carries the block as anyone may see it, and the script fills in
     the viewer's own (staff see hidden members) from the endpoint.
     """

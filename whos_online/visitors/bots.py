@@ -10,7 +10,6 @@ python-requests, Wget) are on that list too.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from crawleruseragents import is_crawler
 from django.http import HttpRequest
@@ -49,7 +48,6 @@ def is_bot(request: HttpRequest) -> bool:
     return not user_agent or known_crawler(user_agent)
 
 
-@lru_cache(maxsize=4096)
 def known_crawler(user_agent: str) -> bool:
-    """Whether the User-Agent is a crawler or a health check; cached, as they reuse theirs."""
+    """Whether the User-Agent is a crawler or a health check."""
     return bool(HEALTH_CHECKERS.search(user_agent) or is_crawler(user_agent))

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-from functools import lru_cache
 
 from django.http import HttpRequest
 
 from whos_online.conf import conf
 from whos_online.settings_table import Network
-from whos_online.store.guests import Address
+from whos_online.store.addresses import Address
 
 # The two headers a site can choose to believe (WHOS_ONLINE_PROXY_HEADER).
 HEADERS = ("X-Forwarded-For", "Forwarded")
@@ -35,7 +34,7 @@ _told_of_proxy = False
 
 
 def client_address(request: HttpRequest) -> Address | None:
-    """Return the visitor's address, parsed (once per request), or None if there is no usable one.
+    """Return the visitor's address, parsed, or None if there is no usable one.
 
     - Default: ``REMOTE_ADDR``; forwarding headers are ignored, since a client
       can write anything there.
@@ -140,12 +139,10 @@ def _hop(entry: str, rfc7239: bool) -> Address | None:
     return None
 
 
-@lru_cache(maxsize=4096)
 def parse_hop(text: str) -> Address | None:
     """``203.0.113.7``, ``203.0.113.7:80``, ``2001:db8::7``, ``[2001:db8::7]:443`` -> address.
 
-    None for anything else. Cached: parsing costs a throttled guest's request
-    about a tenth of its time, and a visitor's address repeats.
+    None for anything else.
     """
     text = text.strip()
     if text.startswith("["):

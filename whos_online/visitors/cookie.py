@@ -1,31 +1,31 @@
 """The "online" cookie: when its visitor was last recorded, signed for who they are.
 
 Its value holds the time of the visitor's last record in milliseconds, signed
-with SECRET_KEY together with the identity it stands for: the session cookie it
-was set alongside or, for a guest without a session, the guest's network.
-Django rotates the session key on login and flushes it on logout, so any change
-of identity makes the cookie invalid, while an unchanged identity is recognised
-from the cookies alone: no session load, no user query, no Redis call. A cookie
-that is expired (replayed after ``conf.cookie_age``), another identity's,
-tampered with or garbage is simply not valid: the visitor is recorded again.
-So is one issued before Redis's data began (``recovery.began``): it stands for a
-record Redis lost.
+(keyed BLAKE2b, a MAC, keyed by SECRET_KEY or one of its fallbacks) together with the
+identity it stands for: the session cookie it was set alongside or, for a guest
+without a session, their address (``REMOTE_ADDR`` as the server gives it, or
+the client the believed forwarding header names). Django rotates the session
+key on login and flushes it on logout, so any change of identity makes the
+cookie invalid, while an unchanged identity is recognised from the cookies and
+headers alone: no session load, no user query, no Redis call, no address
+parsed. A guest whose address changes is recorded again (an IPv6 device
+rotating inside its /64 is still the same guest). A cookie that is expired
+(replayed after ``conf.cookie_age``), another identity's, tampered with or
+garbage is simply not valid: the visitor is recorded again.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import time
-from functools import lru_cache
 
 from django.conf import settings
-from django.core import signing
 from django.http import HttpRequest, HttpResponseBase
 from django.utils.cache import patch_cache_control
 
 from whos_online.conf import conf, on_settings_change
-from whos_online.store import recovery
-from whos_online.store.guests import network
-from whos_online.visitors.client_ip import client_address
+from whos_online.visitors.client_ip import believed_header, client_address
 
 COOKIE_SALT = "whos_online.online"
 # Our values are about 50 characters; a longer one is forged and not worth a look.
@@ -38,56 +38,61 @@ def recorded_at(request: HttpRequest) -> float | None:
     value = request.COOKIES.get(conf.cookie_name)
     if value is None or len(value) > MAX_VALUE:
         return None
-    identity = _identity(request)
-    at = None if identity is None else _signed_at(value, identity)
+    at = _signed_at(value, _identity(request))
     if at is None:
         return None
     # Either way round: a server whose clock runs ahead may have issued it.
     now = time.time()
-    if abs(now - at) >= conf.cookie_age or at < recovery.began <= now:
+    if abs(now - at) >= conf.cookie_age:
         return None
     return at
 
 
-def _identity(request: HttpRequest) -> str | None:
-    """What a cookie for this request stands for: the session, or a guest's network.
-
-    None for a guest without a session or a usable address: such a guest gets
-    no cookie, so a later request retries.
-    """
+def _identity(request: HttpRequest) -> str:
+    """What a cookie for this request stands for: the session, or a guest's address as
+    the request gives it."""
     session = request.COOKIES.get(conf.session_cookie_name)
     if session:
         return "session:" + session
-    ip = client_address(request)
-    return None if ip is None else "guest:" + network(ip)
+    if believed_header() is None:
+        return f"guest:{request.META.get('REMOTE_ADDR')}"
+    return f"guest:{client_address(request)}"
 
 
-@lru_cache(maxsize=4096)
+_keys: list[bytes] = []  # SECRET_KEY's and its fallbacks', derived once (see _signature)
+
+
+def _signature(message: str, key: bytes) -> str:
+    return hashlib.blake2b(message.encode(), key=key, digest_size=18).hexdigest()
+
+
+def _signing_keys() -> list[bytes]:
+    """The keys a cookie may be signed with, SECRET_KEY's first: each a hash of the salt
+    and the secret, made once per process (and again when a setting changes)."""
+    if not _keys:
+        secrets = [settings.SECRET_KEY, *getattr(settings, "SECRET_KEY_FALLBACKS", [])]
+        _keys.extend(hashlib.sha256(f"{COOKIE_SALT}{s}".encode()).digest() for s in secrets)
+    return _keys
+
+
+on_settings_change(_keys.clear)
+
+
 def _signed_at(value: str, identity: str) -> float | None:
-    """The time ``value`` carries if it was signed for ``identity``, else None.
-
-    Cached: each visitor sends the same cookies on every request, and the check
-    is about 10 µs of a throttled request of about 80 µs (12%). Emptied when a
-    setting changes, so an overridden SECRET_KEY does not reuse an old answer.
-    """
+    """The time ``value`` carries if it was signed for ``identity``, else None."""
     at, _, signature = value.rpartition(":")
-    try:
-        signing.Signer(salt=COOKIE_SALT).unsign(f"{at}|{identity}:{signature}")
-        return signing.b62_decode(at) / 1000
-    except (signing.BadSignature, ValueError):
+    if not (value.isascii() and at.isdigit()):
         return None
+    message = f"{at}|{identity}"
+    if not any(hmac.compare_digest(signature, _signature(message, key)) for key in _signing_keys()):
+        return None
+    return int(at) / 1000
 
 
-on_settings_change(_signed_at.cache_clear)
-
-
-def set_cookie(request: HttpRequest, response: HttpResponseBase, at: float) -> None:
-    """Give the visitor recorded ``at`` their cookie (none without an identity)."""
-    identity = _identity(request)
-    if identity is None:
-        return
-    encoded = signing.b62_encode(int(at * 1000))
-    signature = signing.Signer(salt=COOKIE_SALT).sign(f"{encoded}|{identity}").rpartition(":")[2]
+def set_cookie(request: HttpRequest, response: HttpResponseBase) -> None:
+    """Give the visitor just recorded their cookie."""
+    encoded = str(int(time.time() * 1000))
+    signature = _signature(f"{encoded}|{_identity(request)}", _signing_keys()[0])
     # A shared cache must not replay one visitor's cookie to the next.
     patch_cache_control(response, private=True)
     response.set_cookie(

@@ -1,35 +1,38 @@
-"""Who is behind a request, and recording them: shared by the middleware and rooms.
+"""A page view as whos_online sees it: one ``PageVisit`` per request, ``request.whos_online``.
 
-A visit is recorded only if the request is one (a GET, HEAD or POST the site
-does not exclude) and the view succeeded (a 2xx or 3xx response; in a room a
-2xx), so 404 probes, CSRF failures and OPTIONS requests write nothing, and a
-redirect to the login page puts nobody in a room. Yet a visitor counts
-on their own first page: a block (``{% whos_online %}``, ``{% whos_here %}``)
-rendered while the view runs makes the due record just before it reads,
-unless the URL did not resolve or the view raised (the error pages Django
-renders then). Otherwise the record is made after the view.
+The middleware makes it and owns every write. The visitor's records are made
+before the view (``process_view``: the URL resolved and CSRF passed, so a 404
+for an unknown URL, an OPTIONS request or a CSRF failure writes nothing), so a
+block the view renders counts its own visitor; after the view, a room whose page
+was not shown (an error, a redirect to the login page) is left again, and the
+cookies go on the response. Blocks only read: they ask the PageVisit who is
+looking and when its records' replies came back.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from itertools import count
+from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.contrib.auth.models import AnonymousUser
-from django.core.exceptions import SynchronousOnlyOperation
 from django.http import HttpRequest, HttpResponseBase
+from django.utils.cache import patch_cache_control, patch_vary_headers
+from django.utils.functional import SimpleLazyObject
 
 from whos_online import access
 from whos_online.conf import conf
 from whos_online.room_names import room_kind
 from whos_online.store import failsafe, recording
-from whos_online.store.guests import Address
+from whos_online.store.addresses import Address, guest_id
 from whos_online.visitors.client_ip import client_address, note_unknown_proxy
+from whos_online.visitors.cookie import recorded_at, set_cookie
 from whos_online.visitors.guests import guest_rooms, keep_guest_rooms
 
 VISIT_METHODS = frozenset({"GET", "HEAD", "POST"})
-# Where a request keeps its due records: {room or None (the site): DueRecord}.
-DUE_RECORDS = "_whos_online_visits"
+
+# This process's order of events: a record's reply coming back, a block's read being sent.
+# "Sent after that reply" is then a comparison of two numbers, whatever the clocks say.
+events = count()
 
 
 def is_visit(request: HttpRequest) -> bool:
@@ -40,268 +43,213 @@ def is_visit(request: HttpRequest) -> bool:
     return paths is None or not paths.match(request.path_info)
 
 
-class DueRecord:
-    """A record due for one request, on the site or in a room, made at most once."""
+class PageVisit:
+    """What whos_online knows of one request: who is looking, what it recorded, and
+    what its response needs (a cookie, ``private``)."""
 
-    def __init__(self, request: HttpRequest, room: str | None = None) -> None:
-        self.request, self.room = request, room
-        self.recorded: bool | None = None  # None: not tried yet
-        self.cancelled = False
-        _kept(request, DUE_RECORDS, dict)[room] = self
+    def __init__(self, request: HttpRequest) -> None:
+        self.request = request
+        # When each record's reply came back (in ``events``), by room (None: the site):
+        # a kept read sent before it cannot count this visitor.
+        self.replies: dict[str | None, int] = {}
+        # The namespaces where the record found them online already (see _online_before).
+        self.online_before: set[str | None] = set()
+        self.rooms: list[str] = []  # rooms recorded before the view, left if it fails
+        self.private = False  # the page shows its viewer's own view
+        self.style_linked = False
+        self.viewed = False  # Django ran the view middleware (the URL resolved)
+        self.recorded_site = False  # the "online" cookie is due
+        self.new_on_site = False  # the site's record found no score of theirs before
+        self.moved_rooms: dict[str, str] | None = None  # a guest's rooms, for their cookie
+        self._access: dict[str | None, access.RoomAccess | None] = {}
 
-    def record(self) -> bool:
-        """Record now unless done or cancelled; True if the record was made.
+    @property
+    def viewer(self) -> Any:
+        """Who is looking: ``request.user``, or None when that is surely anonymous.
 
-        In a room only where ``WHOS_ONLINE_ACCESS`` answers "join".
+        Without a session cookie, AuthenticationMiddleware's lazy user is nobody:
+        reading it would load an empty session for nothing and add ``Vary: Cookie``.
+        A user set otherwise (a login, ``RemoteUserMiddleware``'s header, a token
+        middleware) is read as it is.
         """
-        if self.recorded is None and not self.cancelled:
-            joins = self.room is None or getattr(access_of(self.request, self.room), "join", False)
-            self.recorded = joins and record_visit(self.request, self.room)
-        return bool(self.recorded)
+        user = getattr(self.request, "user", None)
+        lazy = isinstance(user, SimpleLazyObject)
+        return None if lazy and conf.session_cookie_name not in self.request.COOKIES else user
 
-    def finish(self, response: HttpResponseBase) -> bool:
-        """After the view: record if the view succeeded; True if it was recorded. A guest's
-        rooms, changed by a room's record, go into their cookie."""
-        recorded = _succeeded(response, self.room) and self.record()
-        self.cancelled = True  # a block rendered later (in a streamed body) records nothing
-        rooms = getattr(self.request, GUEST_ROOMS, None)
-        if rooms is not None:
-            delattr(self.request, GUEST_ROOMS)
-            keep_guest_rooms(self.request, response, rooms)
-        return recorded
+    @property
+    def member(self) -> Any:
+        """The signed-in viewer, or None."""
+        user = self.viewer
+        return user if user is not None and user.is_authenticated else None
+
+    def access(self, room: str | None = None) -> access.RoomAccess | None:
+        """What ``WHOS_ONLINE_ACCESS`` lets the viewer do in ``room`` (None: the site),
+        asked once per request and namespace. Without a policy a page's rooms are
+        open, as the site is: the view that declares a room decides who opens it."""
+        if room not in self._access:
+            self._access[room] = access_of(self.viewer, room)
+        return self._access[room]
+
+    def record_due(self) -> None:
+        """Record the visitor on the site unless their cookie is valid: before the view, or
+        after a response no view made (a cache in front of the view answered)."""
+        if is_visit(self.request) and recorded_at(self.request) is None:
+            self.recorded_site = self.record()
+
+    def due_after(self, response: HttpResponseBase) -> bool:
+        """Whether the site's record is due after ``response``: no view ran (a cache inside
+        the middleware answered), and it is a 2xx or 3xx (not a 404 for an unknown URL)."""
+        return not self.viewed and 200 <= response.status_code < 400
+
+    def enter(self, room: str) -> None:
+        """Before a room's view: record the visitor in ``room``, where the policy lets them join."""
+        if is_visit(self.request) and getattr(self.access(room), "join", False):
+            if self.record(room):
+                self.rooms.append(room)
+
+    def record(self, room: str | None = None) -> bool:
+        """Record the visitor, on the site or in ``room``; True if there is nothing to retry.
+
+        False when Redis failed (the next request retries), for bots and prefetches
+        (a cookie set on a prefetch would hide the real visit after it), for a guest
+        without a usable address or on a site that counts no guests, and for the live
+        block's polls (a tab left open is not a visit).
+        """
+        request = self.request
+        if request.META.get("HTTP_X_WHOS_ONLINE") == "poll":
+            return False
+        member = self.member
+        if member is not None:
+            return self.record_member(member, room)
+        ip = self.guest_address()
+        if ip is None:
+            return False
+        note_unknown_proxy(request, ip)
+        if room is None:
+            return self._replied(room, failsafe.write(recording.record_guest, ip))
+        # In one room of a kind at a time, as a member: out of the one their cookie names.
+        rooms, kind = self.moved_rooms or guest_rooms(request), room_kind(room)
+        left = rooms.get(kind)
+        visit = failsafe.write(
+            recording.record_guest, ip, room=room, left=None if left == room else left
+        )
+        if not isinstance(visit, failsafe.Unavailable) and not visit.refused:
+            self.moved_rooms = {**{k: v for k, v in rooms.items() if k != kind}, kind: room}
+        return self._replied(room, visit)
+
+    def record_member(self, user: Any, room: str | None = None, *, login: bool = False) -> bool:
+        """Record a signed-in member with a fresh card, no longer as a guest. ``login``: a
+        read from before counted them as someone else (the guest they were)."""
+        request = self.request
+        where = request.path if conf.track_pages else None
+        ip = client_address(request) if conf.track_guests else None
+        visit = failsafe.write(recording.record_user, user, room=room, where=where, guest_ip=ip)
+        return self._replied(room, visit, arrival=login)
+
+    def record_guest(self) -> None:
+        """Count the visitor as the guest they now are (a logout), at once: a read from
+        before counted them as the member they were."""
+        ip = self.guest_address()
+        if ip is not None:
+            self._replied(None, failsafe.write(recording.record_guest, ip), arrival=True)
+
+    def guest_address(self) -> Address | None:
+        """The address a guest is counted by; None where no guest is counted: a site
+        that counts none, a bot, or no usable address."""
+        if not conf.track_guests:
+            return None
+        is_bot = conf.is_bot
+        if is_bot is not None and is_bot(self.request):
+            return None
+        return client_address(self.request)
+
+    def _replied(
+        self,
+        room: str | None,
+        visit: recording.Visit | failsafe.Unavailable,
+        arrival: bool = False,
+    ) -> bool:
+        """Note when the record's reply came back, and whether it found them online
+        already (not for an ``arrival``: a login, a logout); False if Redis failed. A
+        newcomer the guest cap refused (a flood) is not counted, yet nothing is to retry."""
+        if isinstance(visit, failsafe.Unavailable):
+            return False
+        if not visit.refused:
+            self.replies[room] = next(events)
+            if not arrival and _online_before(visit, room):
+                self.online_before.add(room)
+            else:
+                self.online_before.discard(room)
+            if room is None:
+                self.new_on_site = visit.before is None
+        return True
+
+    def settle(self, response: HttpResponseBase) -> None:
+        """After the view: a page that was not shown is no visit. Its rooms (anything but
+        a 2xx) are left again; a newcomer to the site (an error page: not a 2xx or
+        3xx) is taken off again, and gets no cookie."""
+        status = response.status_code
+        if self.rooms and not 200 <= status < 300:
+            for room in self.rooms:
+                failsafe.write(recording.unrecord, self.visitor_id(), room)
+            self.rooms, self.moved_rooms = [], None
+        if self.recorded_site and not 200 <= status < 400:
+            if self.new_on_site:
+                failsafe.write(recording.unrecord, self.visitor_id())
+            self.recorded_site = False
+
+    def unshown(self, status: int) -> bool:
+        """Whether a response of ``status`` leaves a record of this page to take back."""
+        return (
+            bool(self.rooms)
+            and not 200 <= status < 300
+            or (self.recorded_site and not 200 <= status < 400)
+        )
+
+    def visitor_id(self) -> tuple[str, bool]:
+        """The member's pk (True) or the guest's id (False) this page recorded."""
+        member = self.member
+        if member is not None:
+            return recording.member_id(member), True
+        ip = self.guest_address()
+        return ("" if ip is None else guest_id(ip)), False
+
+    def respond(self, response: HttpResponseBase) -> HttpResponseBase:
+        """The cookies the records call for (only when recorded, so a failed write is
+        retried), and ``private`` for a page that shows its viewer's own view."""
+        if self.private:
+            patch_cache_control(response, private=True)
+            patch_vary_headers(response, ["Cookie"])
+        if self.recorded_site:
+            set_cookie(self.request, response)
+        if self.moved_rooms is not None:
+            keep_guest_rooms(self.request, response, self.moved_rooms)
+        return response
 
 
-async def load_user_async(request: HttpRequest, room: str | None = None) -> None:
-    """Resolve ``request.user``, and ``WHOS_ONLINE_ACCESS``'s answer for ``room``, in a
-    thread, so a block on the event loop needs no database."""
-    asks = room is not None and conf.access is not None
-    if asks or conf.session_cookie_name in request.COOKIES:
-        await sync_to_async(_load_user)(request, room if asks else None)
+def _online_before(visit: recording.Visit, room: str | None) -> bool:
+    """Whether the record found the visitor online since at least a block-cache period
+    before it: any read kept now (no older than that) was sent after their previous
+    record, and inside its window, so it counts them. The app servers that wrote the
+    two scores need clocks that agree within that period, not to the millisecond."""
+    before, at = visit.before, visit.at
+    return before is not None and at - conf.window(room) <= before <= at - conf.block_cache
 
 
-def _load_user(request: HttpRequest, room: str | None) -> None:
-    if conf.session_cookie_name in request.COOKIES:
-        request.user.is_authenticated  # loads the session and the user
-    if room is not None:
-        access_of(request, room)
-
-
-async def finish_async(visit: DueRecord, response: HttpResponseBase) -> bool:
-    """``visit.finish()`` from async code: the record in a thread, if one is still due."""
-    if visit.recorded is None and not visit.cancelled and _succeeded(response, visit.room):
-        return await sync_to_async(visit.finish)(response)
-    return visit.finish(response)
-
-
-def _succeeded(response: HttpResponseBase, room: str | None) -> bool:
-    """A 2xx or 3xx visits the site; a room only a 2xx: a redirect (to the login page, to
-    the canonical URL) showed nobody the room."""
-    return 200 <= response.status_code < (400 if room is None else 300)
-
-
-def viewer(request: Any) -> Any:
-    """Who is looking at a block: ``request.user``, or None when that is surely anonymous.
-
-    The user WhosOnlineMiddleware was handed (AuthenticationMiddleware's, which
-    comes first), without a session cookie, is nobody: reading it would load an
-    empty session for nothing (a poll's largest cost) and add ``Vary: Cookie``.
-    A user set after it (a login, another auth middleware, a test) is read as is.
-    """
-    user = getattr(request, "user", None)
-    handed = user is not None and user is getattr(request, HANDED, None)
-    return None if handed and conf.session_cookie_name not in request.COOKIES else user
-
-
-# Where a request keeps its policy's answers: {room or None (the site): RoomAccess | None}.
-ACCESS = "_whos_online_access"
-
-
-def access_of(request: Any, room: str | None = None) -> access.RoomAccess | None:
-    """What ``WHOS_ONLINE_ACCESS`` lets this request's viewer do in ``room`` (None: the site).
-
-    Asked once per request and namespace. Without a policy a page's rooms are
-    open, as the site is: the view that declares a room decides who opens it.
-    """
+def access_of(viewer: Any, room: str | None) -> access.RoomAccess | None:
+    """What ``WHOS_ONLINE_ACCESS`` lets ``viewer`` (None: an anonymous visitor) do in
+    ``room``; without a policy everything (see ``PageVisit.access``)."""
     policy = conf.access
     if policy is None:
         return access.JOIN
-    kept: dict[str | None, access.RoomAccess | None] = (
-        {} if request is None else _kept(request, ACCESS, dict)
-    )
-    if room not in kept:
-        kept[room] = access.asked(policy, viewer(request) or AnonymousUser(), room)
-    return kept[room]
+    return access.asked(policy, viewer or AnonymousUser(), room)
 
 
-# Where the middleware keeps the request.user it was handed, unread (the
-# middleware sets it first thing, on every request).
-HANDED = "_whos_online_handed_user"
-# What the middleware does to a page's response, set while the page renders: a
-# set of SOCKET_PAGE and STAFF_PAGE. One attribute, so a request that set none
-# (most) costs the middleware one look.
-PAGE_MARKS = "_whos_online_page_marks"
-# A member's page that opens a live socket (see mark_socket_page).
-SOCKET_PAGE = "socket"
-# A page whose block shows the staff view (see mark_staff_page).
-STAFF_PAGE = "staff"
-
-
-def _mark_page(request: Any, mark: str) -> None:
-    _kept(request, PAGE_MARKS, set).add(mark)
-
-
-def mark_socket_page(request: Any) -> None:
-    """This page opens a member's socket: its response drops their "online" cookie.
-
-    Their next page is then recorded, so once this page's socket closes the
-    member still browsing is seen by that page, not left idle by the close for
-    as long as the cookie would have throttled them.
-    """
-    user = viewer(request)
-    if user is not None and user.is_authenticated:
-        _mark_page(request, SOCKET_PAGE)
-
-
-def mark_staff_page(request: Any) -> None:
-    """This page shows hidden members: the middleware makes its response ``private``.
-
-    A shared cache (a CDN, a proxy, Django's per-site cache outside the
-    middleware) then never serves it to another visitor.
-    """
-    if request is not None:
-        _mark_page(request, STAFF_PAGE)
-
-
-def record_before_reading(request: Any, room: str | None = None) -> None:
-    """Make the request's due record for ``room`` now, so the block about to read counts it.
-
-    Not on an error page: the URL did not resolve (resolver_match is None) or
-    the view raised (the visit was cancelled).
-    """
-    visit = getattr(request, DUE_RECORDS, {}).get(room)
-    if visit is None or getattr(request, "resolver_match", None) is None:
-        return
-    try:
-        visit.record()
-    except SynchronousOnlyOperation:
-        # On the event loop (an async view), finding a member or the site's
-        # card and hidden callbacks may need the database: the record then
-        # follows the view, in a thread.
-        pass
-
-
-def cancel(request: HttpRequest) -> None:
-    """The view raised: the error page Django renders now is no visit."""
-    for visit in getattr(request, DUE_RECORDS, {}).values():
-        visit.cancelled = True
-
-
-def record_visit(request: HttpRequest, room: str | None = None) -> bool:
-    """Record the visitor, on the site or in ``room``; True if there is nothing to retry.
-
-    False when Redis failed (the next request retries), for bots and prefetches
-    (a cookie set on a prefetch would hide the real visit after it), for a
-    guest without a usable address or on a site that counts no guests (no
-    cookie keeps their pages shareable by caches), and for the live block's
-    polls (a tab left open is not a visit).
-    """
-    # META, not request.headers: building the headers object costs more than the rest.
-    if request.META.get("HTTP_X_WHOS_ONLINE") == "poll":
-        return False
-    # Without a session cookie nobody is logged in, and reading request.user
-    # would load the session for nothing (and add Vary: Cookie); unless the view
-    # logged someone in (a login POST), whom the login signal just recorded.
-    user = viewer(request)
-    if user is not None and user.is_authenticated:
-        return record_logged_in(user, request, room)
-    ip = _guest_address(request)  # parsed once: guest_id takes it as it is
-    if ip is None:  # no cookie either: a later request (a fixed proxy setting) retries
-        return False
-    note_unknown_proxy(request, ip)
-    if room is None:
-        return _remember(request, room, failsafe.write(recording.record_guest, ip))
-    # In one room of a kind at a time, as a member: out of the one their cookie names.
-    rooms, kind = getattr(request, GUEST_ROOMS, None) or guest_rooms(request), room_kind(room)
-    left = rooms.get(kind)
-    visit = failsafe.write(
-        recording.record_guest, ip, room=room, left=None if left == room else left
-    )
-    if not isinstance(visit, failsafe.Unavailable) and not visit.refused:
-        moved = {other: name for other, name in rooms.items() if other != kind}
-        setattr(request, GUEST_ROOMS, {**moved, kind: room})
-    return _remember(request, room, visit)
-
-
-def record_logged_in(
-    user: Any, request: HttpRequest | None, room: str | None = None, *, login: bool = False
-) -> bool:
-    """Record a logged-in user with a fresh card, no longer as a guest; False if Redis failed.
-
-    ``login``: they just logged in, so a block read before counted them as someone
-    else (the guest they were): their page reads afresh.
-    """
-    where = request.path if request is not None and conf.track_pages else None
-    ip = client_address(request) if request is not None and conf.track_guests else None
-    visit = failsafe.write(recording.record_user, user, room=room, where=where, guest_ip=ip)
-    return _remember(request, room, _arrival(visit) if login else visit)
-
-
-def record_logged_out(request: HttpRequest | None) -> None:
-    """Count a member who just logged out as the guest they now are, at once; their page
-    reads afresh (a block read before lists the member)."""
-    ip = None if request is None else _guest_address(request)
-    if ip is not None:
-        _remember(request, None, _arrival(failsafe.write(recording.record_guest, ip)))
-
-
-def _arrival(
-    visit: recording.Visit | failsafe.Unavailable,
-) -> recording.Visit | failsafe.Unavailable:
-    """A visit of someone who just changed who they are: no score of theirs from before."""
-    return visit if isinstance(visit, failsafe.Unavailable) else visit._replace(before=None)
-
-
-def _guest_address(request: HttpRequest) -> Address | None:
-    """The address a guest is counted by; None where no guest is counted: a site that
-    counts none, a bot, or no usable address."""
-    if not conf.track_guests:
+def page_of(request: Any) -> PageVisit | None:
+    """The request's PageVisit (made here for a request the middleware did not see)."""
+    if request is None:
         return None
-    is_bot = conf.is_bot
-    if is_bot is not None and is_bot(request):
-        return None
-    return client_address(request)
-
-
-def visit_of(request: HttpRequest | None, room: str | None = None) -> recording.Visit | None:
-    """The visit this request recorded (on the site or in ``room``), if it recorded one."""
-    return getattr(request, RECORDED, {}).get(room)
-
-
-# Where a request keeps the visits it recorded: {room or None (the site): recording.Visit}.
-RECORDED = "_whos_online_recorded"
-# Where a request keeps a guest's rooms after a room's record, for their cookie.
-GUEST_ROOMS = "_whos_online_guest_rooms"
-
-
-def _remember(
-    request: HttpRequest | None, room: str | None, visit: recording.Visit | failsafe.Unavailable
-) -> bool:
-    """Keep the visit on the request (the block tells from it whether a kept read counts it).
-
-    A guest refused at the cap (a flood) is not counted, so not kept; yet
-    nothing is to retry: they wait for the cookie to expire, as the flood does.
-    """
-    if isinstance(visit, failsafe.Unavailable):
-        return False
-    if request is not None and not visit.refused:
-        _kept(request, RECORDED, dict)[room] = visit
-    return True
-
-
-def _kept(request: HttpRequest, name: str, make: Callable[[], Any]) -> Any:
-    """What this request keeps under ``name`` (a dict, a set), made by ``make`` on first use."""
-    kept = getattr(request, name, None)
-    if kept is None:
-        kept = make()
-        setattr(request, name, kept)
-    return kept
+    page = getattr(request, "whos_online", None)
+    if page is None:
+        page = request.whos_online = PageVisit(request)
+    return page

@@ -7,6 +7,7 @@ from redis.exceptions import RedisClusterException, RedisError
 
 from whos_online import presence
 from whos_online.store import stats
+from whos_online.store.connection import CacheAliasError
 
 
 class Command(BaseCommand):
@@ -40,6 +41,8 @@ class Command(BaseCommand):
         try:
             old_peak = stats.reset_peak() if options["reset_peak"] else None
             result = presence.prune(batch_size=options["batch_size"])
+        except CacheAliasError as exc:  # a RedisError too, but cron's mail must say settings.py
+            raise CommandError(f"A mistake in the settings, nothing pruned: {exc}") from exc
         except (RedisError, RedisClusterException) as exc:
             raise CommandError(f"Redis failed, pruning stopped: {exc}") from exc
         if options["verbosity"] >= 1:

@@ -4,21 +4,19 @@
 -- and its room published.
 --
 -- KEYS       five per namespace: live, left, kept users, kept hidden (see
---            lib/kept.lua), the change mark; then the generation (see recovery.py)
+--            lib/kept.lua), the change mark
 -- ARGV[1]    now minus the heartbeat timeout
 -- ARGV[2]    now
--- ARGV[3]    the left set's, the mark's and the generation's TTL
+-- ARGV[3]    the left set's and the mark's TTL
 -- ARGV[4]    the notices channel ('': publish nothing)
 -- ARGV[5..]  each namespace's room ('' for the site)
 -- Returns each namespace's change mark (false if none), so a hub sees a change
--- whose notice it missed; then the generation, and 1 if it began here (Redis
--- had lost its data: the hub records its members again), else 0.
+-- whose notice it missed.
 --@include lib/kept.lua
 --@include lib/sweep.lua
---@include lib/generation.lua
 --@include lib/announce.lua
 local marks = {}
-for i = 0, (#KEYS - 1) / 5 - 1 do
+for i = 0, #KEYS / 5 - 1 do
   local live, left, mark = KEYS[1 + 5 * i], KEYS[2 + 5 * i], KEYS[5 + 5 * i]
   if sweep(live, left, ARGV[1]) then
     expire_signs(ARGV[3], live, left, KEYS[3 + 5 * i], KEYS[4 + 5 * i])
@@ -26,8 +24,4 @@ for i = 0, (#KEYS - 1) / 5 - 1 do
   end
   marks[i + 1] = redis.call('GET', mark)
 end
-local generation, lost = current_generation(KEYS[#KEYS], ARGV[2], ARGV[3])
-if not lost then keep_generation(KEYS[#KEYS], ARGV[3]) end
-marks[#marks + 1] = generation
-marks[#marks + 1] = lost and 1 or 0
 return marks

@@ -16,27 +16,26 @@
 -- Returns {users, hidden, guests, peak count, peak time}.
 --
 -- The peak is raised in the same atomic step as the count, so two calls at once
--- can never lower it. pcall: a replica (READONLY) or a full Redis (OOM) still
--- answers with its counts.
+-- can never lower it. Without a TTL it writes nothing: the caller runs it
+-- read-only (see scripts.Script.read).
 --@include lib/counts.lua
 --@include lib/kept.lua
 local still = aged(KEYS[6], KEYS[7], KEYS[8], KEYS[9], ARGV[1], ARGV[3] ~= '0')
-local function union() return redis.call('PFCOUNT', unpack(KEYS, 10)) end
 local approximate = #KEYS > 9
-local users, hidden, guests = count_inside(KEYS, ARGV[1], approximate and union or nil,
-                                           kept_below(KEYS[8], still, ARGV[1]),
-                                           kept_below(KEYS[9], still, ARGV[1]))
+local counted = inside(KEYS, ARGV[1], {unpack(KEYS, 10)})
+local users = counted[1] + kept_below(KEYS[8], still, ARGV[1])
+local hidden, guests = counted[2] + kept_below(KEYS[9], still, ARGV[1]), counted[3]
 if ARGV[3] == '0' then return {users, hidden, guests, false, false} end
 local total = users + hidden + guests
-local count, at, beaten = peak_with(KEYS, ARGV[1], ARGV[2], total, guests, tonumber(ARGV[4]),
+local count, at, beaten = peak_with(KEYS, counted, ARGV[2], total, guests, tonumber(ARGV[4]),
                                     approximate)
 if beaten then
   -- The peak from before this window is kept aside, for a flood to fall back on.
   local last = redis.call('HMGET', KEYS[4], 'count', 'at')
   if last[2] and tonumber(last[2]) < tonumber(ARGV[1]) then
-    redis.pcall('HSET', KEYS[4], 'before', last[1], 'before_at', last[2])
+    redis.call('HSET', KEYS[4], 'before', last[1], 'before_at', last[2])
   end
-  redis.pcall('HSET', KEYS[4], 'count', count, 'at', at)
+  redis.call('HSET', KEYS[4], 'count', count, 'at', at)
 end
-if count then redis.pcall('EXPIRE', KEYS[4], ARGV[3]) end
+if count then redis.call('EXPIRE', KEYS[4], ARGV[3]) end
 return {users, hidden, guests, count, at}

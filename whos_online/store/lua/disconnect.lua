@@ -47,16 +47,6 @@ for i = 0, (#KEYS - 1) / 8 - 1 do
         local score = redis.call('ZSCORE', set[1], pk)
         if score then redis.call('ZADD', set[2], score, pk) end
       end
-      -- Closes before the window go, and their members out of the indexes
-      -- unless a beat inside it keeps them.
-      local cutoff = tonumber(ARGV[1]) - tonumber(ARGV[3])
-      local gone = {}
-      local before = redis.call('ZRANGE', left, '-inf', '(' .. cutoff, 'BYSCORE')
-      for j, beat in ipairs(each('ZMSCORE', live, before)) do
-        if not (beat and tonumber(beat) >= cutoff) then gone[#gone + 1] = before[j] end
-      end
-      out_of(redis.call, {kept_users, kept_hidden}, gone)
-      redis.call('ZREMRANGEBYSCORE', left, '-inf', '(' .. cutoff)
       expire_signs(ARGV[3], live, left, kept_users, kept_hidden)
       announce(mark, room, ARGV[1], ARGV[3], ARGV[6])
     end

@@ -6,21 +6,21 @@
 --            the index (see lib/kept.lua) of the member set they are listed in
 --            and the other index, the member's connections hash there, that
 --            member set (users or hidden) and the namespace's change mark
--- KEYS[#KEYS] the generation (see recovery.py)
 -- ARGV[1]    now
 -- ARGV[2]    the connections hash's TTL (the heartbeat timeout)
--- ARGV[3]    the sets' and the generation's TTL (the retention)
+-- ARGV[3]    the sets' TTL (the retention)
 -- ARGV[4]    now minus the heartbeat timeout
 -- ARGV[5]    the notices channel ('': publish nothing)
--- then three per connection and namespace: the pk, the connection id, the room
---            ('' for the site)
--- Returns the generation, and 1 if it began here (Redis had lost its data:
--- nobody is beaten, the caller records its members again), else 0.
+-- then four per connection and namespace: the pk, the connection id, the room
+--            ('' for the site), the member's card
+-- Returns 1.
 --
 -- A heartbeat keeps a connected member inside the window by its beat in the
 -- live set (and the member in their set's index, see lib/kept.lua): it never
--- writes a member's score, so it never reorders a list, and a steady crowd
--- sends nothing. A room the cap
+-- moves a member's score, so it never reorders a list, and a steady crowd
+-- sends nothing. A connection its member's connections hash no longer holds
+-- (Redis lost its data) puts its member back into their set if they are not
+-- there, scored now, with their card unless one is stored. A room the cap
 -- dropped (gone from the registry) is left alone, so open sockets never bring
 -- its keys back; a registered room's place in the registry is kept current.
 -- Members of a dead process found stale in a live set move to its left set. A
@@ -28,24 +28,24 @@
 -- mark set and is published.
 --@include lib/kept.lua
 --@include lib/sweep.lua
---@include lib/generation.lua
 --@include lib/announce.lua
 local now, seen, signs, rooms, changed = ARGV[1], {}, {}, false, {}
-local generation, lost = current_generation(KEYS[#KEYS], now, ARGV[3])
-if lost then return {generation, 1} end
-keep_generation(KEYS[#KEYS], ARGV[3])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
-for i = 0, (#KEYS - 3) / 7 - 1 do
+for i = 0, (#KEYS - 2) / 7 - 1 do
   local live, left, kept, other = KEYS[3 + 7 * i], KEYS[4 + 7 * i], KEYS[5 + 7 * i], KEYS[6 + 7 * i]
   local conns, set, mark = KEYS[7 + 7 * i], KEYS[8 + 7 * i], KEYS[9 + 7 * i]
-  local pk, conn, room = ARGV[6 + 3 * i], ARGV[7 + 3 * i], ARGV[8 + 3 * i]
+  local pk, conn, room, card = ARGV[6 + 4 * i], ARGV[7 + 4 * i], ARGV[8 + 4 * i], ARGV[9 + 4 * i]
   local registered = room == '' or redis.call('ZSCORE', KEYS[2], room)
   if registered and room ~= '' then
     rooms = true
     redis.call('ZADD', KEYS[2], 'GT', now, room)
   end
   if registered then
-    redis.call('HSET', conns, conn, now)
+    if redis.call('HSET', conns, conn, now) == 1 and not redis.call('ZSCORE', set, pk) then
+      changed[mark] = room
+      redis.call('ZADD', set, now, pk)
+      redis.call('HSETNX', KEYS[1], pk, card)
+    end
     redis.call('EXPIRE', conns, ARGV[2])
     if redis.call('ZADD', live, 'GT', now, pk) == 1 then changed[mark] = room end
     -- At every beat, not only the first: a member forgotten then seen again is
@@ -68,4 +68,4 @@ end
 for _, keys in pairs(signs) do expire_signs(ARGV[3], unpack(keys)) end
 if rooms and redis.call('EXISTS', KEYS[2]) == 1 then redis.call('EXPIRE', KEYS[2], ARGV[3]) end
 for mark, room in pairs(changed) do announce(mark, room, now, ARGV[3], ARGV[5]) end
-return {generation, 0}
+return 1

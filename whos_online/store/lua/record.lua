@@ -4,22 +4,20 @@
 --           approximate guest counting (ARGV[15] '') unused: the counters are all
 --           a guest goes into, so neither a cap nor a refusal
 -- KEYS[2]   the namespace's change mark
--- KEYS[3]   when Redis's data began (see recovery.py), set from now by the first
---           record into an empty Redis
--- KEYS[4]   a member's other set (listed <-> hidden)
--- KEYS[5]   the cards, member pk -> card
--- KEYS[6]   the guests, for a member who was the guest ARGV[13] until logging in
--- KEYS[7]   the site's peak (a capped record on the site: a flood)
--- KEYS[8]   the rooms' registry, room -> last visit (a room's record)
--- KEYS[9]   the member's rooms, kind -> room (a member's room record)
--- KEYS[10]  the guests of the room of the same kind a guest left (their cookie
+-- KEYS[3]   a member's other set (listed <-> hidden)
+-- KEYS[4]   the cards, member pk -> card
+-- KEYS[5]   the guests, for a member who was the guest ARGV[13] until logging in
+-- KEYS[6]   the site's peak (a capped record on the site: a flood)
+-- KEYS[7]   the rooms' registry, room -> last visit (a room's record)
+-- KEYS[8]   the member's rooms, kind -> room (a member's room record)
+-- KEYS[9]   the guests of the room of the same kind a guest left (their cookie
 --           names it, ARGV[14]: Redis keeps no key per guest)
--- KEYS[11]  that room's change mark
--- KEYS[12]  the index (lib/kept.lua) of KEYS[1]   KEYS[13]  the index of KEYS[4]
--- KEYS[14..] the counters: HyperLogLogs the visitor also goes into
--- A key the record does not use (KEYS[4], 5, 12 and 13 but for a member's record,
--- 6 without ARGV[13], 7 without ARGV[7] or in a room, 8 on the site, 9 but for a
--- member in a room, 10 and 11 without ARGV[14]) is KEYS[2] repeated.
+-- KEYS[10]  that room's change mark
+-- KEYS[11]  the index (lib/kept.lua) of KEYS[1]   KEYS[12]  the index of KEYS[3]
+-- KEYS[13..] the counters: HyperLogLogs the visitor also goes into
+-- A key the record does not use (KEYS[3], 4, 11 and 12 but for a member's record,
+-- 5 without ARGV[13], 6 without ARGV[7] or in a room, 7 on the site, 8 but for a
+-- member in a room, 9 and 10 without ARGV[14]) is KEYS[2] repeated.
 -- ARGV[1]   now          ARGV[2]  the member (a pk or a guest id)
 -- ARGV[3]   the TTL of what is written for the visitor
 -- ARGV[4]   the window (seconds)
@@ -34,7 +32,7 @@
 -- ARGV[15]  '1' if KEYS[1] is written, '' (approximate guests) if not
 -- ARGV[16..] each counter's TTL
 -- Returns {the score before (false if none or not kept), 1 if the newcomer was
--- refused (nothing written) else 0, the generation, the room of the same kind
+-- refused (nothing written) else 0, the room of the same kind
 -- the member left (false if none), the rooms dropped from the registry over its
 -- cap}. The caller takes the member out of the room left and deletes the dropped
 -- rooms' keys (leave_room.lua, drop_rooms.lua): their keys are not known before
@@ -43,7 +41,6 @@
 -- Each key written gets its TTL, so an abandoned namespace disappears. A write
 -- that changes what the namespace shows (any member's; a guest's unless they
 -- were inside the window already) sets its change mark and publishes the room.
---@include lib/generation.lua
 --@include lib/admit.lua
 --@include lib/flood.lua
 --@include lib/visitor.lua
@@ -57,7 +54,6 @@ local now, member, ttl, channel = ARGV[1], ARGV[2], ARGV[3], ARGV[5]
 local cap, trim, room, card, guest, left_room = ARGV[7], ARGV[8], ARGV[9], ARGV[11], ARGV[13],
                                                 ARGV[14]
 local into, changed = KEYS[1], KEYS[2]
-local generation = current_generation(KEYS[3], now, ttl)
 local window = tonumber(ARGV[4])
 local window_ttl, window_start = math.ceil(window), tonumber(now) - window
 local before = false
@@ -65,36 +61,35 @@ if ARGV[15] == '1' then
   before = redis.call('ZSCORE', into, member)
   if cap ~= '' and not before
       and not admitted(into, tonumber(cap), tonumber(trim), window_start) then
-    if room == '' then mark_flood(KEYS[7], now, window_ttl, window_start) end
-    return {false, 1, generation, false, {}}
+    if room == '' then mark_flood(KEYS[6], now, window_ttl, window_start) end
+    return {false, 1, false, {}}
   end
   see(into, member, now, ttl)
 end
 if card ~= '' then
-  redis.call('ZREM', KEYS[4], member)
-  follow_index(KEYS[12], KEYS[13], into, member, now)
-  store_card(KEYS[5], member, card, ttl, ARGV[12] == '1')
+  redis.call('ZREM', KEYS[3], member)
+  follow_index(KEYS[11], KEYS[12], into, member, now)
+  store_card(KEYS[4], member, card, ttl, ARGV[12] == '1')
 end
 if card ~= '' or not (before and tonumber(before) >= window_start) then
   announce(changed, room, now, window_ttl, channel)
 end
 local left, dropped = false, {}
 if room ~= '' then
-  if card ~= '' then left = enter_room(KEYS[9], room, ttl) end
-  dropped = register_room(KEYS[8], room, now, window_ttl, tonumber(ARGV[10]), tonumber(trim))
+  if card ~= '' then left = enter_room(KEYS[8], room, ttl) end
+  dropped = register_room(KEYS[7], room, now, window_ttl, tonumber(ARGV[10]), tonumber(trim))
 end
-if guest ~= '' then redis.call('ZREM', KEYS[6], guest) end
+if guest ~= '' then redis.call('ZREM', KEYS[5], guest) end
 -- A guest who left a room (rooms of a kind share one window) is out of it at once.
 if left_room ~= '' then
-  local score = redis.call('ZSCORE', KEYS[10], member)
-  redis.call('ZREM', KEYS[10], member)
+  local score = redis.call('ZSCORE', KEYS[9], member)
+  redis.call('ZREM', KEYS[9], member)
   if score and tonumber(score) >= window_start then
-    announce(KEYS[11], left_room, now, window_ttl, channel)
+    announce(KEYS[10], left_room, now, window_ttl, channel)
   end
 end
-local counters = {unpack(KEYS, 14)}
+local counters = {unpack(KEYS, 13)}
 if #counters > 0 and not (before and tonumber(before) >= tonumber(ARGV[6])) then
   count(counters, {unpack(ARGV, 16)}, member)
 end
-keep_generation(KEYS[3], ttl)
-return {before, 0, generation, left, dropped}
+return {before, 0, left, dropped}
