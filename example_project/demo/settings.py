@@ -137,7 +137,8 @@ WHOS_ONLINE_HEARTBEAT = float(os.environ.get("DEMO_HEARTBEAT", 25))
 WHOS_ONLINE_SOCKET_TIMEOUT = float(os.environ.get("DEMO_SOCKET_TIMEOUT", 0.25))
 
 # A 10-minute window: each visitor is re-recorded at most once per 5 minutes.
-WHOS_ONLINE_MAX_AGE = 600
+# DEMO_MAX_AGE lets a test close a tab past its member's cookie (half of it) in seconds.
+WHOS_ONLINE_MAX_AGE = int(os.environ.get("DEMO_MAX_AGE", 600))
 # Profiles say "last seen 3 days ago": keep last-seen times for a week (at a day or
 # more the block also says how many were online in the past 24 hours).
 WHOS_ONLINE_RETENTION = 7 * 24 * 3600

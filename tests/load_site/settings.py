@@ -84,3 +84,5 @@ WHOS_ONLINE_WEBSOCKET_URL = os.environ.get("LOAD_SITE_WEBSOCKET_URL")
 
 # tests/test_realtime_load.py: beats every LOAD_SITE_HEARTBEAT seconds.
 WHOS_ONLINE_HEARTBEAT = float(os.environ.get("LOAD_SITE_HEARTBEAT", 25))
+# A window short enough that a socket closes past its member's cookie (half of it).
+WHOS_ONLINE_MAX_AGE = int(os.environ.get("LOAD_SITE_MAX_AGE", 600))
