@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit
@@ -43,10 +43,6 @@ BIDI_CONTROLS = dict.fromkeys(
 )
 
 
-# The methods whose value may name a member, in order (see default_card).
-HANDLES = ("get_username", "get_short_name")
-
-
 def default_card(user: Any) -> dict[str, Any]:
     """The handle the site itself shows everyone: never a real name, never an email address.
 
@@ -56,7 +52,8 @@ def default_card(user: Any) -> dict[str, Any]:
     neutral "Member #pk". The URL is ``get_absolute_url()`` when the model
     defines it.
     """
-    methods = ("get_short_name",) if logs_in_by_email(type(user)) else HANDLES
+    by_email = logs_in_by_email(type(user))
+    methods = ("get_short_name",) if by_email else ("get_username", "get_short_name")
     name = ""
     for method in methods:
         candidate = getattr(user, method, None)
@@ -145,9 +142,6 @@ class Member:
     def __str__(self) -> str:
         return self.name
 
-    def without_where(self) -> Member:
-        return replace(self, where=None)
-
     def as_json(self) -> dict[str, Any]:
         """What the live endpoint sends about this member."""
         data = {
@@ -165,13 +159,14 @@ class Member:
 
 
 def read_member(pk: Any, seen: float, raw_card: Any, status: Status, hidden: bool) -> Member:
-    """Build a Member from what Redis returned: its pk, last sign and card (see _parse)."""
-    return member_from(pk, seen, _parse(raw_card), status, hidden)
-
-
-def member_from(pk: Any, seen: float, card: dict[str, Any], status: Status, hidden: bool) -> Member:
-    """Build a Member from its pk, last sign, parsed card (which it takes over) and
-    status (see whos_online.store.status)."""
+    """Build a Member from what Redis returned: its pk, last sign and card. A card that
+    is none (None, or false in a listing) or not a JSON object reads as an empty card."""
+    try:
+        card = json.loads(raw_card) if raw_card else {}
+    except ValueError:
+        card = {}
+    if not isinstance(card, dict):
+        card = {}
     return Member(
         pk=text(pk),
         display_name=str(card.pop("name", "") or ""),
@@ -183,18 +178,6 @@ def member_from(pk: Any, seen: float, card: dict[str, Any], status: Status, hidd
         where=card.pop("where", None),
         extra=card,
     )
-
-
-def _parse(raw: Any) -> dict[str, Any]:
-    """A card as stored, parsed: one that is none (None, or false in a listing) or not a
-    JSON object (damaged in Redis) reads as an empty card."""
-    if not raw:
-        return {}
-    try:
-        card = json.loads(raw)
-    except ValueError:
-        return {}
-    return card if isinstance(card, dict) else {}
 
 
 def _safe_url(value: Any) -> str | None:

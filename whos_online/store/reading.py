@@ -9,7 +9,7 @@ import json
 import math
 import time
 from collections.abc import Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Iterable, TypeVar
 
@@ -166,7 +166,7 @@ def read(
         rows = sorted(rows + hidden_rows, key=lambda row: row[0], reverse=True)
         members = [member for _, member in rows[: None if limit < 0 else limit]]
     else:
-        members = [m.without_where() if m.where is not None else m for _, m in rows]
+        members = [replace(m, where=None) if m.where is not None else m for _, m in rows]
     return Summary(
         members=members,
         user_count=int(users) + int(hidden_count),
