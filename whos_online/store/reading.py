@@ -44,8 +44,7 @@ class Summary:
     # someone leaving the window), None if nothing will until someone acts.
     changes_at: float | None = None
     # The block rendered from this very summary (rendering.block), once per language while
-    # the block cache keeps it: a page with the block ~0.45 ms instead of ~1.1 ms
-    # (test client). A changed copy (``replace``) starts empty.
+    # the block cache keeps it. A changed copy (``replace``) starts empty.
     rendered: dict[Any, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @property
@@ -159,6 +158,12 @@ def read(
         # A count the peak would not take (at the guest cap, in a flood) shows no
         # "most ever" below it.
         peak = None
+    day_total = None
+    if day_users is not None:
+        # Never fewer than a peak reached in those hours: everyone in it was seen then.
+        day_total = int(day_users) + int(day_guests)
+        if peak is not None and peak.at.timestamp() >= counting.day_cutoff(now):
+            day_total = max(day_total, peak.count)
     rows, idle_at = _members(listed, now, hidden=False)
     if staff_view:
         hidden_rows, hidden_idle_at = _members(hidden, now, hidden=True)
@@ -176,18 +181,9 @@ def read(
         hidden_listed=staff_view,
         day_users=None if day_users is None else int(day_users),
         day_guests=None if day_guests is None else int(day_guests),
-        day_total=None if day_users is None else _day_total(now, day_users, day_guests, peak),
+        day_total=day_total,
         changes_at=_changes_at(now, oldest, idle_at, window, bool(buckets)),
     )
-
-
-def _day_total(now: float, users: int, guests: int, peak: Peak | None) -> int:
-    """Everyone seen in the past 24 hours: the two approximate counts, but never fewer than
-    a peak reached in those hours (everyone in it was seen then)."""
-    total = int(users) + int(guests)
-    if peak is not None and peak.at.timestamp() >= counting.day_cutoff(now):
-        return max(total, peak.count)
-    return total
 
 
 def _changes_at(
@@ -245,10 +241,7 @@ def is_staff(viewer: Any) -> bool:
     return bool(getattr(viewer, "is_staff", False))
 
 
-Scores = tuple[float | None, float | None, float | None]
-
-
-def _scores(users: Iterable[Key], include_hidden: bool) -> dict[Key, Scores]:
+def _scores(users: Iterable[Key], include_hidden: bool) -> dict[Key, tuple[Any, ...]]:
     """Each member's signs, in one round trip: their score (the newest over the member
     sets), their newest heartbeat and when their last connection closed (None: none)."""
     given = list(dict.fromkeys(users))
@@ -262,7 +255,7 @@ def _scores(users: Iterable[Key], include_hidden: bool) -> dict[Key, Scores]:
     for key in conf.socket_keys()[:2]:  # live, left
         pipe.zmscore(key, pks)
     *sets, beats, lefts = pipe.execute()
-    scores: dict[Key, Scores] = {}
+    scores = {}
     for i, user in enumerate(given):
         found = [float(row[i]) for row in sets if row[i] is not None]
         scores[user] = (max(found) if found else None, _float(beats[i]), _float(lefts[i]))

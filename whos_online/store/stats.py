@@ -119,7 +119,14 @@ def prune(*, batch_size: int = 1000) -> PruneResult:
     prune_key(conf.rooms_key, conf.room_max_age)
     # Cron runs this every minute or so: it samples the counts for the admin's
     # chart, raises the peak, and merges the past hours the 24 hours' total reads.
-    _sample(client, now)
+    counted = count(client, now, raise_peak=True)
+    pipe = client.pipeline(transaction=False)
+    online = counted.users + counted.hidden
+    pipe.zadd(conf.history_key, {f"{now:.3f}:{online}:{counted.guests}": now})
+    pipe.zremrangebyscore(conf.history_key, "-inf", f"({now - HISTORY_SECONDS}")
+    pipe.zremrangebyrank(conf.history_key, 0, -HISTORY_MAX - 1)
+    pipe.expire(conf.history_key, HISTORY_SECONDS)
+    pipe.execute()
     _merge_past_hours(client, now)
     return PruneResult(users=users, guests=guests, batches=batches)
 
@@ -140,7 +147,10 @@ def _prune_rooms(client: Any, cutoff: float, batch_size: int) -> int:
             conf.rooms_key, start, "+inf", byscore=True, offset=skip, num=ROOMS_PER_BATCH,
             withscores=True,
         )  # fmt: skip
-        keys = [key for name, _ in page for key in _room_sets(text(name))]
+        keys = []
+        for name, _ in page:
+            room = conf.keys(text(name))
+            keys += [room.users, room.hidden, room.guests, *conf.socket_keys(text(name))]
         more = bool(keys)
         while more:
             more = scripts.prune_rooms(client, keys=keys, below=cutoff, limit=batch_size).more
@@ -153,12 +163,6 @@ def _prune_rooms(client: Any, cutoff: float, batch_size: int) -> int:
         skip, start = (skip + ties if last == start else ties), last
 
 
-def _room_sets(room: str) -> tuple[str, ...]:
-    """What PRUNE_ROOMS prunes of ``room``: its member and guest sets, then its socket signs."""
-    keys = conf.keys(room)
-    return keys.users, keys.hidden, keys.guests, *conf.socket_keys(room)
-
-
 @dataclass(frozen=True)
 class Sample:
     """The counts at one moment, as ``whos_online_prune`` sampled them."""
@@ -169,8 +173,6 @@ class Sample:
 
 
 HISTORY_SECONDS = 24 * 3600
-
-
 # One sample a minute fills a day; a cron running more often cannot grow it further.
 HISTORY_MAX = 2 * 24 * 60
 
@@ -206,17 +208,6 @@ def _merge_past_hours(client: Any, now: float) -> None:
             pipe.pfmerge(union, *hours)
             pipe.expire(union, ttl)
         pipe.execute()
-
-
-def _sample(client: Any, now: float) -> None:
-    counted = count(client, now, raise_peak=True)
-    pipe = client.pipeline(transaction=False)
-    online = counted.users + counted.hidden
-    pipe.zadd(conf.history_key, {f"{now:.3f}:{online}:{counted.guests}": now})
-    pipe.zremrangebyscore(conf.history_key, "-inf", f"({now - HISTORY_SECONDS}")
-    pipe.zremrangebyrank(conf.history_key, 0, -HISTORY_MAX - 1)
-    pipe.expire(conf.history_key, HISTORY_SECONDS)
-    pipe.execute()
 
 
 def count(
