@@ -53,11 +53,8 @@ class Summary:
 
     @property
     def more(self) -> int:
-        """Listable members not in ``members`` because of the list limit.
-
-        Hidden members are not "more" to ordinary visitors: the summary line
-        already counts them as hidden.
-        """
+        """Listable members the list limit left out (to ordinary visitors, hidden members
+        are no "more": the summary line counts them as hidden)."""
         listable = self.user_count if self.hidden_listed else self.user_count - self.hidden_count
         return max(listable - len(self.members), 0)
 
@@ -80,15 +77,8 @@ def user_count(*, room: str | None = None) -> int:
 
 
 def guest_count(*, room: str | None = None) -> int:
-    """How many guests were seen inside the window (approximately, in approximate mode).
-
-    In approximate mode this merges every bucket of the window, as the block's
-    ``summary()`` does.
-    """
-    guests, now, window = conf.keys(room).guests, time.time(), conf.window(room)
-    if counting.approximate():
-        return int(get_client().pfcount(*counting.window_buckets(guests, now, window)))
-    return int(get_client().zcount(guests, now - window, "+inf"))
+    """How many guests were seen inside the window (approximately, in approximate mode)."""
+    return count(get_client(), time.time(), room).guests
 
 
 def summary(
@@ -160,7 +150,6 @@ def read(
         peak = None
     day_total = None
     if day_users is not None:
-        # Never fewer than a peak reached in those hours: everyone in it was seen then.
         day_total = int(day_users) + int(day_guests)
         if peak is not None and peak.at.timestamp() >= counting.day_cutoff(now):
             day_total = max(day_total, peak.count)

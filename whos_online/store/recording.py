@@ -185,7 +185,7 @@ def forget_guest(ip: str) -> bool:
     return bool(get_client().zrem(conf.guests_key, guest_id(ip)))
 
 
-# Guests over the cap dropped by one write: about 0.1 ms of Redis time.
+# Guests over the cap one write drops: few enough that no write holds Redis for long.
 TRIM_PER_WRITE = 100
 
 
