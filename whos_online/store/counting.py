@@ -10,7 +10,7 @@ and stats.py do the Redis work.
 from __future__ import annotations
 
 import math
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 
 from django.utils import timezone
 
@@ -90,12 +90,6 @@ def hour_bucket(who: str, now: float) -> tuple[str, int]:
 def local_date(now: float) -> date:
     """The day ``now`` falls on in the site's time zone (TIME_ZONE), as site owners count days."""
     return datetime.fromtimestamp(now, tz=timezone.get_default_timezone()).date()
-
-
-def last_days(now: float, days: int) -> list[date]:
-    """The ``days`` days up to today, newest first."""
-    today = local_date(now)
-    return [today - timedelta(days=back) for back in range(days)]
 
 
 def guest_counters(guests_key: str, now: float, site: bool) -> list[tuple[str, int]]:

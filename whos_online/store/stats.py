@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from typing import Any, NamedTuple
 
 from whos_online.conf import Keys, conf
@@ -63,7 +63,8 @@ class DayVisitors:
 
 def daily_visitors(*, days: int = 30) -> list[DayVisitors]:
     """Unique visitors of each of the last ``days`` days (at most 30), today first: one round trip."""
-    dates = counting.last_days(time.time(), min(days, counting.DAYS_KEPT - 2))
+    today = counting.local_date(time.time())
+    dates = [today - timedelta(days=back) for back in range(min(days, counting.DAYS_KEPT - 2))]
     keys = [conf.day_key(who, day) for day in dates for who in ("members", "guests")]
     counts = iter(scripts.count_each(get_client(), keys=keys))
     return [
@@ -116,8 +117,7 @@ def prune(*, batch_size: int = 1000) -> PruneResult:
     guests = prune_key(keys.guests, conf.max_age)
     batches += _prune_rooms(client, now - conf.room_max_age, batch_size)
     prune_key(conf.rooms_key, conf.room_max_age)
-    # Cron runs this every minute or so: it samples the counts for the admin's
-    # chart, raises the peak, and merges the past hours the 24 hours' total reads.
+    # Cron runs this every minute or so: sample the counts for the admin's chart, raise the peak.
     counted = count(client, now, raise_peak=True)
     pipe = client.pipeline(transaction=False)
     online = counted.users + counted.hidden
@@ -126,7 +126,14 @@ def prune(*, batch_size: int = 1000) -> PruneResult:
     pipe.zremrangebyrank(conf.history_key, 0, -HISTORY_MAX - 1)
     pipe.expire(conf.history_key, HISTORY_SECONDS)
     pipe.execute()
-    _merge_past_hours(client, now)
+    # Merge the past 23 hours of each hour counter once an hour (see counting.past_hours).
+    merges = [counting.past_hours(who, now) for who in ("guests", "members")]
+    if client.exists(*(union for union, _, _ in merges)) < len(merges):
+        pipe = client.pipeline(transaction=False)
+        for union, hours, ttl in merges:
+            pipe.pfmerge(union, *hours)
+            pipe.expire(union, ttl)
+        pipe.execute()
     return PruneResult(users=users, guests=guests, batches=batches)
 
 
@@ -195,18 +202,6 @@ def guest_cap() -> int:
 def guest_buckets(keys: Keys, now: float, window: float) -> list[str]:
     """The guest HyperLogLogs a count of ``keys``'s ``window`` reads: none in exact mode."""
     return counting.window_buckets(keys.guests, now, window) if counting.approximate() else []
-
-
-def _merge_past_hours(client: Any, now: float) -> None:
-    """Merge the past 23 hours of the guests' and the members' hour counters once an hour
-    (see counting.past_hours): one round trip, two the first time in an hour."""
-    merges = [counting.past_hours(who, now) for who in ("guests", "members")]
-    if client.exists(*(union for union, _, _ in merges)) < len(merges):
-        pipe = client.pipeline(transaction=False)
-        for union, hours, ttl in merges:
-            pipe.pfmerge(union, *hours)
-            pipe.expire(union, ttl)
-        pipe.execute()
 
 
 def count(
