@@ -1,10 +1,6 @@
-"""Members as people: the card recorded with each visit, and what templates get back.
-
-Redis knows a member by primary key (stable across renames, and no login id or
-email address in it). Beside the key it keeps a small *card* — display name,
-profile URL, avatar URL and a few extra fields — written by the same call that
-records the visit, so the block can show names, links and avatars with no SQL
-query. ``WHOS_ONLINE_MEMBER_CARD`` names the callable that makes the card.
+"""Members as people: the card (``WHOS_ONLINE_MEMBER_CARD``) recorded with each visit
+beside the member's pk, so the block shows names, links and avatars with no SQL query,
+and the Member that templates get back.
 """
 
 from __future__ import annotations
@@ -32,9 +28,6 @@ MAX_URL = 500
 MAX_EXTRA_FIELDS = 5
 MAX_EXTRA = 100
 CARD_FIELDS = ("name", "url", "avatar")
-# Keys a card may carry that are no extra field: the page (for staff) and the wish not to
-# be listed.
-NOT_EXTRAS = ("where", "hidden")
 
 # Bidi embeddings, overrides and isolates, and the marks: they can make a name
 # display as another ("\u202enimda" shows as "admin").
@@ -92,7 +85,7 @@ def card_json(card: dict[str, Any], where: str | None = None) -> str:
     extras = {
         str(key)[:MAX_EXTRA]: _scalar(value)
         for key, value in card.items()
-        if key not in CARD_FIELDS and key not in NOT_EXTRAS
+        if key not in (*CARD_FIELDS, "where", "hidden")
     }
     clean.update(list(extras.items())[:MAX_EXTRA_FIELDS])
     if where:

@@ -20,11 +20,8 @@ from whos_online.store.recording import record_member, room_arg
 
 @dataclass(frozen=True)
 class Connection:
-    """One open WebSocket connection of a member: site-wide, and in ``room`` if given.
-
-    It carries what recording the member needs (``hidden``, ``card``), made
-    once by ``open_connection``, so ``connect`` and heartbeats talk to Redis only.
-    """
+    """One open WebSocket connection of a member: site-wide, and in ``room`` if given. It
+    carries what recording them needs, so ``connect`` and heartbeats talk to Redis only."""
 
     pk: str
     id: str
