@@ -92,26 +92,15 @@ def local_date(now: float) -> date:
     return datetime.fromtimestamp(now, tz=timezone.get_default_timezone()).date()
 
 
-def guest_counters(guests_key: str, now: float, site: bool) -> list[tuple[str, int]]:
-    """The HyperLogLogs (key, TTL) a guest seen at ``now`` goes into.
-
-    The live bucket in approximate mode; the hour and the day for the site's
-    own guests (a room's are on the site too, so rooms keep no day counts).
+def counters(who: str, now: float, site: bool, live: str = "") -> list[tuple[str, int]]:
+    """The HyperLogLogs (key, TTL) ``who`` ("guests" or "members") seen at ``now`` go into:
+    the live bucket of the guests set ``live`` in approximate mode; the hour's and the day's
+    on the site (a room's visitors are on the site too; a logout takes nobody out of them).
     """
-    counters = [live_bucket(guests_key, now)] if approximate() else []
+    found = [live_bucket(live, now)] if live and approximate() else []
     if site:
-        counters += [hour_bucket("guests", now), _day("guests", now)]
-    return counters
-
-
-def member_counters(now: float, site: bool) -> list[tuple[str, int]]:
-    """The HyperLogLogs (key, TTL) a member seen at ``now`` goes into: the hour's and the
-    day's, on the site (a logout takes nobody out of them)."""
-    return [hour_bucket("members", now), _day("members", now)] if site else []
-
-
-def _day(who: str, now: float) -> tuple[str, int]:
-    return conf.day_key(who, local_date(now)), DAYS_KEPT * DAY
+        found += [hour_bucket(who, now), (conf.day_key(who, local_date(now)), DAYS_KEPT * DAY)]
+    return found
 
 
 def counted_since(now: float) -> float:

@@ -64,7 +64,7 @@ def record_member(
     now = time.time()
     keys = conf.keys(room)
     key, other = (keys.hidden, keys.users) if hidden else (keys.users, keys.hidden)
-    counters = counting.member_counters(now, site=room is None)
+    counters = counting.counters("members", now, site=room is None)
     recorded = scripts.record(
         get_client(),
         keys=scripts.RecordKeys(
@@ -111,7 +111,7 @@ def record_guest(ip: str | Address, *, room: str | None = None, left: str | None
     """
     now = time.time()
     keys = conf.keys(room)
-    counters = counting.guest_counters(keys.guests, now, site=room is None)
+    counters = counting.counters("guests", now, site=room is None, live=keys.guests)
     listed, guest = not counting.approximate(), guest_id(ip)
     recorded = scripts.record(
         get_client(),
