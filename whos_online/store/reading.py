@@ -255,14 +255,12 @@ def _members(listing: Any, now: float, hidden: bool) -> tuple[list[tuple[float, 
     """The Members of one of scripts.SUMMARY's listings (JSON ``[[score, pk, card, beat,
     left], ...]``), each with its score, and when the first of those online by their
     page view alone turns idle (inf: none)."""
-    rows = json.loads(text(listing))
-    idle_after = conf.idle_after
     members, idle_at = [], math.inf
-    for raw_score, pk, card, raw_beat, raw_left in rows:
+    for raw_score, pk, card, raw_beat, raw_left in json.loads(text(listing)):
         score, beat, left = float(raw_score), _float(raw_beat), _float(raw_left)
         status = status_of(score, now, beat, left)
         if status == "online" and not beating(beat, now):
-            idle_at = min(idle_at, score + idle_after)
+            idle_at = min(idle_at, score + conf.idle_after)
         members.append((score, read_member(pk, last_sign(score, beat, left), card, status, hidden)))
     return members, idle_at
 
