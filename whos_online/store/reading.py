@@ -148,7 +148,7 @@ def read(
         # A count the peak would not take (at the guest cap, in a flood) shows no
         # "most ever" below it.
         peak = None
-    day_total = None
+    day_total: int | None = None
     if day_users is not None:
         day_total = int(day_users) + int(day_guests)
         if peak is not None and peak.at.timestamp() >= counting.day_cutoff(now):
@@ -244,7 +244,7 @@ def _scores(users: Iterable[Key], include_hidden: bool) -> dict[Key, tuple[Any, 
     for key in conf.socket_keys()[:2]:  # live, left
         pipe.zmscore(key, pks)
     *sets, beats, lefts = pipe.execute()
-    scores = {}
+    scores: dict[Key, tuple[Any, ...]] = {}
     for i, user in enumerate(given):
         found = [float(row[i]) for row in sets if row[i] is not None]
         scores[user] = (max(found) if found else None, _float(beats[i]), _float(lefts[i]))

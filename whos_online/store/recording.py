@@ -208,8 +208,11 @@ def _moved(recorded: scripts.Recorded, pk: str, now: float) -> None:
             channel=scripts.channel(),
         )
     if recorded.dropped:
-        rooms = {room: conf.namespace_keys(room) for room in recorded.dropped}
-        scripts.drop_rooms(client, rooms_key=conf.rooms_key, rooms=rooms)
+        scripts.drop_rooms(
+            client,
+            rooms_key=conf.rooms_key,
+            rooms={room: conf.namespace_keys(room) for room in recorded.dropped},
+        )
 
 
 def room_arg(room: str | None) -> str:

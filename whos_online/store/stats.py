@@ -153,7 +153,7 @@ def _prune_rooms(client: Any, cutoff: float, batch_size: int) -> int:
             conf.rooms_key, start, "+inf", byscore=True, offset=skip, num=ROOMS_PER_BATCH,
             withscores=True,
         )  # fmt: skip
-        keys = []
+        keys: list[str] = []
         for name, _ in page:
             room = conf.keys(text(name))
             keys += [room.users, room.hidden, room.guests, *conf.socket_keys(text(name))]
