@@ -161,6 +161,12 @@ def read(
         members = [member for _, member in rows[: None if limit < 0 else limit]]
     else:
         members = [replace(m, where=None) if m.where is not None else m for _, m in rows]
+    # The picture changes by time alone when a listed member turns idle, the oldest sign
+    # inside the window leaves it, or (approximate counting) the guest buckets move on.
+    changes_at = min(idle_at, math.inf if oldest is None else float(oldest) + window)
+    if buckets:
+        width = counting.bucket_seconds()
+        changes_at = min(changes_at, (now // width + 1) * width)
     return Summary(
         members=members,
         user_count=int(users) + int(hidden_count),
@@ -171,24 +177,8 @@ def read(
         day_users=None if day_users is None else int(day_users),
         day_guests=None if day_guests is None else int(day_guests),
         day_total=day_total,
-        changes_at=_changes_at(now, oldest, idle_at, window, bool(buckets)),
+        changes_at=None if changes_at == math.inf else changes_at,
     )
-
-
-def _changes_at(
-    now: float, oldest: Any, idle_at: float, window: float, approximate: bool
-) -> float | None:
-    """When a summary read at ``now`` changes by time alone: a listed member turns idle,
-    the ``oldest`` sign inside the window leaves it, or (approximate counting) the
-    window's guest buckets move on. None: never, until something happens."""
-    times = [idle_at]
-    if oldest is not None:
-        times.append(float(oldest) + window)
-    if approximate:
-        width = counting.bucket_seconds()
-        times.append((now // width + 1) * width)
-    first = min(times)
-    return None if first == math.inf else first
 
 
 def last_seen(user: Any, *, viewer: Any = None) -> datetime | None:
