@@ -1,25 +1,16 @@
 """Counting with HyperLogLogs: which keys hold which stretch of time, and for how long.
 
-Redis's HyperLogLog counts distinct ids in at most 12 KB per key, within about
-1% whatever the number, but cannot say who is in it nor remove anyone. So the
-keys are time buckets, each expiring once no count reads it, and a count is
-``PFCOUNT`` of all the buckets it covers (Redis merges them as it counts, writing nothing):
-
-- the live window, with ``WHOS_ONLINE_GUESTS = "approximate"``: guests
-  in ``<namespace>:guests:hll:<bucket>``; a bucket is a minute, or a longer
-  stretch for windows over ten minutes, so at most 12 exist at once (~150 KB);
-- the last 24 hours: ``<prefix>:guests:hour:<hour>`` and ``<prefix>:members:hour:<hour>``,
-  kept 24 hours;
-- each day (the site's time zone): ``<prefix>:guests:day:<date>`` and
-  ``<prefix>:members:day:<date>``, kept 32 days for the admin's last 30.
-
-This module is pure arithmetic on times; recording.py, reading.py and stats.py do the Redis work.
+A HyperLogLog counts distinct ids in at most 12 KB within about 1%, but cannot
+remove anyone, so the keys are time buckets (the live window in approximate mode,
+the hours of the last day, each day; see docs/howto/admin.md and scaling.md), each
+expiring once no count reads it. Pure arithmetic on times: recording.py, reading.py
+and stats.py do the Redis work.
 """
 
 from __future__ import annotations
 
 import math
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 
 from django.utils import timezone
 
@@ -50,15 +41,10 @@ def window_buckets(guests_key: str, now: float, window: float | None = None) -> 
     rounded up to whole buckets: a guest last seen up to one bucket before it
     may still count.
     """
-    first, last, _ = _window(now, window)
-    return [conf.bucket_key(guests_key, bucket) for bucket in range(first, last + 1)]
-
-
-def _window(now: float, window: float | None) -> tuple[int, int, int]:
-    """The window's (default: the site's) first and last bucket, and the bucket length."""
     width = bucket_seconds()
     start = now - (conf.max_age if window is None else window)
-    return int(start // width), int(now // width), width
+    buckets = range(int(start // width), int(now // width) + 1)
+    return [conf.bucket_key(guests_key, bucket) for bucket in buckets]
 
 
 def live_bucket(guests_key: str, now: float) -> tuple[str, int]:
@@ -106,32 +92,15 @@ def local_date(now: float) -> date:
     return datetime.fromtimestamp(now, tz=timezone.get_default_timezone()).date()
 
 
-def last_days(now: float, days: int) -> list[date]:
-    """The ``days`` days up to today, newest first."""
-    today = local_date(now)
-    return [today - timedelta(days=back) for back in range(days)]
-
-
-def guest_counters(guests_key: str, now: float, site: bool) -> list[tuple[str, int]]:
-    """The HyperLogLogs (key, TTL) a guest seen at ``now`` goes into.
-
-    The live bucket in approximate mode; the hour and the day for the site's
-    own guests (a room's are on the site too, so rooms keep no day counts).
+def counters(who: str, now: float, site: bool, live: str = "") -> list[tuple[str, int]]:
+    """The HyperLogLogs (key, TTL) ``who`` ("guests" or "members") seen at ``now`` go into:
+    the live bucket of the guests set ``live`` in approximate mode; the hour's and the day's
+    on the site (a room's visitors are on the site too; a logout takes nobody out of them).
     """
-    counters = [live_bucket(guests_key, now)] if approximate() else []
+    found = [live_bucket(live, now)] if live and approximate() else []
     if site:
-        counters += [hour_bucket("guests", now), _day("guests", now)]
-    return counters
-
-
-def member_counters(now: float, site: bool) -> list[tuple[str, int]]:
-    """The HyperLogLogs (key, TTL) a member seen at ``now`` goes into: the hour's and the
-    day's, on the site (a logout takes nobody out of them)."""
-    return [hour_bucket("members", now), _day("members", now)] if site else []
-
-
-def _day(who: str, now: float) -> tuple[str, int]:
-    return conf.day_key(who, local_date(now)), DAYS_KEPT * DAY
+        found += [hour_bucket(who, now), (conf.day_key(who, local_date(now)), DAYS_KEPT * DAY)]
+    return found
 
 
 def counted_since(now: float) -> float:

@@ -1,17 +1,13 @@
-"""Members as people: the card recorded with each visit, and what templates get back.
-
-Redis knows a member by primary key (stable across renames, and no login id or
-email address in it). Beside the key it keeps a small *card* — display name,
-profile URL, avatar URL and a few extra fields — written by the same call that
-records the visit, so the block can show names, links and avatars with no SQL
-query. ``WHOS_ONLINE_MEMBER_CARD`` names the callable that makes the card.
+"""Members as people: the card (``WHOS_ONLINE_MEMBER_CARD``) recorded with each visit
+beside the member's pk, so the block shows names, links and avatars with no SQL query,
+and the Member that templates get back.
 """
 
 from __future__ import annotations
 
 import json
 import unicodedata
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit
@@ -32,19 +28,12 @@ MAX_URL = 500
 MAX_EXTRA_FIELDS = 5
 MAX_EXTRA = 100
 CARD_FIELDS = ("name", "url", "avatar")
-# Keys a card may carry that are no extra field: the page (for staff) and the wish not to
-# be listed.
-NOT_EXTRAS = ("where", "hidden")
 
 # Bidi embeddings, overrides and isolates, and the marks: they can make a name
 # display as another ("\u202enimda" shows as "admin").
 BIDI_CONTROLS = dict.fromkeys(
     [*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C]
 )
-
-
-# The methods whose value may name a member, in order (see default_card).
-HANDLES = ("get_username", "get_short_name")
 
 
 def default_card(user: Any) -> dict[str, Any]:
@@ -56,7 +45,8 @@ def default_card(user: Any) -> dict[str, Any]:
     neutral "Member #pk". The URL is ``get_absolute_url()`` when the model
     defines it.
     """
-    methods = ("get_short_name",) if logs_in_by_email(type(user)) else HANDLES
+    by_email = logs_in_by_email(type(user))
+    methods = ("get_short_name",) if by_email else ("get_username", "get_short_name")
     name = ""
     for method in methods:
         candidate = getattr(user, method, None)
@@ -95,7 +85,7 @@ def card_json(card: dict[str, Any], where: str | None = None) -> str:
     extras = {
         str(key)[:MAX_EXTRA]: _scalar(value)
         for key, value in card.items()
-        if key not in CARD_FIELDS and key not in NOT_EXTRAS
+        if key not in (*CARD_FIELDS, "where", "hidden")
     }
     clean.update(list(extras.items())[:MAX_EXTRA_FIELDS])
     if where:
@@ -145,9 +135,6 @@ class Member:
     def __str__(self) -> str:
         return self.name
 
-    def without_where(self) -> Member:
-        return replace(self, where=None)
-
     def as_json(self) -> dict[str, Any]:
         """What the live endpoint sends about this member."""
         data = {
@@ -165,13 +152,14 @@ class Member:
 
 
 def read_member(pk: Any, seen: float, raw_card: Any, status: Status, hidden: bool) -> Member:
-    """Build a Member from what Redis returned: its pk, last sign and card (see _parse)."""
-    return member_from(pk, seen, _parse(raw_card), status, hidden)
-
-
-def member_from(pk: Any, seen: float, card: dict[str, Any], status: Status, hidden: bool) -> Member:
-    """Build a Member from its pk, last sign, parsed card (which it takes over) and
-    status (see whos_online.store.status)."""
+    """Build a Member from what Redis returned: its pk, last sign and card. A card that
+    is none (None, or false in a listing) or not a JSON object reads as an empty card."""
+    try:
+        card = json.loads(raw_card) if raw_card else {}
+    except ValueError:
+        card = {}
+    if not isinstance(card, dict):
+        card = {}
     return Member(
         pk=text(pk),
         display_name=str(card.pop("name", "") or ""),
@@ -183,18 +171,6 @@ def member_from(pk: Any, seen: float, card: dict[str, Any], status: Status, hidd
         where=card.pop("where", None),
         extra=card,
     )
-
-
-def _parse(raw: Any) -> dict[str, Any]:
-    """A card as stored, parsed: one that is none (None, or false in a listing) or not a
-    JSON object (damaged in Redis) reads as an empty card."""
-    if not raw:
-        return {}
-    try:
-        card = json.loads(raw)
-    except ValueError:
-        return {}
-    return card if isinstance(card, dict) else {}
 
 
 def _safe_url(value: Any) -> str | None:

@@ -9,7 +9,7 @@ import json
 import math
 import time
 from collections.abc import Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Iterable, TypeVar
 
@@ -44,8 +44,7 @@ class Summary:
     # someone leaving the window), None if nothing will until someone acts.
     changes_at: float | None = None
     # The block rendered from this very summary (rendering.block), once per language while
-    # the block cache keeps it: a page with the block ~0.45 ms instead of ~1.1 ms
-    # (test client). A changed copy (``replace``) starts empty.
+    # the block cache keeps it. A changed copy (``replace``) starts empty.
     rendered: dict[Any, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @property
@@ -54,11 +53,8 @@ class Summary:
 
     @property
     def more(self) -> int:
-        """Listable members not in ``members`` because of the list limit.
-
-        Hidden members are not "more" to ordinary visitors: the summary line
-        already counts them as hidden.
-        """
+        """Listable members the list limit left out (to ordinary visitors, hidden members
+        are no "more": the summary line counts them as hidden)."""
         listable = self.user_count if self.hidden_listed else self.user_count - self.hidden_count
         return max(listable - len(self.members), 0)
 
@@ -81,15 +77,8 @@ def user_count(*, room: str | None = None) -> int:
 
 
 def guest_count(*, room: str | None = None) -> int:
-    """How many guests were seen inside the window (approximately, in approximate mode).
-
-    In approximate mode this merges every bucket of the window, as the block's
-    ``summary()`` does.
-    """
-    guests, now, window = conf.keys(room).guests, time.time(), conf.window(room)
-    if counting.approximate():
-        return int(get_client().pfcount(*counting.window_buckets(guests, now, window)))
-    return int(get_client().zcount(guests, now - window, "+inf"))
+    """How many guests were seen inside the window (approximately, in approximate mode)."""
+    return count(get_client(), time.time(), room).guests
 
 
 def summary(
@@ -159,6 +148,11 @@ def read(
         # A count the peak would not take (at the guest cap, in a flood) shows no
         # "most ever" below it.
         peak = None
+    day_total: int | None = None
+    if day_users is not None:
+        day_total = int(day_users) + int(day_guests)
+        if peak is not None and peak.at.timestamp() >= counting.day_cutoff(now):
+            day_total = max(day_total, peak.count)
     rows, idle_at = _members(listed, now, hidden=False)
     if staff_view:
         hidden_rows, hidden_idle_at = _members(hidden, now, hidden=True)
@@ -166,7 +160,13 @@ def read(
         rows = sorted(rows + hidden_rows, key=lambda row: row[0], reverse=True)
         members = [member for _, member in rows[: None if limit < 0 else limit]]
     else:
-        members = [m.without_where() if m.where is not None else m for _, m in rows]
+        members = [replace(m, where=None) if m.where is not None else m for _, m in rows]
+    # The picture changes by time alone when a listed member turns idle, the oldest sign
+    # inside the window leaves it, or (approximate counting) the guest buckets move on.
+    changes_at = min(idle_at, math.inf if oldest is None else float(oldest) + window)
+    if buckets:
+        width = counting.bucket_seconds()
+        changes_at = min(changes_at, (now // width + 1) * width)
     return Summary(
         members=members,
         user_count=int(users) + int(hidden_count),
@@ -176,34 +176,9 @@ def read(
         hidden_listed=staff_view,
         day_users=None if day_users is None else int(day_users),
         day_guests=None if day_guests is None else int(day_guests),
-        day_total=None if day_users is None else _day_total(now, day_users, day_guests, peak),
-        changes_at=_changes_at(now, oldest, idle_at, window, bool(buckets)),
+        day_total=day_total,
+        changes_at=None if changes_at == math.inf else changes_at,
     )
-
-
-def _day_total(now: float, users: int, guests: int, peak: Peak | None) -> int:
-    """Everyone seen in the past 24 hours: the two approximate counts, but never fewer than
-    a peak reached in those hours (everyone in it was seen then)."""
-    total = int(users) + int(guests)
-    if peak is not None and peak.at.timestamp() >= counting.day_cutoff(now):
-        return max(total, peak.count)
-    return total
-
-
-def _changes_at(
-    now: float, oldest: Any, idle_at: float, window: float, approximate: bool
-) -> float | None:
-    """When a summary read at ``now`` changes by time alone: a listed member turns idle,
-    the ``oldest`` sign inside the window leaves it, or (approximate counting) the
-    window's guest buckets move on. None: never, until something happens."""
-    times = [idle_at]
-    if oldest is not None:
-        times.append(float(oldest) + window)
-    if approximate:
-        width = counting.bucket_seconds()
-        times.append((now // width + 1) * width)
-    first = min(times)
-    return None if first == math.inf else first
 
 
 def last_seen(user: Any, *, viewer: Any = None) -> datetime | None:
@@ -245,10 +220,7 @@ def is_staff(viewer: Any) -> bool:
     return bool(getattr(viewer, "is_staff", False))
 
 
-Scores = tuple[float | None, float | None, float | None]
-
-
-def _scores(users: Iterable[Key], include_hidden: bool) -> dict[Key, Scores]:
+def _scores(users: Iterable[Key], include_hidden: bool) -> dict[Key, tuple[Any, ...]]:
     """Each member's signs, in one round trip: their score (the newest over the member
     sets), their newest heartbeat and when their last connection closed (None: none)."""
     given = list(dict.fromkeys(users))
@@ -262,7 +234,7 @@ def _scores(users: Iterable[Key], include_hidden: bool) -> dict[Key, Scores]:
     for key in conf.socket_keys()[:2]:  # live, left
         pipe.zmscore(key, pks)
     *sets, beats, lefts = pipe.execute()
-    scores: dict[Key, Scores] = {}
+    scores: dict[Key, tuple[Any, ...]] = {}
     for i, user in enumerate(given):
         found = [float(row[i]) for row in sets if row[i] is not None]
         scores[user] = (max(found) if found else None, _float(beats[i]), _float(lefts[i]))
@@ -273,14 +245,12 @@ def _members(listing: Any, now: float, hidden: bool) -> tuple[list[tuple[float, 
     """The Members of one of scripts.SUMMARY's listings (JSON ``[[score, pk, card, beat,
     left], ...]``), each with its score, and when the first of those online by their
     page view alone turns idle (inf: none)."""
-    rows = json.loads(text(listing))
-    idle_after = conf.idle_after
     members, idle_at = [], math.inf
-    for raw_score, pk, card, raw_beat, raw_left in rows:
+    for raw_score, pk, card, raw_beat, raw_left in json.loads(text(listing)):
         score, beat, left = float(raw_score), _float(raw_beat), _float(raw_left)
         status = status_of(score, now, beat, left)
         if status == "online" and not beating(beat, now):
-            idle_at = min(idle_at, score + idle_after)
+            idle_at = min(idle_at, score + conf.idle_after)
         members.append((score, read_member(pk, last_sign(score, beat, left), card, status, hidden)))
     return members, idle_at
 

@@ -1,12 +1,5 @@
 """Recording visitors: a member or a guest seen now, on the site or in a room,
 and forgetting them (a logout). See :mod:`whos_online.presence` for the keys.
-
-A record is one EVALSHA of scripts.RECORD; a member's move to another room of
-the same kind, or a room that pushes the least recently visited one over
-the rooms cap (``conf.max_rooms``), costs one round trip more (the room left or dropped is
-known only from the record's reply, and a script touches only the keys it is
-given). A guest's move costs nothing more: their cookie names the room they
-leave (see ``guests.guest_rooms``).
 """
 
 from __future__ import annotations
@@ -15,7 +8,7 @@ import math
 import time
 from typing import Any, NamedTuple
 
-from whos_online.conf import Keys, conf
+from whos_online.conf import conf
 from whos_online.room_names import room_kind, room_name
 from whos_online.store import counting, scripts
 from whos_online.store.addresses import Address, guest_id
@@ -71,22 +64,38 @@ def record_member(
     now = time.time()
     keys = conf.keys(room)
     key, other = (keys.hidden, keys.users) if hidden else (keys.users, keys.hidden)
-    drop = guest_id(guest_ip) if guest_ip else ""
-    counters = counting.member_counters(now, site=room is None)
-    before, _ = _record(
-        now,
-        keys,
-        key,
-        pk,
-        ttl=conf.retention,
-        drop_from=other,
-        room=room,
-        card=card,
-        guest=drop,
+    counters = counting.counters("members", now, site=room is None)
+    recorded = scripts.record(
+        get_client(),
+        keys=scripts.RecordKeys(
+            into=key,
+            changed=conf.changes_key(room),
+            drop_from=other,
+            cards=keys.cards if card else None,
+            guests=keys.guests if guest_ip else None,
+            rooms=None if room is None else conf.rooms_key,
+            member_rooms=conf.member_rooms_key(pk) if room is not None and card else None,
+            kept=conf.kept_key(key),
+            kept_from=conf.kept_key(other),
+        ),
+        args=scripts.RecordArgs(
+            now=now,
+            member=pk,
+            ttl=math.ceil(conf.retention),
+            window=conf.window(room),
+            channel=scripts.channel(),
+            counted_since=counting.counted_since(now) if counters else None,
+            trim=None if room is None else TRIM_PER_WRITE,
+            room=room_arg(room),
+            max_rooms=None if room is None else conf.max_rooms,
+            card=card or None,
+            keep_card="1" if keep_card else None,
+            guest=guest_id(guest_ip) if guest_ip else None,
+        ),
         counters=counters,
-        keep_card=keep_card,
     )
-    return Visit(now, before, read_member(pk, now, card, "online", hidden))
+    _moved(recorded, pk, now)
+    return Visit(now, recorded.before, read_member(pk, now, card, "online", hidden))
 
 
 def record_guest(ip: str | Address, *, room: str | None = None, left: str | None = None) -> Visit:
@@ -102,20 +111,35 @@ def record_guest(ip: str | Address, *, room: str | None = None, left: str | None
     """
     now = time.time()
     keys = conf.keys(room)
-    counters = counting.guest_counters(keys.guests, now, site=room is None)
-    before, refused = _record(
-        now,
-        keys,
-        keys.guests,
-        guest_id(ip),
-        ttl=conf.max_age,
-        keep=conf.max_guests,
-        room=room,
+    counters = counting.counters("guests", now, site=room is None, live=keys.guests)
+    listed, guest = not counting.approximate(), guest_id(ip)
+    recorded = scripts.record(
+        get_client(),
+        keys=scripts.RecordKeys(
+            into=keys.guests if listed else None,
+            changed=conf.changes_key(room),
+            peak=keys.peak if listed and room is None else None,
+            rooms=None if room is None else conf.rooms_key,
+            left_guests=None if left is None else conf.keys(left).guests,
+            left_changed=None if left is None else conf.changes_key(left),
+        ),
+        args=scripts.RecordArgs(
+            now=now,
+            member=guest,
+            ttl=math.ceil(conf.max_age),
+            window=conf.window(room),
+            channel=scripts.channel(),
+            counted_since=counting.counted_since(now) if counters else None,
+            cap=conf.max_guests if listed else None,
+            trim=TRIM_PER_WRITE if listed or room is not None else None,
+            room=room_arg(room),
+            max_rooms=None if room is None else conf.max_rooms,
+            left_room=room_arg(left),
+        ),
         counters=counters,
-        listed=not counting.approximate(),
-        left=left,
     )
-    return Visit(now, before, refused=refused)
+    _moved(recorded, guest, now)
+    return Visit(now, recorded.before, refused=recorded.refused)
 
 
 def forget_user(user: Any) -> bool:
@@ -161,81 +185,22 @@ def forget_guest(ip: str) -> bool:
     return bool(get_client().zrem(conf.guests_key, guest_id(ip)))
 
 
-# Guests over the cap dropped by one write: about 0.1 ms of Redis time.
+# Guests over the cap one write drops: few enough that no write holds Redis for long.
 TRIM_PER_WRITE = 100
 
 
-def _record(
-    now: float,
-    keys: Keys,
-    key: str,
-    member: str,
-    ttl: float,
-    keep: int | None = None,
-    drop_from: str | None = None,
-    room: str | None = None,
-    card: str = "",
-    guest: str = "",
-    counters: list[tuple[str, int]] | None = None,
-    listed: bool = True,
-    keep_card: bool = False,
-    left: str | None = None,
-) -> tuple[float | None, bool]:
-    """One EVALSHA of scripts.RECORD (one round trip, also on Redis Cluster).
-
-    Returns ``member``'s score before, and whether the guest cap refused them.
-
-    ``counters`` are the HyperLogLogs (key, TTL) ``member`` also goes into;
-    without ``listed`` they are all it goes into. A member who moved to another
-    room of the same kind, or a room that pushed the least recently visited
-    over the rooms cap, costs one more round trip: the room left or
-    dropped is known only from the record's reply. A guest's room ``left`` is
-    known before, so leaving it is part of the record.
-    """
+def _moved(recorded: scripts.Recorded, pk: str, now: float) -> None:
+    """The record's second round trip, when there is one: a member who moved to another
+    room of the same kind leaves it, and the rooms a room pushed over the rooms cap
+    lose their keys (a script touches only the keys it is given, and these are known
+    only from the record's reply)."""
     client = get_client()
-    name = None if room is None else room_arg(room)
-    member_rooms = conf.member_rooms_key(member) if room is not None and card else None
-    capped = bool(keep) and listed
-    recorded = scripts.record(
-        client,
-        keys=scripts.RecordKeys(
-            into=key if listed else None,
-            changed=conf.changes_key(room),
-            drop_from=drop_from,
-            cards=keys.cards if card else None,
-            guests=keys.guests if guest else None,
-            peak=keys.peak if capped and room is None else None,
-            rooms=None if room is None else conf.rooms_key,
-            member_rooms=member_rooms,
-            left_guests=None if left is None else conf.keys(left).guests,
-            left_changed=None if left is None else conf.changes_key(left),
-            kept=None if key == keys.guests else conf.kept_key(key),
-            kept_from=None if drop_from is None else conf.kept_key(drop_from),
-        ),
-        args=scripts.RecordArgs(
-            now=now,
-            member=member,
-            ttl=math.ceil(ttl),
-            window=conf.window(room),
-            channel=scripts.channel(),
-            counted_since=counting.counted_since(now) if counters else None,
-            cap=keep if capped else None,
-            trim=TRIM_PER_WRITE if capped or room is not None else None,
-            room=name,
-            max_rooms=None if room is None else conf.max_rooms,
-            card=card or None,
-            keep_card="1" if keep_card else None,
-            guest=guest or None,
-            left_room=None if left is None else room_arg(left),
-        ),
-        counters=counters or (),
-    )
     if recorded.left is not None:
         scripts.leave_room(
             client,
-            member_rooms=conf.member_rooms_key(member),
+            member_rooms=conf.member_rooms_key(pk),
             keys=_room_member_keys(recorded.left),
-            pk=member,
+            pk=pk,
             room=recorded.left,
             kind=room_kind(recorded.left),
             now=now,
@@ -243,18 +208,11 @@ def _record(
             channel=scripts.channel(),
         )
     if recorded.dropped:
-        _drop_rooms(recorded.dropped)
-    return recorded.before, recorded.refused
-
-
-def _drop_rooms(rooms: list[str]) -> int:
-    """Delete the keys of ``rooms``, dropped from the registry over the rooms cap,
-    unless one is registered again; how many were deleted. One round trip."""
-    return scripts.drop_rooms(
-        get_client(),
-        rooms_key=conf.rooms_key,
-        rooms={room: conf.namespace_keys(room) for room in rooms},
-    )
+        scripts.drop_rooms(
+            client,
+            rooms_key=conf.rooms_key,
+            rooms={room: conf.namespace_keys(room) for room in recorded.dropped},
+        )
 
 
 def room_arg(room: str | None) -> str:

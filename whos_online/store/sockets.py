@@ -1,10 +1,6 @@
 """WebSocket presence: a member's open connections, their heartbeats and closes,
-and a hub's check for dead processes (see :mod:`whos_online.realtime.consumers`).
-
-A connection is recorded as a visit (see ``whos_online.store.recording``), then
-kept alive by its process's batched heartbeats, whose beats also keep the member
-inside the window (see :mod:`whos_online.store.status`); see :mod:`whos_online.presence`
-for the keys.
+and a hub's check for dead processes (see :mod:`whos_online.realtime.consumers` and,
+for the keys, :mod:`whos_online.presence`).
 """
 
 from __future__ import annotations
@@ -24,11 +20,8 @@ from whos_online.store.recording import record_member, room_arg
 
 @dataclass(frozen=True)
 class Connection:
-    """One open WebSocket connection of a member: site-wide, and in ``room`` if given.
-
-    It carries what recording the member needs (``hidden``, ``card``), made
-    once by ``open_connection``, so ``connect`` and heartbeats talk to Redis only.
-    """
+    """One open WebSocket connection of a member: site-wide, and in ``room`` if given. It
+    carries what recording them needs, so ``connect`` and heartbeats talk to Redis only."""
 
     pk: str
     id: str
@@ -46,8 +39,8 @@ class Connection:
 def open_connection(user: Any, room: str | None = None) -> Connection:
     """A new connection of the member ``user``, in ``room`` if given.
 
-    This runs the site's ``WHOS_ONLINE_MEMBER_CARD``, which may read the database: call it where Django manages connections
-    (a sync view, or ``database_sync_to_async``), then ``connect`` anywhere.
+    This runs ``WHOS_ONLINE_MEMBER_CARD``, which may read the database: call it where
+    Django manages connections (``database_sync_to_async``), then ``connect`` anywhere.
     """
     card, hidden = card_of(user)
     return Connection(str(user.pk), uuid.uuid4().hex, room, hidden, card)
@@ -67,46 +60,32 @@ def connect(connection: Connection) -> float:
     return visits[0].at
 
 
-# Connections one heartbeat call carries: 500 took 10-25 ms of Redis time on a
-# busy 2-core machine (benchmarks/live_push.py), 200 keep each call to a few ms,
-# so a process with 10,000 sockets never holds a shared Redis for long.
+# Connections one heartbeat call carries: a process with 10,000 sockets never holds a
+# shared Redis for long (see benchmarks/live_push.py).
 HEARTBEAT_BATCH = 200
 
 
 def heartbeat(connections: Iterable[Connection]) -> None:
-    """Mark every connection alive now: one round trip per HEARTBEAT_BATCH connections.
+    """Mark every connection alive now (see lua/heartbeat.lua), each in each of its
+    namespaces: one round trip per HEARTBEAT_BATCH connections.
 
     A member Redis no longer holds (it lost its data) is put back, with their card.
     """
     batch = list(connections)
     for first in range(0, len(batch), HEARTBEAT_BATCH):
-        _beat(batch[first : first + HEARTBEAT_BATCH])
-
-
-def _beat(connections: list[Connection]) -> None:
-    """One HEARTBEAT call (see lua/heartbeat.lua) for ``connections``, each in each of its
-    namespaces: its live, left, index and connections keys, its member set and change mark."""
-    now = time.time()
-    timeout = conf.heartbeat_timeout
-    keys = [conf.keys().cards, conf.rooms_key]
-    args: list[Any] = [
-        now,
-        math.ceil(timeout),
-        math.ceil(conf.retention),
-        now - timeout,
-        scripts.channel(),
-    ]
-    for connection in connections:
-        for room in connection.namespaces:
-            ns, socket = conf.keys(room), conf.socket_keys(room)
-            kept, other_kept = socket.kept_users, socket.kept_hidden
-            if connection.hidden:
-                kept, other_kept = other_kept, kept
-            keys += [socket.live, socket.left, kept, other_kept]
-            keys.append(conf.connections_key(room, connection.pk))
-            keys += [ns.hidden if connection.hidden else ns.users, conf.changes_key(room)]
-            args += [connection.pk, connection.id, room_arg(room), connection.card]
-    scripts.HEARTBEAT(get_client(), keys, args)
+        now, timeout = time.time(), conf.heartbeat_timeout
+        keys = [conf.keys().cards, conf.rooms_key]
+        args: list[Any] = [now, math.ceil(timeout), math.ceil(conf.retention), now - timeout]
+        args.append(scripts.channel())
+        for connection in batch[first : first + HEARTBEAT_BATCH]:
+            for room in connection.namespaces:
+                ns, socket = conf.keys(room), conf.socket_keys(room)
+                kept = [socket.kept_users, socket.kept_hidden][:: -1 if connection.hidden else 1]
+                keys += [socket.live, socket.left, *kept]
+                keys.append(conf.connections_key(room, connection.pk))
+                keys += [ns.hidden if connection.hidden else ns.users, conf.changes_key(room)]
+                args += [connection.pk, connection.id, room_arg(room), connection.card]
+        scripts.HEARTBEAT(get_client(), keys, args)
 
 
 def disconnect(connection: Connection, at: float | None = None) -> float:

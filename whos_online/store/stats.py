@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from typing import Any, NamedTuple
 
 from whos_online.conf import Keys, conf
@@ -63,7 +63,8 @@ class DayVisitors:
 
 def daily_visitors(*, days: int = 30) -> list[DayVisitors]:
     """Unique visitors of each of the last ``days`` days (at most 30), today first: one round trip."""
-    dates = counting.last_days(time.time(), min(days, counting.DAYS_KEPT - 2))
+    today = counting.local_date(time.time())
+    dates = [today - timedelta(days=back) for back in range(min(days, counting.DAYS_KEPT - 2))]
     keys = [conf.day_key(who, day) for day in dates for who in ("members", "guests")]
     counts = iter(scripts.count_each(get_client(), keys=keys))
     return [
@@ -87,9 +88,8 @@ def prune(*, batch_size: int = 1000) -> PruneResult:
     """Remove guests older than the window and members older than the retention, and
     raise the peak if the count now beats it (the one call that writes the peak).
 
-    Removes ``batch_size`` per Redis call.
-    One ZREMRANGEBYSCORE over 100,000 stale members blocks Redis (often shared
-    with the site's cache and sessions) for ~80 ms; a batch of 1,000 takes ~1 ms.
+    Removes ``batch_size`` per Redis call, so a Redis shared with the site's cache and
+    sessions is never held for long.
     """
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
@@ -117,10 +117,22 @@ def prune(*, batch_size: int = 1000) -> PruneResult:
     guests = prune_key(keys.guests, conf.max_age)
     batches += _prune_rooms(client, now - conf.room_max_age, batch_size)
     prune_key(conf.rooms_key, conf.room_max_age)
-    # Cron runs this every minute or so: it samples the counts for the admin's
-    # chart, raises the peak, and merges the past hours the 24 hours' total reads.
-    _sample(client, now)
-    _merge_past_hours(client, now)
+    # Cron runs this every minute or so: sample the counts for the admin's chart, raise the peak.
+    counted = count(client, now, raise_peak=True)
+    pipe = client.pipeline(transaction=False)
+    online = counted.users + counted.hidden
+    pipe.zadd(conf.history_key, {f"{now:.3f}:{online}:{counted.guests}": now})
+    pipe.zremrangebyscore(conf.history_key, "-inf", f"({now - HISTORY_SECONDS}")
+    pipe.zremrangebyrank(conf.history_key, 0, -HISTORY_MAX - 1)
+    pipe.expire(conf.history_key, HISTORY_SECONDS)
+    pipe.execute()
+    # Merge the past 23 hours of each hour counter once an hour (see counting.past_hours),
+    # call by call: Redis Cluster refuses PFMERGE in a pipeline.
+    merges = [counting.past_hours(who, now) for who in ("guests", "members")]
+    if client.exists(*(union for union, _, _ in merges)) < len(merges):
+        for union, hours, ttl in merges:
+            client.pfmerge(union, *hours)
+            client.expire(union, ttl)
     return PruneResult(users=users, guests=guests, batches=batches)
 
 
@@ -140,7 +152,10 @@ def _prune_rooms(client: Any, cutoff: float, batch_size: int) -> int:
             conf.rooms_key, start, "+inf", byscore=True, offset=skip, num=ROOMS_PER_BATCH,
             withscores=True,
         )  # fmt: skip
-        keys = [key for name, _ in page for key in _room_sets(text(name))]
+        keys: list[str] = []
+        for name, _ in page:
+            room = conf.keys(text(name))
+            keys += [room.users, room.hidden, room.guests, *conf.socket_keys(text(name))]
         more = bool(keys)
         while more:
             more = scripts.prune_rooms(client, keys=keys, below=cutoff, limit=batch_size).more
@@ -153,12 +168,6 @@ def _prune_rooms(client: Any, cutoff: float, batch_size: int) -> int:
         skip, start = (skip + ties if last == start else ties), last
 
 
-def _room_sets(room: str) -> tuple[str, ...]:
-    """What PRUNE_ROOMS prunes of ``room``: its member and guest sets, then its socket signs."""
-    keys = conf.keys(room)
-    return keys.users, keys.hidden, keys.guests, *conf.socket_keys(room)
-
-
 @dataclass(frozen=True)
 class Sample:
     """The counts at one moment, as ``whos_online_prune`` sampled them."""
@@ -169,8 +178,6 @@ class Sample:
 
 
 HISTORY_SECONDS = 24 * 3600
-
-
 # One sample a minute fills a day; a cron running more often cannot grow it further.
 HISTORY_MAX = 2 * 24 * 60
 
@@ -194,28 +201,6 @@ def guest_cap() -> int:
 def guest_buckets(keys: Keys, now: float, window: float) -> list[str]:
     """The guest HyperLogLogs a count of ``keys``'s ``window`` reads: none in exact mode."""
     return counting.window_buckets(keys.guests, now, window) if counting.approximate() else []
-
-
-def _merge_past_hours(client: Any, now: float) -> None:
-    """Merge the past 23 hours of the guests' and the members' hour counters once an hour
-    (see counting.past_hours): one round trip, five the first time in an hour (one call
-    each: Redis Cluster refuses PFMERGE in a pipeline)."""
-    merges = [counting.past_hours(who, now) for who in ("guests", "members")]
-    if client.exists(*(union for union, _, _ in merges)) < len(merges):
-        for union, hours, ttl in merges:
-            client.pfmerge(union, *hours)
-            client.expire(union, ttl)
-
-
-def _sample(client: Any, now: float) -> None:
-    counted = count(client, now, raise_peak=True)
-    pipe = client.pipeline(transaction=False)
-    online = counted.users + counted.hidden
-    pipe.zadd(conf.history_key, {f"{now:.3f}:{online}:{counted.guests}": now})
-    pipe.zremrangebyscore(conf.history_key, "-inf", f"({now - HISTORY_SECONDS}")
-    pipe.zremrangebyrank(conf.history_key, 0, -HISTORY_MAX - 1)
-    pipe.expire(conf.history_key, HISTORY_SECONDS)
-    pipe.execute()
 
 
 def count(

@@ -1,19 +1,10 @@
-"""A member's status, from the signs Redis keeps of them: the one rule every surface
-(the block, rooms, the JSON endpoint, pushes, the admin page, the Python API) applies.
+"""A member's status, from the signs Redis keeps of them (their score, newest heartbeat
+and last socket close): the one rule every surface applies, and ``lua/lib/kept.lua``
+inside Redis. The rule in a table: docs/howto/presence-dots.md.
 
-The signs: their score in a member set (their last page view, or a socket's connect),
-their newest heartbeat (a socket's, in the live set) and when their last socket closed
-(the left set). Heartbeats never move the score, so they never reorder a list.
-
-- **online**: a socket of theirs beats (within the heartbeat timeout), or their last
-  page view is within half the window and no socket of theirs closed (or stopped
-  beating) half the window or more after it: a member still browsing would have
-  been recorded again by then, when their "online" cookie expired, so their tab
-  is gone;
-- **idle**: not online, but a sign of them is inside the window (``WHOS_ONLINE_MAX_AGE``);
-- **offline**: no sign inside the window, never seen, logged out, or pruned.
-
-``lua/lib/kept.lua`` applies the same window rule inside Redis, to list and count.
+Heartbeats never move the score, so they never reorder a list. A socket closed a
+cookie's age or more after the last page view means their tab is gone: a member still
+browsing would have been recorded again by then, when their "online" cookie expired.
 """
 
 from __future__ import annotations
