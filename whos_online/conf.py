@@ -6,6 +6,7 @@ Each value is read once (``cached_property``) and forgotten when Django's
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from datetime import date, timedelta
 from functools import cached_property
@@ -20,8 +21,6 @@ from whos_online.room_names import room_name
 from whos_online.settings_table import (
     DEFAULTS,
     Network,
-    networks,
-    patterns,
     room_spec,
     seconds,
 )
@@ -52,10 +51,8 @@ class Keys(NamedTuple):
 
 
 class SocketKeys(NamedTuple):
-    """WebSocket presence (see whos_online.realtime.consumers) in a namespace: pk -> newest
-    heartbeat of their open connections, pk -> when their last one closed, and the index
-    of the members (of users, of hidden) those signs keep, scored as in their member set
-    (see lua/lib/kept.lua). The four share one TTL, so none outlives the others."""
+    """A namespace's WebSocket presence: pk -> newest heartbeat, pk -> last close, and the
+    indexes of the members those keep (lua/lib/kept.lua). The four share one TTL."""
 
     live: str
     left: str
@@ -214,9 +211,12 @@ class Settings:
         value = _get("WHOS_ONLINE_PROXIES")
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
             return ()
-        if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        if not isinstance(value, (list, tuple)):
             return None
-        return networks(tuple(str(entry) for entry in value))
+        try:
+            return tuple(ipaddress.ip_network(str(entry), strict=False) for entry in value)
+        except ValueError:
+            return None
 
     @cached_property
     def proxy_header(self) -> str:
@@ -224,7 +224,14 @@ class Settings:
 
     @cached_property
     def exclude_paths(self) -> re.Pattern[str] | None:
-        return patterns(_get("WHOS_ONLINE_EXCLUDE_PATHS"))
+        """One regex for the list; None for none, or for a broken list (check E013)."""
+        value = _get("WHOS_ONLINE_EXCLUDE_PATHS")
+        if not value or not isinstance(value, (list, tuple)):
+            return None
+        try:
+            return re.compile("|".join(f"(?:{pattern})" for pattern in value))
+        except re.error:
+            return None
 
     # The longest back-off in seconds after a Redis failure (the first is shorter), so a
     # repaired Redis is used again within this long.

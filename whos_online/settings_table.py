@@ -206,24 +206,6 @@ def seconds(value: Any) -> float:
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
 
 
-def networks(values: tuple[str, ...]) -> tuple[Network, ...] | None:
-    """The networks of CIDRs or addresses; None if one is neither (check E010)."""
-    try:
-        return tuple(ipaddress.ip_network(value, strict=False) for value in values)
-    except ValueError:
-        return None
-
-
-def patterns(value: Any) -> re.Pattern[str] | None:
-    """One regex for a list of them; None for none, or for a broken list (check E013)."""
-    if not value or isinstance(value, str) or not isinstance(value, (list, tuple)):
-        return None
-    try:
-        return re.compile("|".join(f"(?:{pattern})" for pattern in value))
-    except re.error:
-        return None
-
-
 # A WHOS_ONLINE_ROOMS value naming a callable, not a room: identifiers joined by dots,
 # so neither a {field} nor the ':' a room's parts are joined by.
 DOTTED_PATH = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)+")

@@ -1,7 +1,4 @@
-"""System checks of the site around whos_online: its middleware, its caches and its URLconf.
-
-The checks of whos_online's own settings are in whos_online.checks.settings.
-"""
+"""System checks of the site around whos_online: its middleware, its caches and its URLconf."""
 
 from __future__ import annotations
 
@@ -111,9 +108,8 @@ def check_cache(**kwargs: Any) -> list[CheckMessage]:
 
 @register(Tags.caches, deploy=True)
 def check_redis_answers(**kwargs: Any) -> list[CheckMessage]:
-    """``check --deploy`` only: one PING with whos_online's own client and timeouts. A
-    Warning, not an Error: the site runs without Redis (the block says it is unavailable),
-    and the Redis may not be up yet where the deploy runs its checks."""
+    """``check --deploy`` only: one PING. A Warning: the site runs without Redis, and the
+    Redis may not be up yet where the deploy runs its checks."""
     try:
         get_client().ping()
     except CacheAliasError:
@@ -152,12 +148,8 @@ def _shared_by(alias: str) -> str | None:
 
 
 def _databases(alias: str) -> set[str]:
-    """The Redis databases (``server/db``) a cache alias's LOCATION names.
-
-    django-redis and Django's own Redis cache take one URL, a list, or a string
-    of them separated by commas (Django's also semicolons); redis-py parses
-    each, as they do. A loopback address is one server by any name.
-    """
+    """The Redis databases (``server/db``) a cache alias's LOCATION names: one URL, a list,
+    or a string of them split by commas or semicolons. Loopback is one server by any name."""
     location = settings.CACHES[alias].get("LOCATION") or ""
     urls = re.split("[;,]", location) if isinstance(location, str) else location
     found = set()
@@ -230,11 +222,8 @@ class Captured(NamedTuple):
 def _url_names(
     patterns: Iterable[Any], namespace: str = "", given: Captured = Captured(frozenset(), 0)
 ) -> Iterator[tuple[str, Captured]]:
-    """Each named URL pattern as ``reverse`` names it, with the arguments its view gets
-    (captured by it and the includes above it, or given as extra keyword arguments).
-
-    Groups are positional arguments only while no group has a name, as Django passes them.
-    """
+    """Each named URL pattern as ``reverse`` names it, with the arguments its view gets.
+    Groups are positional arguments only while no group has a name, as Django passes them."""
     for entry in patterns:
         regex = entry.pattern.regex
         names = given.keywords | set(regex.groupindex)

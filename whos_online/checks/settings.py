@@ -1,8 +1,5 @@
 """System checks of whos_online's settings: each value as settings_table declares it, and
-the settings against each other.
-
-The checks of the site around whos_online are in whos_online.checks.deployment.
-"""
+the settings against each other."""
 
 from __future__ import annotations
 
@@ -138,7 +135,7 @@ def check_proxies(**kwargs: Any) -> list[CheckMessage]:
 def check_exclusions(**kwargs: Any) -> list[CheckMessage]:
     value = getattr(settings, "WHOS_ONLINE_EXCLUDE_PATHS", ())
     problem = None
-    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+    if not isinstance(value, (list, tuple)):
         problem = "is not a list"
     else:
         for pattern in value:
