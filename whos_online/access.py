@@ -9,6 +9,7 @@ room is refused: a room a socket subscribes to is what the site declares.
 from __future__ import annotations
 
 import logging
+import traceback
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -80,11 +81,8 @@ _logged: set[tuple[str, str, int]] = set()
 
 def failed(error: Exception) -> None:
     """Log a policy's error once per process and cause, not once per request."""
-    frame = error.__traceback__
-    while frame is not None and frame.tb_next is not None:
-        frame = frame.tb_next
-    where = (frame.tb_frame.f_code.co_filename, frame.tb_lineno) if frame else ("", 0)
-    cause = (type(error).__qualname__, *where)
+    *_, (frame, line) = traceback.walk_tb(error.__traceback__)
+    cause = (type(error).__qualname__, frame.f_code.co_filename, line)
     if cause not in _logged:
         _logged.add(cause)
         logger.error(

@@ -18,12 +18,7 @@ from django.http import HttpRequest
 from django.utils.module_loading import import_string
 
 from whos_online.room_names import room_name
-from whos_online.settings_table import (
-    DEFAULTS,
-    Network,
-    room_spec,
-    seconds,
-)
+from whos_online.settings_table import DEFAULTS, Network, room_spec, seconds
 
 # A connection is gone after this many heartbeats without one: two missed, and a margin.
 HEARTBEATS_TO_TIMEOUT = 2.4
