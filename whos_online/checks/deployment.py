@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from contextlib import suppress
 from ipaddress import ip_address
 from typing import Any, NamedTuple
 
@@ -127,17 +128,13 @@ def check_redis_answers(**kwargs: Any) -> list[CheckMessage]:
     return []
 
 
-CACHE_SESSIONS = (
-    "django.contrib.sessions.backends.cache",
-    "django.contrib.sessions.backends.cached_db",
-)
-
-
 def _shared_by(alias: str) -> str | None:
     """What else Django's cache framework keeps under ``alias``, or in its Redis database."""
     if alias == "default":
         return "django.core.cache.cache"
-    if settings.SESSION_ENGINE in CACHE_SESSIONS and settings.SESSION_CACHE_ALIAS == alias:
+    # Django's "cache" and "cached_db" session engines.
+    cache_sessions = settings.SESSION_ENGINE.startswith("django.contrib.sessions.backends.cache")
+    if cache_sessions and settings.SESSION_CACHE_ALIAS == alias:
         return "the sessions' cache (SESSION_CACHE_ALIAS)"
     ours = _databases(alias)
     for other in settings.CACHES:
@@ -159,16 +156,11 @@ def _databases(alias: str) -> set[str]:
         except ValueError:  # not a Redis URL: another kind of cache
             continue
         host = str(params.get("host", "localhost"))
-        server = params.get("path") or f"{_loopback(host) or host}:{params.get('port', 6379)}"
+        with suppress(ValueError):  # a host name, not an address
+            host = "localhost" if ip_address(host).is_loopback else host
+        server = params.get("path") or f"{host}:{params.get('port', 6379)}"
         found.add(f"{server}/{params.get('db', 0)}")
     return found
-
-
-def _loopback(host: str) -> str | None:
-    try:
-        return "localhost" if host == "localhost" or ip_address(host).is_loopback else None
-    except ValueError:
-        return None
 
 
 @register(Tags.urls)

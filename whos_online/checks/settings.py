@@ -28,7 +28,9 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
             continue
         value = getattr(settings, setting.name)
         if not _valid(value, setting):
-            expected, fix = _describe(setting), "Fix or remove it"
+            names = " or ".join("None" if t is type(None) else t.__name__ for t in setting.accepts)
+            expected = names if setting.minimum is None else f"{names} >= {setting.minimum:g}"
+            fix = "Fix or remove it"
         elif setting.choices and value not in setting.choices:
             expected = f"one of {', '.join(map(repr, setting.choices))}"
             fix = "Use one of them, or remove the setting"
@@ -185,9 +187,3 @@ def _valid(value: Any, setting: Setting) -> bool:
     if not isinstance(value, setting.accepts):
         return False
     return setting.minimum is None or seconds(value) >= setting.minimum
-
-
-def _describe(setting: Setting) -> str:
-    """What E005 accepts, in words: "int or timedelta >= 1"."""
-    names = " or ".join("None" if t is type(None) else t.__name__ for t in setting.accepts)
-    return names if setting.minimum is None else f"{names} >= {setting.minimum:g}"
