@@ -179,11 +179,8 @@ def check_member_names(**kwargs: Any) -> list[CheckMessage]:
 
 
 def _valid(value: Any, setting: Setting) -> bool:
-    if value is None:
-        return type(None) in setting.accepts
-    # bool is an int subclass; True is no number of seconds.
     if isinstance(value, bool) and bool not in setting.accepts:
-        return False
+        return False  # bool is an int subclass; True is no number of seconds
     if not isinstance(value, setting.accepts):
         return False
-    return setting.minimum is None or seconds(value) >= setting.minimum
+    return value is None or setting.minimum is None or seconds(value) >= setting.minimum
