@@ -1,33 +1,15 @@
 """Who may see who is online, and who is recorded in which room: what the site declares.
 
-``WHOS_ONLINE_ACCESS`` names a callable ``(user, room) -> access``, asked with
-``room=None`` for the site-wide list and with a room's name for a room, on
-every surface: the rendered blocks, the JSON endpoint, the sockets, and the
-pages that record into a room (``@in_room``, ``WHOS_ONLINE_ROOMS``). ``access``
-is one of
-
-- ``"join"``: sees who is here, and a member's page or socket puts them here;
-- ``"see"``: sees who is here, without being counted in;
-- ``"count"``: sees the counts only: no name, card or list is ever sent;
-- a ``RoomAccess`` for any other pair (e.g. counted in, counts only);
-- ``None`` or ``False``: nothing. The block renders nothing, the endpoint
-  answers 403 and the socket is closed with code ``REFUSED`` (4403) before
-  anything is sent; a page records nobody in the room.
-
-On the site the answer decides what the viewer sees ("join" and "see" alike):
-who is recorded on the site is the middleware's business. A page asks at most
-once per namespace (``visits.access_of`` keeps the answer on the request), a
-socket once per connection. A policy that raises fails closed for that viewer
-(nothing shown, nothing recorded), logged once per process and cause.
-
-Without the setting the site list is public and a page records and shows the
-rooms it declares, as it always did; a socket to a room is refused: a room a
-socket subscribes to is what the site declares, as in Discourse's presence channels.
+``WHOS_ONLINE_ACCESS`` names a callable ``(user, room) -> access`` (``room=None``: the
+site list), asked by every surface; docs/howto/access.md lists its answers. Without it
+the site list is public and a page records the rooms it declares, but a socket to a
+room is refused: a room a socket subscribes to is what the site declares.
 """
 
 from __future__ import annotations
 
 import logging
+import traceback
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -61,11 +43,8 @@ NAMED = {"join": JOIN, "see": SEE, "count": COUNT}
 
 
 def room_access(user: Any, room: str | None) -> RoomAccess | None:
-    """What ``user`` may do in ``room`` (None: the site), by ``WHOS_ONLINE_ACCESS``.
-
-    Without the setting the site is open and every room closed (a socket's
-    view: pages ask ``visits.access_of``, which leaves their rooms open).
-    """
+    """What ``user`` may do in ``room`` (None: the site); without a policy, a socket's view
+    (pages ask ``visits.access_of``, which leaves their rooms open)."""
     policy = conf.access
     if policy is None:
         return JOIN if room is None else None
@@ -75,11 +54,8 @@ def room_access(user: Any, room: str | None) -> RoomAccess | None:
 def asked(
     policy: Callable[[Any, str | None], Any], user: Any, room: str | None
 ) -> RoomAccess | None:
-    """The policy's answer as a RoomAccess; None (nothing) if it raised.
-
-    SynchronousOnlyOperation (a policy reading the database on the event loop)
-    is let through: the caller asks again from a thread.
-    """
+    """The policy's answer as a RoomAccess; None (nothing) if it raised, but for
+    SynchronousOnlyOperation, after which the caller asks again from a thread."""
     try:
         granted = policy(user, room)
     except SynchronousOnlyOperation:
@@ -105,11 +81,8 @@ _logged: set[tuple[str, str, int]] = set()
 
 def failed(error: Exception) -> None:
     """Log a policy's error once per process and cause, not once per request."""
-    frame = error.__traceback__
-    while frame is not None and frame.tb_next is not None:
-        frame = frame.tb_next
-    where = (frame.tb_frame.f_code.co_filename, frame.tb_lineno) if frame else ("", 0)
-    cause = (type(error).__qualname__, *where)
+    *_, (frame, line) = traceback.walk_tb(error.__traceback__)
+    cause = (type(error).__qualname__, frame.f_code.co_filename, line)
     if cause not in _logged:
         _logged.add(cause)
         logger.error(
@@ -152,16 +125,8 @@ def object_rooms(
     can_view: Callable[[Any, Any], bool], site: str | None = "see"
 ) -> Callable[[Any, str | None], str | None]:
     """A policy for rooms named by model instances (``@in_room(lambda request, pk: page)``):
-    a room is joined by whoever ``can_view(user, instance)``, and refused to anyone else.
-
-    A site passes its own rule for the instance, so a restricted page's room is
-    seen by whom the page is shown (``whos_online.wagtail_pages.access`` is
-    Wagtail's view restrictions)::
-
-        access = object_rooms(lambda user, profile: user == profile or user.is_staff)
-
-    The site list gets ``site``; a room naming no instance (or one gone) nothing.
-    """
+    a room is joined by whoever ``can_view(user, instance)``; the site list gets ``site``,
+    and a room naming no instance (or one gone) nothing."""
 
     def policy(user: Any, room: str | None) -> str | None:
         if room is None:

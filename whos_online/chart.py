@@ -1,8 +1,5 @@
-"""The admin's chart of online counts over a day: inline SVG drawn on the server.
-
-Everything a site owner reads off it is computed here (scales, ticks, the peak,
-the hover labels); the template only places the elements.
-"""
+"""The admin's chart of online counts over a day: inline SVG drawn on the server; the
+template only places what is computed here."""
 
 from __future__ import annotations
 
@@ -53,8 +50,7 @@ class Hover:
 
 @dataclass(frozen=True)
 class PeakMark:
-    """The sample with the most people online (members and guests together), marked
-    on both lines; its label gives the total, which neither line shows."""
+    """The sample with the most people online, marked on both lines, labelled with the total."""
 
     x: float
     members_y: float
@@ -172,11 +168,8 @@ def _time_ticks(start: datetime, end: datetime) -> list[tuple[datetime, str]]:
     first = midnight + timedelta(
         seconds=math.ceil((local - midnight).total_seconds() / step) * step
     )
-    moments = []
-    at = first
-    while at <= end:
-        moments.append(at)
-        at += timedelta(seconds=step)
+    count = int((end - first).total_seconds() // step) + 1
+    moments = [first + timedelta(seconds=i * step) for i in range(count)]
     every = math.ceil(len(moments) / MAX_TIME_LABELS)
     return [(at, clock(at) if i % every == 0 else "") for i, at in enumerate(moments)]
 

@@ -1,16 +1,12 @@
-"""``conf``: the settings of whos_online.settings_table, typed; ``override_settings`` works.
+"""``conf``: the settings of whos_online.settings_table, typed, and every Redis key's name.
 
-``Settings`` also names every Redis key whos_online writes: the key layout is
-spelled here alone, and the Lua scripts are given whole key names.
-
-Each value is read and converted once (``cached_property``), and forgotten when
-Django's ``setting_changed`` signal (sent by ``override_settings`` and by
-pytest-django's ``settings`` fixture on assignment, not on ``del``) names a
-setting whos_online reads.
+Each value is read once (``cached_property``) and forgotten when Django's
+``setting_changed`` signal names a setting whos_online reads.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from datetime import date, timedelta
 from functools import cached_property
@@ -22,14 +18,7 @@ from django.http import HttpRequest
 from django.utils.module_loading import import_string
 
 from whos_online.room_names import room_name
-from whos_online.settings_table import (
-    DEFAULTS,
-    Network,
-    networks,
-    patterns,
-    room_spec,
-    seconds,
-)
+from whos_online.settings_table import DEFAULTS, Network, room_spec, seconds
 
 # A connection is gone after this many heartbeats without one: two missed, and a margin.
 HEARTBEATS_TO_TIMEOUT = 2.4
@@ -57,10 +46,8 @@ class Keys(NamedTuple):
 
 
 class SocketKeys(NamedTuple):
-    """WebSocket presence (see whos_online.realtime.consumers) in a namespace: pk -> newest
-    heartbeat of their open connections, pk -> when their last one closed, and the index
-    of the members (of users, of hidden) those signs keep, scored as in their member set
-    (see lua/lib/kept.lua). The four share one TTL, so none outlives the others."""
+    """A namespace's WebSocket presence: pk -> newest heartbeat, pk -> last close, and the
+    indexes of the members those keep (lua/lib/kept.lua). The four share one TTL."""
 
     live: str
     left: str
@@ -80,13 +67,8 @@ class Settings:
         return str(_get("WHOS_ONLINE_KEY_PREFIX"))
 
     def keys(self, room: object = None) -> Keys:
-        """The site's keys, or a room's: the same layout under ``<prefix>:room:<room>``.
-
-        The room's name as ``room_name`` makes it; ValueError if it is empty.
-        """
-        return self._keys(self._namespace(room))
-
-    def _keys(self, base: str) -> Keys:
+        """The site's keys, or a room's: the same layout under ``<prefix>:room:<room>``."""
+        base = self._namespace(room)
         return Keys(
             f"{base}:users",
             f"{base}:hidden",
@@ -98,25 +80,17 @@ class Settings:
     def socket_keys(self, room: object = None) -> SocketKeys:
         """A namespace's WebSocket presence keys (kept out of Keys: scripts index those)."""
         base = self._namespace(room)
-        return SocketKeys(f"{base}:live", f"{base}:left", *map(self.kept_key, self._keys(base)[:2]))
+        return SocketKeys(f"{base}:live", f"{base}:left", *map(self.kept_key, self.keys(room)[:2]))
 
     def kept_key(self, member_set: str) -> str:
-        """The index of a namespace's member set (users or hidden): its members a socket
-        keeps, scored as in the set (see lua/lib/kept.lua)."""
+        """The index of the members of ``member_set`` a socket keeps (see lua/lib/kept.lua)."""
         base, _, name = member_set.rpartition(":")
         return f"{base}:kept:{name}"
 
     def namespace_keys(self, room: object) -> tuple[str, ...]:
         """Every key of a namespace that a room dropped over the rooms cap loses
         (rooms keep no peak; a member's connections there expire with the heartbeat)."""
-        keys = self.keys(room)
-        return (
-            keys.users,
-            keys.hidden,
-            keys.guests,
-            *self.socket_keys(room),
-            self.changes_key(room),
-        )
+        return (*self.keys(room)[:3], *self.socket_keys(room), self.changes_key(room))
 
     def connections_key(self, room: object, pk: str) -> str:
         """One member's open connections in a namespace: connection id -> last heartbeat."""
@@ -136,7 +110,6 @@ class Settings:
         return f"{guests_key}:hll:{bucket}"
 
     def hour_key(self, who: str, hour: int) -> str:
-        """The per-hour key of ``who`` ("guests" or "members")."""
         return f"{self.key_prefix}:{who}:hour:{hour}"
 
     def past_hours_key(self, who: str, hour: int) -> str:
@@ -144,7 +117,6 @@ class Settings:
         return f"{self.key_prefix}:{who}:hour:past:{hour}"
 
     def day_key(self, who: str, day: date) -> str:
-        """The per-day key of ``who`` ("guests" or "members")."""
         return f"{self.key_prefix}:{who}:day:{day.isoformat()}"
 
     @cached_property
@@ -153,7 +125,7 @@ class Settings:
         return f"{self.key_prefix}:notices"
 
     def _namespace(self, room: object) -> str:
-        """The site's prefix, or a room's (named as ``room_name`` names it; ValueError if empty)."""
+        """The site's prefix, or a room's (ValueError if its name is empty)."""
         if room is None:
             return self.key_prefix
         name = room_name(room)
@@ -186,12 +158,10 @@ class Settings:
         return self.max_age if value is None else min(seconds(value), self.max_age)
 
     def window(self, room: object = None) -> float:
-        """The window of ``room`` (None: the site's), in seconds."""
         return self.max_age if room is None else self.room_max_age
 
     @cached_property
     def idle_after(self) -> float:
-        """Seconds after which a member inside the window shows as idle: half of it."""
         return HALF_WINDOW * self.max_age
 
     @cached_property
@@ -202,12 +172,10 @@ class Settings:
 
     @cached_property
     def window_minutes(self) -> int:
-        """The window in whole minutes, at least 1, as the block shows it."""
         return round(self.max_age / 60) or 1
 
     @cached_property
     def room_window_minutes(self) -> int:
-        """The rooms' window in whole minutes, at least 1, as room blocks show it."""
         return round(self.room_max_age / 60) or 1
 
     # The throttle cookie: a recorded visitor is not recorded again while they carry it.
@@ -217,7 +185,6 @@ class Settings:
 
     @cached_property
     def cookie_age(self) -> int:
-        """The throttle cookie's life in seconds: half the window."""
         return max(1, int(HALF_WINDOW * self.max_age))
 
     @cached_property
@@ -230,30 +197,36 @@ class Settings:
 
     @cached_property
     def proxy_count(self) -> int:
-        """How many proxies write the proxy header, when ``WHOS_ONLINE_PROXIES`` is a number."""
         value = _get("WHOS_ONLINE_PROXIES")
         return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
     @cached_property
     def trusted_proxies(self) -> tuple[Network, ...] | None:
-        """The proxies' networks: () when ``WHOS_ONLINE_PROXIES`` is a number, None when it is
-        neither a number nor a list of CIDRs (check E010)."""
+        """The proxies' networks: () for a number of proxies, None for neither (check E010)."""
         value = _get("WHOS_ONLINE_PROXIES")
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
             return ()
-        if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        if not isinstance(value, (list, tuple)):
             return None
-        return networks(tuple(str(entry) for entry in value))
+        try:
+            return tuple(ipaddress.ip_network(str(entry), strict=False) for entry in value)
+        except ValueError:
+            return None
 
     @cached_property
     def proxy_header(self) -> str:
-        """Which header the proxies write: "X-Forwarded-For" or "Forwarded" (RFC 7239)."""
         return str(_get("WHOS_ONLINE_PROXY_HEADER"))
 
     @cached_property
     def exclude_paths(self) -> re.Pattern[str] | None:
-        """Paths that are no visits: regexes matched from the path's start (a prefix works)."""
-        return patterns(_get("WHOS_ONLINE_EXCLUDE_PATHS"))
+        """One regex for the list; None for none, or for a broken list (check E013)."""
+        value = _get("WHOS_ONLINE_EXCLUDE_PATHS")
+        if not value or not isinstance(value, (list, tuple)):
+            return None
+        try:
+            return re.compile("|".join(f"(?:{pattern})" for pattern in value))
+        except re.error:
+            return None
 
     # The longest back-off in seconds after a Redis failure (the first is shorter), so a
     # repaired Redis is used again within this long.
@@ -270,7 +243,6 @@ class Settings:
 
     @cached_property
     def block_cache(self) -> float:
-        """Seconds a process keeps a block's summary; 0 reads Redis for every block."""
         return float(_get("WHOS_ONLINE_BLOCK_CACHE"))
 
     # Caps, so no anonymous visitor can grow Redis without bound: guests counted exactly
@@ -283,12 +255,10 @@ class Settings:
 
     @cached_property
     def is_bot(self) -> Callable[[HttpRequest], bool] | None:
-        """The bot filter: a callable taking the request, or None."""
         return cast("Callable[[HttpRequest], bool] | None", _callable("WHOS_ONLINE_IS_BOT"))
 
     @cached_property
     def redis_client(self) -> Callable[[], Any] | None:
-        """A callable returning the Redis client to use instead of the cache alias's."""
         return cast("Callable[[], Any] | None", _callable("WHOS_ONLINE_REDIS_CLIENT"))
 
     @cached_property
@@ -301,28 +271,23 @@ class Settings:
 
     @cached_property
     def member_card(self) -> Callable[[Any], dict[str, Any]]:
-        """The callable that makes a member's card (name, url, avatar, extras) from the user."""
         return cast("Callable[[Any], dict[str, Any]]", _callable("WHOS_ONLINE_MEMBER_CARD"))
 
     @cached_property
     def track_pages(self) -> bool:
-        """Whether a member's card records the page they were last seen on (for staff)."""
         return bool(_get("WHOS_ONLINE_TRACK_PAGES"))
 
     @cached_property
     def guest_counting(self) -> str:
-        """ "exact" (a sorted set of guests) or "approximate" (HyperLogLogs: see counting.py)."""
         return str(_get("WHOS_ONLINE_GUESTS") or "exact")
 
     @cached_property
     def show_day_total(self) -> bool:
-        """Whether the block adds "In total there were N users online in the past 24 hours":
-        when members are kept a day, so the total can count them all."""
+        """The block's 24-hour total counts members kept a day, so needs that retention."""
         return self.retention >= timedelta(days=1).total_seconds()
 
     @cached_property
     def heartbeat(self) -> float:
-        """Seconds between a process's heartbeats for its open WebSocket connections."""
         return seconds(_get("WHOS_ONLINE_HEARTBEAT"))
 
     @cached_property
@@ -332,20 +297,16 @@ class Settings:
 
     @cached_property
     def websocket_url(self) -> str | None:
-        """Where the site routes ``WhosOnlineConsumer`` (e.g. "/ws/whos-online/"); None: poll."""
         value = _get("WHOS_ONLINE_WEBSOCKET_URL")
         return None if value is None else str(value)
 
     @cached_property
     def access(self) -> Callable[[Any, str | None], Any] | None:
-        """Who may see the site list and see or join which room (see whos_online.access)."""
         return cast("Callable[[Any, str | None], Any] | None", _callable("WHOS_ONLINE_ACCESS"))
 
     @cached_property
     def rooms(self) -> dict[str, object]:
-        """URL name -> the room its views record into (see whos_online.rooms.url_names), a dotted
-        path imported; {} when the setting is no dict, and no entry for a path that names no
-        callable (check E015)."""
+        """URL name -> room, without the entries check E015 reports."""
         value = _get("WHOS_ONLINE_ROOMS")
         if not isinstance(value, dict):
             return {}

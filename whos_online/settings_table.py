@@ -1,9 +1,7 @@
 """Every ``WHOS_ONLINE_*`` setting, declared once: its default, its check and its docs.
 
-``DEFAULTS`` (read by ``whos_online.conf``), the system checks (whos_online.checks.settings)
-and the docs' settings reference (docs/_ext/settings_reference.py) are all made
-from ``SETTINGS``, so none of them can disagree with another. The readers at
-the end turn a value of the kinds the table takes into what ``conf`` keeps.
+``DEFAULTS``, the system checks and the docs' settings reference are all made from
+``SETTINGS``, so none of them can disagree with another.
 """
 
 from __future__ import annotations
@@ -15,19 +13,13 @@ from typing import Any, NamedTuple, Union
 
 from django.utils.module_loading import import_string
 
-GUEST_COUNTING_MODES = ("exact", "approximate")
 SECONDS = (int, timedelta)
 NUMBER = (int, float)
 
 
 class Setting(NamedTuple):
-    """One ``WHOS_ONLINE_*`` setting: its default, how it is checked, and its line in the docs.
-
-    ``SETTINGS`` below is the one place a setting is declared: ``DEFAULTS`` is made
-    from it, ``check`` names the system check that validates it (E005 checks
-    ``accepts``, ``minimum``, ``maximum`` and ``choices``; the others are checks of
-    their own in whos_online.checks.settings), and the docs' settings reference is generated from it.
-    """
+    """One setting. ``check`` names the system check that validates it: E005 checks
+    ``accepts``, ``minimum`` and ``choices``; the others are checks of their own."""
 
     name: str
     default: Any
@@ -35,12 +27,11 @@ class Setting(NamedTuple):
     doc: str  # one or two sentences of Markdown, for the reference
     accepts: tuple[type, ...] = ()
     minimum: float | None = None
-    maximum: float | None = None
     choices: tuple[str | None, ...] = ()
     check: str = "whos_online.E005"
 
 
-CALLABLE = "dotted path, callable or `None`"  # a callable, or its dotted path
+CALLABLE = "dotted path, callable or `None`"  # check_callables checks those that take "callable"
 
 SETTINGS: tuple[Setting, ...] = (
     Setting(
@@ -76,7 +67,7 @@ SETTINGS: tuple[Setting, ...] = (
         '100,000 (about 10 MB): at the cap a new guest replaces one already out of the window, '
         'or is not counted. `"approximate"` counts them with HyperLogLogs: about 175 KB of '
         "Redis whatever their number, within about 1%. `None` counts no guest.",
-        (str, type(None)), choices=(*GUEST_COUNTING_MODES, None),
+        (str, type(None)), choices=("exact", "approximate", None),
     ),
     Setting(
         "WHOS_ONLINE_LIST_LIMIT", 100, "`int`",
@@ -213,24 +204,6 @@ Network = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]
 def seconds(value: Any) -> float:
     """Seconds, from a number or a timedelta."""
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
-
-
-def networks(values: tuple[str, ...]) -> tuple[Network, ...] | None:
-    """The networks of CIDRs or addresses; None if one is neither (check E010)."""
-    try:
-        return tuple(ipaddress.ip_network(value, strict=False) for value in values)
-    except ValueError:
-        return None
-
-
-def patterns(value: Any) -> re.Pattern[str] | None:
-    """One regex for a list of them; None for none, or for a broken list (check E013)."""
-    if not value or isinstance(value, str) or not isinstance(value, (list, tuple)):
-        return None
-    try:
-        return re.compile("|".join(f"(?:{pattern})" for pattern in value))
-    except re.error:
-        return None
 
 
 # A WHOS_ONLINE_ROOMS value naming a callable, not a room: identifiers joined by dots,

@@ -1,9 +1,6 @@
 """Pruning without cron: a Celery task and a Django task, each defined only if its framework is.
 
-Celery's ``autodiscover_tasks()`` finds this module; Django's tasks framework
-(Django 6+) imports it by the dotted path you enqueue. Both run
-:func:`prune_and_report`, and both raise when Redis fails so the scheduler
-records a failed run, as cron would mail one.
+Both raise when Redis fails, so the scheduler records a failed run, as cron would mail one.
 """
 
 from __future__ import annotations

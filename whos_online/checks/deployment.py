@@ -1,12 +1,10 @@
-"""System checks of the site around whos_online: its middleware, its caches and its URLconf.
-
-The checks of whos_online's own settings are in whos_online.checks.settings.
-"""
+"""System checks of the site around whos_online: its middleware, its caches and its URLconf."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from contextlib import suppress
 from ipaddress import ip_address
 from typing import Any, NamedTuple
 
@@ -111,9 +109,8 @@ def check_cache(**kwargs: Any) -> list[CheckMessage]:
 
 @register(Tags.caches, deploy=True)
 def check_redis_answers(**kwargs: Any) -> list[CheckMessage]:
-    """``check --deploy`` only: one PING with whos_online's own client and timeouts. A
-    Warning, not an Error: the site runs without Redis (the block says it is unavailable),
-    and the Redis may not be up yet where the deploy runs its checks."""
+    """``check --deploy`` only: one PING. A Warning: the site runs without Redis, and the
+    Redis may not be up yet where the deploy runs its checks."""
     try:
         get_client().ping()
     except CacheAliasError:
@@ -131,17 +128,13 @@ def check_redis_answers(**kwargs: Any) -> list[CheckMessage]:
     return []
 
 
-CACHE_SESSIONS = (
-    "django.contrib.sessions.backends.cache",
-    "django.contrib.sessions.backends.cached_db",
-)
-
-
 def _shared_by(alias: str) -> str | None:
     """What else Django's cache framework keeps under ``alias``, or in its Redis database."""
     if alias == "default":
         return "django.core.cache.cache"
-    if settings.SESSION_ENGINE in CACHE_SESSIONS and settings.SESSION_CACHE_ALIAS == alias:
+    # Django's "cache" and "cached_db" session engines.
+    cache_sessions = settings.SESSION_ENGINE.startswith("django.contrib.sessions.backends.cache")
+    if cache_sessions and settings.SESSION_CACHE_ALIAS == alias:
         return "the sessions' cache (SESSION_CACHE_ALIAS)"
     ours = _databases(alias)
     for other in settings.CACHES:
@@ -152,12 +145,8 @@ def _shared_by(alias: str) -> str | None:
 
 
 def _databases(alias: str) -> set[str]:
-    """The Redis databases (``server/db``) a cache alias's LOCATION names.
-
-    django-redis and Django's own Redis cache take one URL, a list, or a string
-    of them separated by commas (Django's also semicolons); redis-py parses
-    each, as they do. A loopback address is one server by any name.
-    """
+    """The Redis databases (``server/db``) a cache alias's LOCATION names: one URL, a list,
+    or a string of them split by commas or semicolons. Loopback is one server by any name."""
     location = settings.CACHES[alias].get("LOCATION") or ""
     urls = re.split("[;,]", location) if isinstance(location, str) else location
     found = set()
@@ -167,16 +156,11 @@ def _databases(alias: str) -> set[str]:
         except ValueError:  # not a Redis URL: another kind of cache
             continue
         host = str(params.get("host", "localhost"))
-        server = params.get("path") or f"{_loopback(host) or host}:{params.get('port', 6379)}"
+        with suppress(ValueError):  # a host name, not an address
+            host = "localhost" if ip_address(host).is_loopback else host
+        server = params.get("path") or f"{host}:{params.get('port', 6379)}"
         found.add(f"{server}/{params.get('db', 0)}")
     return found
-
-
-def _loopback(host: str) -> str | None:
-    try:
-        return "localhost" if host == "localhost" or ip_address(host).is_loopback else None
-    except ValueError:
-        return None
 
 
 @register(Tags.urls)
@@ -230,11 +214,8 @@ class Captured(NamedTuple):
 def _url_names(
     patterns: Iterable[Any], namespace: str = "", given: Captured = Captured(frozenset(), 0)
 ) -> Iterator[tuple[str, Captured]]:
-    """Each named URL pattern as ``reverse`` names it, with the arguments its view gets
-    (captured by it and the includes above it, or given as extra keyword arguments).
-
-    Groups are positional arguments only while no group has a name, as Django passes them.
-    """
+    """Each named URL pattern as ``reverse`` names it, with the arguments its view gets.
+    Groups are positional arguments only while no group has a name, as Django passes them."""
     for entry in patterns:
         regex = entry.pattern.regex
         names = given.keywords | set(regex.groupindex)

@@ -1,14 +1,10 @@
 """System checks of whos_online's settings: each value as settings_table declares it, and
-the settings against each other.
-
-The checks of the site around whos_online are in whos_online.checks.deployment.
-"""
+the settings against each other."""
 
 from __future__ import annotations
 
 import re
-from datetime import timedelta
-from typing import Any, cast
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -32,23 +28,21 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
             continue
         value = getattr(settings, setting.name)
         if not _valid(value, setting):
-            errors.append(
-                Error(
-                    f"{setting.name} is {value!r}; it must be {_describe(setting)}.",
-                    hint=f"Fix or remove it (the default is {setting.default!r}).",
-                    id="whos_online.E005",
-                )
-            )
+            names = " or ".join("None" if t is type(None) else t.__name__ for t in setting.accepts)
+            expected = names if setting.minimum is None else f"{names} >= {setting.minimum:g}"
+            fix = "Fix or remove it"
         elif setting.choices and value not in setting.choices:
-            errors.append(
-                Error(
-                    f"{setting.name} is {value!r}; it must be one of "
-                    f"{', '.join(map(repr, setting.choices))}.",
-                    hint=f"Use one of them, or remove the setting (the default is "
-                    f"{setting.default!r}).",
-                    id="whos_online.E005",
-                )
+            expected = f"one of {', '.join(map(repr, setting.choices))}"
+            fix = "Use one of them, or remove the setting"
+        else:
+            continue
+        errors.append(
+            Error(
+                f"{setting.name} is {value!r}; it must be {expected}.",
+                hint=f"{fix} (the default is {setting.default!r}).",
+                id="whos_online.E005",
             )
+        )
     if errors:
         return errors
     warnings: list[CheckMessage] = []
@@ -87,20 +81,12 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
     return warnings
 
 
-# The checks of the settings that name a callable, one id each.
-CALLABLE_CHECKS = {
-    "whos_online.E006",
-    "whos_online.E008",
-    "whos_online.E009",
-    "whos_online.E014",
-}
-
-
 @register(Tags.compatibility)
 def check_callables(**kwargs: Any) -> list[CheckMessage]:
+    """The settings the table says take a callable, each under its own id."""
     errors: list[CheckMessage] = []
     for setting in SETTINGS:
-        if setting.check not in CALLABLE_CHECKS:
+        if "callable" not in setting.takes:
             continue
         name, value = setting.name, getattr(settings, setting.name, setting.default)
         if value is None:
@@ -149,28 +135,26 @@ def check_proxies(**kwargs: Any) -> list[CheckMessage]:
 
 @register(Tags.compatibility)
 def check_exclusions(**kwargs: Any) -> list[CheckMessage]:
-    errors: list[CheckMessage] = []
-    for name in [s.name for s in SETTINGS if s.check == "whos_online.E013"]:
-        value = getattr(settings, name, ())
-        problem = None
-        if isinstance(value, str) or not isinstance(value, (list, tuple)):
-            problem = "is not a list"
-        else:
-            for pattern in value:
-                try:
-                    re.compile(pattern)
-                except (re.error, TypeError) as exc:
-                    problem = f"has {pattern!r}, which is no regular expression ({exc})"
-                    break
-        if problem:
-            errors.append(
-                Error(
-                    f"{name} {problem}; until it is fixed nothing is excluded.",
-                    hint=r'A list of regular expressions, e.g. [r"/healthz$", "/api/"].',
-                    id="whos_online.E013",
-                )
-            )
-    return errors
+    value = getattr(settings, "WHOS_ONLINE_EXCLUDE_PATHS", ())
+    problem = None
+    if not isinstance(value, (list, tuple)):
+        problem = "is not a list"
+    else:
+        for pattern in value:
+            try:
+                re.compile(pattern)
+            except (re.error, TypeError) as exc:
+                problem = f"has {pattern!r}, which is no regular expression ({exc})"
+                break
+    if not problem:
+        return []
+    return [
+        Error(
+            f"WHOS_ONLINE_EXCLUDE_PATHS {problem}; until it is fixed nothing is excluded.",
+            hint=r'A list of regular expressions, e.g. [r"/healthz$", "/api/"].',
+            id="whos_online.E013",
+        )
+    ]
 
 
 @register(Tags.compatibility)
@@ -195,22 +179,8 @@ def check_member_names(**kwargs: Any) -> list[CheckMessage]:
 
 
 def _valid(value: Any, setting: Setting) -> bool:
-    if value is None:
-        return type(None) in setting.accepts
-    # bool is an int subclass; True is no number of seconds.
     if isinstance(value, bool) and bool not in setting.accepts:
-        return False
+        return False  # bool is an int subclass; True is no number of seconds
     if not isinstance(value, setting.accepts):
         return False
-    number = value.total_seconds() if isinstance(value, timedelta) else cast(float, value)
-    minimum, maximum = setting.minimum, setting.maximum
-    return (minimum is None or number >= minimum) and (maximum is None or number <= maximum)
-
-
-def _describe(setting: Setting) -> str:
-    """What E005 accepts, in words: "int or timedelta >= 1"."""
-    names = " or ".join("None" if t is type(None) else t.__name__ for t in setting.accepts)
-    minimum, maximum = setting.minimum, setting.maximum
-    if minimum is not None and maximum is not None:
-        return f"{names} from {minimum:g} to {maximum:g}"
-    return names if minimum is None else f"{names} >= {minimum:g}"
+    return value is None or setting.minimum is None or seconds(value) >= setting.minimum
