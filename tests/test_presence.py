@@ -124,7 +124,8 @@ def test_prune_samples_the_counts_in_one_plain_pipeline(
         ["ZADD", "ZREMRANGEBYSCORE", "ZREMRANGEBYRANK", "EXPIRE"],
         ["EXISTS"],  # the past hours' unions the 24 hours' total reads: made once an hour
     ]
-    assert commands[-4:] == [*sample, ["PFMERGE", "EXPIRE"] * 2]
+    # call by call: Redis Cluster refuses PFMERGE in a pipeline
+    assert commands[-7:] == [*sample, ["PFMERGE"], ["EXPIRE"], ["PFMERGE"], ["EXPIRE"]]
     assert round_trips.commands[-3:] == sample
 
 
