@@ -207,6 +207,20 @@ def test_a_room_has_its_own_shorter_window(
         assert "alice" in names(presence.online_users())  # the site's window is 10 minutes
 
 
+def test_a_room_lists_a_reader_idle_after_half_its_own_window(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    settings.WHOS_ONLINE_ROOM_MAX_AGE = 120  # idle after 60 s in the room, 300 s on the site
+    (alice,) = people("alice")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        presence.record_user(alice)
+        presence.record_user(alice, room="thread:1")
+        traveller.shift(61)
+        [in_room] = presence.online_users(room="thread:1")
+        [on_site] = presence.online_users()
+        assert (in_room.status, on_site.status) == ("idle", "online")
+
+
 def test_a_room_window_longer_than_the_site_s_is_the_site_s(settings: Any) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 300
     settings.WHOS_ONLINE_ROOM_MAX_AGE = timedelta(minutes=10)

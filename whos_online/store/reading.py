@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Iterable, TypeVar
 
-from whos_online.conf import conf
+from whos_online.conf import HALF_WINDOW, conf
 from whos_online.store import counting, scripts
 from whos_online.store.connection import get_client, text
 from whos_online.store.members import Member, read_member
@@ -153,9 +153,9 @@ def read(
         day_total = int(day_users) + int(day_guests)
         if peak is not None and peak.at.timestamp() >= counting.day_cutoff(now):
             day_total = max(day_total, peak.count)
-    rows, idle_at = _members(listed, now, hidden=False)
+    rows, idle_at = _members(listed, now, False, window)
     if staff_view:
-        hidden_rows, hidden_idle_at = _members(hidden, now, hidden=True)
+        hidden_rows, hidden_idle_at = _members(hidden, now, True, window)
         idle_at = min(idle_at, hidden_idle_at)
         rows = sorted(rows + hidden_rows, key=lambda row: row[0], reverse=True)
         members = [member for _, member in rows[: None if limit < 0 else limit]]
@@ -241,16 +241,18 @@ def _scores(users: Iterable[Key], include_hidden: bool) -> dict[Key, tuple[Any, 
     return scores
 
 
-def _members(listing: Any, now: float, hidden: bool) -> tuple[list[tuple[float, Member]], float]:
+def _members(
+    listing: Any, now: float, hidden: bool, window: float
+) -> tuple[list[tuple[float, Member]], float]:
     """The Members of one of scripts.SUMMARY's listings (JSON ``[[score, pk, card, beat,
     left], ...]``), each with its score, and when the first of those online by their
     page view alone turns idle (inf: none)."""
     members, idle_at = [], math.inf
     for raw_score, pk, card, raw_beat, raw_left in json.loads(text(listing)):
         score, beat, left = float(raw_score), _float(raw_beat), _float(raw_left)
-        status = status_of(score, now, beat, left)
+        status = status_of(score, now, beat, left, window)
         if status == "online" and not beating(beat, now):
-            idle_at = min(idle_at, score + conf.idle_after)
+            idle_at = min(idle_at, score + HALF_WINDOW * window)
         members.append((score, read_member(pk, last_sign(score, beat, left), card, status, hidden)))
     return members, idle_at
 

@@ -11,24 +11,30 @@ from __future__ import annotations
 
 from typing import Literal
 
-from whos_online.conf import conf
+from whos_online.conf import HALF_WINDOW, conf
 
 Status = Literal["online", "idle", "offline"]
 
 
 def status_of(
-    score: float | None, now: float, beat: float | None = None, left: float | None = None
+    score: float | None,
+    now: float,
+    beat: float | None = None,
+    left: float | None = None,
+    window: float | None = None,
 ) -> Status:
-    """The status of a member whose signs are ``score``, ``beat`` and ``left`` (None: none)."""
+    """The status of a member whose signs are ``score``, ``beat`` and ``left`` (None: none),
+    in the site's window or ``window`` (a room's: idle after half of it)."""
+    window = conf.max_age if window is None else window
     if score is None:
         return "offline"
     if beating(beat, now):
         return "online"
-    if last_sign(score, beat, left) < now - conf.max_age:
+    if last_sign(score, beat, left) < now - window:
         return "offline"
     if max(beat or 0.0, left or 0.0) >= score + conf.cookie_age:
         return "idle"
-    return "online" if score >= now - conf.idle_after else "idle"
+    return "online" if score >= now - HALF_WINDOW * window else "idle"
 
 
 def beating(beat: float | None, now: float) -> bool:
