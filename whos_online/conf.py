@@ -115,7 +115,6 @@ class Settings:
             keys.hidden,
             keys.guests,
             *self.socket_keys(room),
-            self.changes_key(room),
         )
 
     def connections_key(self, room: object, pk: str) -> str:
@@ -125,10 +124,6 @@ class Settings:
     def member_rooms_key(self, pk: str) -> str:
         """The rooms a member is in: kind (the name up to its first ':') -> room."""
         return f"{self.key_prefix}:member:{pk}:rooms"
-
-    def changes_key(self, room: object = None) -> str:
-        """When a namespace last changed (a mark the hubs compare, in case a notice was lost)."""
-        return f"{self._namespace(room)}:changed"
 
     # The HyperLogLogs (see whos_online.store.counting): a namespace's guests per time
     # bucket of the window; the site's guests and members per hour and per day.

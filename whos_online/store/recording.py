@@ -126,29 +126,15 @@ def forget_user(user: Any) -> bool:
     # Two round trips (a logout is rare): a script touches only the keys it is
     # given, and the rooms' keys are known once their names are read.
     rooms = sorted({text(room) for room in client.hvals(member_rooms)})
-    return scripts.remove_member(
-        client,
-        keys=scripts.ForgetKeys(
-            keys.users,
-            keys.hidden,
-            *conf.socket_keys()[2:],
-            keys.cards,
-            conf.changes_key(),
-            member_rooms,
-            {room: _room_member_keys(room) for room in rooms},
-        ),
-        pk=pk,
-        now=time.time(),
-        ttl=math.ceil(conf.max_age),
-        channel=scripts.channel(),
-    )
+    room_keys = [key for room in rooms for key in _room_member_keys(room)]
+    declared = [keys.users, keys.hidden, *conf.socket_keys()[2:], keys.cards, member_rooms]
+    return bool(scripts.FORGET(client, [*declared, *room_keys], [pk, scripts.channel(), *rooms]))
 
 
-def _room_member_keys(room: str) -> scripts.RoomMemberKeys:
+def _room_member_keys(room: str) -> list[str]:
+    """A room's keys that list members: its sets and their indexes."""
     keys = conf.keys(room)
-    return scripts.RoomMemberKeys(
-        keys.users, keys.hidden, *conf.socket_keys(room)[2:], conf.changes_key(room)
-    )
+    return [keys.users, keys.hidden, *conf.socket_keys(room)[2:]]
 
 
 def forget_guest(ip: str) -> bool:
@@ -193,58 +179,55 @@ def _record(
     known before, so leaving it is part of the record.
     """
     client = get_client()
-    name = None if room is None else room_arg(room)
-    member_rooms = conf.member_rooms_key(member) if room is not None and card else None
+    into = key if listed else keys.guests
     capped = bool(keep) and listed
-    recorded = scripts.record(
+    member_rooms = room is not None and card
+    # A key the record does not use is ``into`` again, an argument ''.
+    declared = [
+        into,
+        drop_from or into,
+        keys.cards if card else into,
+        keys.guests if guest else into,
+        keys.peak if capped and room is None else into,
+        into if room is None else conf.rooms_key,
+        conf.member_rooms_key(member) if member_rooms else into,
+        into if left is None else conf.keys(left).guests,
+        into if key == keys.guests else conf.kept_key(key),
+        into if drop_from is None else conf.kept_key(drop_from),
+    ]
+    args = [
+        now,
+        member,
+        math.ceil(ttl),
+        conf.window(room),
+        scripts.channel(),
+        counting.counted_since(now) if counters else "",
+        keep if capped else "",
+        TRIM_PER_WRITE if capped or room is not None else "",
+        room_arg(room),
+        "" if room is None else conf.max_rooms,
+        card,
+        "1" if keep_card else "",
+        guest,
+        "" if left is None else room_arg(left),
+        "1" if listed else "",
+    ]
+    counters = counters or []
+    before, refused, moved_from, dropped = scripts.RECORD(
         client,
-        keys=scripts.RecordKeys(
-            into=key if listed else None,
-            changed=conf.changes_key(room),
-            drop_from=drop_from,
-            cards=keys.cards if card else None,
-            guests=keys.guests if guest else None,
-            peak=keys.peak if capped and room is None else None,
-            rooms=None if room is None else conf.rooms_key,
-            member_rooms=member_rooms,
-            left_guests=None if left is None else conf.keys(left).guests,
-            left_changed=None if left is None else conf.changes_key(left),
-            kept=None if key == keys.guests else conf.kept_key(key),
-            kept_from=None if drop_from is None else conf.kept_key(drop_from),
-        ),
-        args=scripts.RecordArgs(
-            now=now,
-            member=member,
-            ttl=math.ceil(ttl),
-            window=conf.window(room),
-            channel=scripts.channel(),
-            counted_since=counting.counted_since(now) if counters else None,
-            cap=keep if capped else None,
-            trim=TRIM_PER_WRITE if capped or room is not None else None,
-            room=name,
-            max_rooms=None if room is None else conf.max_rooms,
-            card=card or None,
-            keep_card="1" if keep_card else None,
-            guest=guest or None,
-            left_room=None if left is None else room_arg(left),
-        ),
-        counters=counters or (),
+        [*declared, *(counter for counter, _ in counters)],
+        [*args, *(counter_ttl for _, counter_ttl in counters)],
     )
-    if recorded.left is not None:
-        scripts.leave_room(
+    if moved_from is not None:
+        moved_from = text(moved_from)
+        scripts.LEAVE_ROOM(
             client,
-            member_rooms=conf.member_rooms_key(member),
-            keys=_room_member_keys(recorded.left),
-            pk=member,
-            room=recorded.left,
-            kind=room_kind(recorded.left),
-            now=now,
-            ttl=math.ceil(conf.max_age),
-            channel=scripts.channel(),
+            [conf.member_rooms_key(member), *_room_member_keys(moved_from)],
+            [member, moved_from, room_kind(moved_from), scripts.channel()],
         )
-    if recorded.dropped:
-        _drop_rooms(recorded.dropped)
-    return recorded.before, recorded.refused
+    if dropped:
+        _drop_rooms([text(name) for name in dropped])
+    return None if before is None else float(before), bool(refused)
 
 
 def _drop_rooms(rooms: list[str]) -> int:
@@ -277,14 +260,6 @@ def unrecord(visitor: tuple[str, bool], room: str | None = None) -> bool:
     deleted = scripts.UNRECORD(
         get_client(),
         [*conf.namespace_keys(room), registry, conf.member_rooms_key(who) if in_room else registry],
-        [
-            who,
-            name,
-            room_kind(name) if name else "",
-            "1" if in_room else "",
-            time.time(),
-            math.ceil(conf.window(room)),
-            scripts.channel(),
-        ],
+        [who, name, room_kind(name) if name else "", "1" if in_room else "", scripts.channel()],
     )
     return bool(deleted)

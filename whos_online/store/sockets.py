@@ -85,7 +85,7 @@ def heartbeat(connections: Iterable[Connection]) -> None:
 
 def _beat(connections: list[Connection]) -> None:
     """One HEARTBEAT call (see lua/heartbeat.lua) for ``connections``, each in each of its
-    namespaces: its live, left, index and connections keys, its member set and change mark."""
+    namespaces: its live, left, index and connections keys, and its member set."""
     now = time.time()
     timeout = conf.heartbeat_timeout
     keys = [conf.keys().cards, conf.rooms_key]
@@ -104,7 +104,7 @@ def _beat(connections: list[Connection]) -> None:
                 kept, other_kept = other_kept, kept
             keys += [socket.live, socket.left, kept, other_kept]
             keys.append(conf.connections_key(room, connection.pk))
-            keys += [ns.hidden if connection.hidden else ns.users, conf.changes_key(room)]
+            keys.append(ns.hidden if connection.hidden else ns.users)
             args += [connection.pk, connection.id, room_arg(room), connection.card]
     scripts.HEARTBEAT(get_client(), keys, args)
 
@@ -119,22 +119,19 @@ def disconnect(connection: Connection, at: float | None = None) -> float:
     keys = [conf.rooms_key]
     for room in connection.namespaces:
         keys += [*conf.socket_keys(room), *conf.keys(room)[:2]]
-        keys += [conf.connections_key(room, connection.pk), conf.changes_key(room)]
+        keys.append(conf.connections_key(room, connection.pk))
     args = [now, now - conf.heartbeat_timeout, math.ceil(conf.max_age), connection.pk]
     args += [connection.id, scripts.channel(), *map(room_arg, connection.namespaces)]
     scripts.DISCONNECT(get_client(), keys, args)
     return now
 
 
-def check(rooms: list[str | None]) -> dict[str | None, Any]:
+def check(rooms: list[str | None]) -> None:
     """Sweep the namespaces of ``rooms`` (None: the site) for connections of dead
-    processes (see lua/check.lua): one round trip. Returns each one's change mark (what
-    the hub compares, to catch a lost notice)."""
-    now = time.time()
-    keys = [key for room in rooms for key in (*conf.socket_keys(room), conf.changes_key(room))]
-    args = [now - conf.heartbeat_timeout, now, math.ceil(conf.retention), scripts.channel()]
-    marks = scripts.CHECK(get_client(), keys, [*args, *map(room_arg, rooms)])
-    return dict(zip(rooms, marks))
+    processes (see lua/check.lua): one round trip."""
+    keys = [key for room in rooms for key in conf.socket_keys(room)]
+    args = [time.time() - conf.heartbeat_timeout, math.ceil(conf.retention), scripts.channel()]
+    scripts.CHECK(get_client(), keys, [*args, *map(room_arg, rooms)])
 
 
 def connected(*, room: str | None = None) -> list[str]:

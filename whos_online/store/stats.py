@@ -65,7 +65,7 @@ def daily_visitors(*, days: int = 30) -> list[DayVisitors]:
     """Unique visitors of each of the last ``days`` days (at most 30), today first: one round trip."""
     dates = counting.last_days(time.time(), min(days, counting.DAYS_KEPT - 2))
     keys = [conf.day_key(who, day) for day in dates for who in ("members", "guests")]
-    counts = iter(scripts.count_each(get_client(), keys=keys))
+    counts = iter(scripts.COUNT_EACH(get_client(), keys, []))
     return [
         DayVisitors(day, int(members), int(guests))
         for day, members, guests in zip(dates, counts, counts)
@@ -219,6 +219,16 @@ def _sample(client: Any, now: float) -> None:
     pipe.execute()
 
 
+class Counted(NamedTuple):
+    """A namespace's counts inside the window and its peak (None when it has none)."""
+
+    users: int
+    hidden: int
+    guests: int
+    peak_count: Any
+    peak_at: Any
+
+
 def count(
     client: Any,
     now: float,
@@ -226,18 +236,21 @@ def count(
     *,
     guests: bool = True,
     raise_peak: bool = False,
-) -> scripts.Counted:
-    """The counts of the site or of ``room``; with ``raise_peak`` (prune), the site's peak is
-    raised if they beat it. Without ``guests``, no approximate guest count is made (it
-    reads 0)."""
+) -> Counted:
+    """The counts of the site or of ``room`` (see lua/count_and_raise_peak.lua); with
+    ``raise_peak`` (prune), the site's peak is raised if they beat it, else it only reads.
+    Without ``guests``, no approximate guest count is made (it reads 0)."""
     keys, window = conf.keys(room), conf.window(room)
-    return scripts.count_and_raise_peak(
-        client,
-        keys=keys,
-        sockets=conf.socket_keys(room),
-        buckets=guest_buckets(keys, now, window) if guests else [],
-        window_start=now - window,
-        now=now,
-        peak_ttl=PEAK_TTL if raise_peak else 0,
-        guest_cap=guest_cap(),
+    buckets = guest_buckets(keys, now, window) if guests else []
+    keys_and_args = (
+        [*keys, *conf.socket_keys(room), *buckets],
+        [now - window, now, PEAK_TTL if raise_peak else 0, guest_cap()],
     )
+    if raise_peak:
+        counted = scripts.COUNT_AND_RAISE_PEAK(client, *keys_and_args)
+    else:
+        counted = scripts.COUNT_AND_RAISE_PEAK.read(
+            client, *keys_and_args, hyperloglogs=bool(buckets)
+        )
+    users, hidden, guests_in, peak_count, peak_at = counted
+    return Counted(int(users), int(hidden), int(guests_in), peak_count, peak_at)

@@ -1,23 +1,21 @@
 -- Records a visitor as seen now, in one call (one round trip, also on Cluster).
 --
 -- KEYS[1]   the sorted set the visitor goes into (users, hidden or guests); with
---           approximate guest counting (ARGV[15] '') unused: the counters are all
---           a guest goes into, so neither a cap nor a refusal
--- KEYS[2]   the namespace's change mark
--- KEYS[3]   a member's other set (listed <-> hidden)
--- KEYS[4]   the cards, member pk -> card
--- KEYS[5]   the guests, for a member who was the guest ARGV[13] until logging in
--- KEYS[6]   the site's peak (a capped record on the site: a flood)
--- KEYS[7]   the rooms' registry, room -> last visit (a room's record)
--- KEYS[8]   the member's rooms, kind -> room (a member's room record)
--- KEYS[9]   the guests of the room of the same kind a guest left (their cookie
+--           approximate guest counting (ARGV[15] '') not written: the counters are
+--           all a guest goes into, so neither a cap nor a refusal
+-- KEYS[2]   a member's other set (listed <-> hidden)
+-- KEYS[3]   the cards, member pk -> card
+-- KEYS[4]   the guests, for a member who was the guest ARGV[13] until logging in
+-- KEYS[5]   the site's peak (a capped record on the site: a flood)
+-- KEYS[6]   the rooms' registry, room -> last visit (a room's record)
+-- KEYS[7]   the member's rooms, kind -> room (a member's room record)
+-- KEYS[8]   the guests of the room of the same kind a guest left (their cookie
 --           names it, ARGV[14]: Redis keeps no key per guest)
--- KEYS[10]  that room's change mark
--- KEYS[11]  the index (lib/kept.lua) of KEYS[1]   KEYS[12]  the index of KEYS[3]
--- KEYS[13..] the counters: HyperLogLogs the visitor also goes into
--- A key the record does not use (KEYS[3], 4, 11 and 12 but for a member's record,
--- 5 without ARGV[13], 6 without ARGV[7] or in a room, 7 on the site, 8 but for a
--- member in a room, 9 and 10 without ARGV[14]) is KEYS[2] repeated.
+-- KEYS[9]   the index (lib/kept.lua) of KEYS[1]    KEYS[10]  the index of KEYS[2]
+-- KEYS[11..] the counters: HyperLogLogs the visitor also goes into
+-- A key the record does not use (KEYS[2], 3, 9 and 10 but for a member's record,
+-- 4 without ARGV[13], 5 without ARGV[7] or in a room, 6 on the site, 7 but for a
+-- member in a room, 8 without ARGV[14]) is KEYS[1] repeated.
 -- ARGV[1]   now          ARGV[2]  the member (a pk or a guest id)
 -- ARGV[3]   the TTL of what is written for the visitor
 -- ARGV[4]   the window (seconds)
@@ -40,7 +38,7 @@
 --
 -- Each key written gets its TTL, so an abandoned namespace disappears. A write
 -- that changes what the namespace shows (any member's; a guest's unless they
--- were inside the window already) sets its change mark and publishes the room.
+-- were inside the window already) publishes the room.
 --@include lib/admit.lua
 --@include lib/flood.lua
 --@include lib/visitor.lua
@@ -53,7 +51,7 @@
 local now, member, ttl, channel = ARGV[1], ARGV[2], ARGV[3], ARGV[5]
 local cap, trim, room, card, guest, left_room = ARGV[7], ARGV[8], ARGV[9], ARGV[11], ARGV[13],
                                                 ARGV[14]
-local into, changed = KEYS[1], KEYS[2]
+local into = KEYS[1]
 local window = tonumber(ARGV[4])
 local window_ttl, window_start = math.ceil(window), tonumber(now) - window
 local before = false
@@ -61,34 +59,32 @@ if ARGV[15] == '1' then
   before = redis.call('ZSCORE', into, member)
   if cap ~= '' and not before
       and not admitted(into, tonumber(cap), tonumber(trim), window_start) then
-    if room == '' then mark_flood(KEYS[6], now, window_ttl, window_start) end
+    if room == '' then mark_flood(KEYS[5], now, window_ttl, window_start) end
     return {false, 1, false, {}}
   end
   see(into, member, now, ttl)
 end
 if card ~= '' then
-  redis.call('ZREM', KEYS[3], member)
-  follow_index(KEYS[11], KEYS[12], into, member, now)
-  store_card(KEYS[4], member, card, ttl, ARGV[12] == '1')
+  redis.call('ZREM', KEYS[2], member)
+  follow_index(KEYS[9], KEYS[10], into, member, now)
+  store_card(KEYS[3], member, card, ttl, ARGV[12] == '1')
 end
 if card ~= '' or not (before and tonumber(before) >= window_start) then
-  announce(changed, room, now, window_ttl, channel)
+  announce(room, channel)
 end
 local left, dropped = false, {}
 if room ~= '' then
-  if card ~= '' then left = enter_room(KEYS[8], room, ttl) end
-  dropped = register_room(KEYS[7], room, now, window_ttl, tonumber(ARGV[10]), tonumber(trim))
+  if card ~= '' then left = enter_room(KEYS[7], room, ttl) end
+  dropped = register_room(KEYS[6], room, now, window_ttl, tonumber(ARGV[10]), tonumber(trim))
 end
-if guest ~= '' then redis.call('ZREM', KEYS[5], guest) end
+if guest ~= '' then redis.call('ZREM', KEYS[4], guest) end
 -- A guest who left a room (rooms of a kind share one window) is out of it at once.
 if left_room ~= '' then
-  local score = redis.call('ZSCORE', KEYS[9], member)
-  redis.call('ZREM', KEYS[9], member)
-  if score and tonumber(score) >= window_start then
-    announce(KEYS[10], left_room, now, window_ttl, channel)
-  end
+  local score = redis.call('ZSCORE', KEYS[8], member)
+  redis.call('ZREM', KEYS[8], member)
+  if score and tonumber(score) >= window_start then announce(left_room, channel) end
 end
-local counters = {unpack(KEYS, 13)}
+local counters = {unpack(KEYS, 11)}
 if #counters > 0 and not (before and tonumber(before) >= tonumber(ARGV[6])) then
   count(counters, {unpack(ARGV, 16)}, member)
 end
