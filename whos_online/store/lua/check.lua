@@ -1,10 +1,8 @@
--- A hub's safety check of the namespaces its views show. Connections of dead
--- processes (a heartbeat before ARGV[1]) move from live to left, as a heartbeat
--- would move them where no process beats any more; such a namespace's room is
--- published.
+-- A hub's sweep of the namespaces its views show, where no process may beat any
+-- more: connections of dead processes (a heartbeat before ARGV[1]) move from live
+-- to left, and such a namespace's room is published.
 --
--- KEYS       four per namespace: live, left, kept users, kept hidden (see
---            lib/kept.lua)
+-- KEYS       four per namespace: live, left, kept users, kept hidden (lib/kept.lua)
 -- ARGV[1]    now minus the heartbeat timeout
 -- ARGV[2]    the left set's TTL
 -- ARGV[3]    the notices channel ('': publish nothing)

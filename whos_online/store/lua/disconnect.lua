@@ -1,9 +1,7 @@
 -- One WebSocket connection closed. The member stays live at the newest heartbeat
--- of their other living connections (stale ones, of dead processes, are dropped
--- here); with none left they move to the left set at once (and into the index
--- of the member set they are in, see lib/kept.lua), and the namespace is
--- published. A room the cap dropped meanwhile is left alone: closing a
--- socket never brings its keys back.
+-- of their other living connections (those of dead processes are dropped); with
+-- none left they move to the left set (and their set's index, see lib/kept.lua)
+-- and the namespace is published. A room the cap dropped is left alone.
 --
 -- KEYS[1]    the rooms' registry
 -- then seven per namespace the connection was in: live, left, kept users,

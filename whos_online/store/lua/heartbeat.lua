@@ -15,17 +15,11 @@
 --            ('' for the site), the member's card
 -- Returns 1.
 --
--- A heartbeat keeps a connected member inside the window by its beat in the
--- live set (and the member in their set's index, see lib/kept.lua): it never
--- moves a member's score, so it never reorders a list, and a steady crowd
--- sends nothing. A connection its member's connections hash no longer holds
--- (Redis lost its data) puts its member back into their set if they are not
--- there, scored now, with their card unless one is stored. A room the cap
--- dropped (gone from the registry) is left alone, so open sockets never bring
--- its keys back; a registered room's place in the registry is kept current.
--- Members of a dead process found stale in a live set move to its left set. A
--- namespace whose picture changed (a member newly live, or gone stale) is
--- published.
+-- A beat never moves a member's score (see lib/kept.lua), so it never reorders
+-- a list. A connection Redis no longer holds (it lost its data) puts its member
+-- back into their set, scored now, with their card unless one is stored. A room
+-- the cap dropped is left alone: open sockets never bring its keys back. A
+-- namespace whose picture changed (a member newly live, or gone stale) is published.
 --@include lib/kept.lua
 --@include lib/sweep.lua
 --@include lib/announce.lua

@@ -30,11 +30,9 @@
 -- ARGV[15]  '1' if KEYS[1] is written, '' (approximate guests) if not
 -- ARGV[16..] each counter's TTL
 -- Returns {the score before (false if none or not kept), 1 if the newcomer was
--- refused (nothing written) else 0, the room of the same kind
--- the member left (false if none), the rooms dropped from the registry over its
--- cap}. The caller takes the member out of the room left and deletes the dropped
--- rooms' keys (leave_room.lua, drop_rooms.lua): their keys are not known before
--- this runs, and a script touches only the keys it declares.
+-- refused (nothing written) else 0, the room of the same kind the member left
+-- (false if none), the rooms dropped from the registry over its cap}, whose keys
+-- the caller then handles (leave_room.lua, drop_rooms.lua).
 --
 -- Each key written gets its TTL, so an abandoned namespace disappears. A write
 -- that changes what the namespace shows (any member's; a guest's unless they
