@@ -29,7 +29,7 @@ from tests.conftest import (
 )
 from whos_online import presence
 from whos_online.conf import Settings, conf
-from whos_online.store import counting, scripts, sockets, stats
+from whos_online.store import counting, recording, scripts, sockets, stats
 from whos_online.store.addresses import guest_id
 from whos_online.store.sockets import Connection
 from whos_online.store.stats import Peak
@@ -255,6 +255,7 @@ def test_every_script_touches_only_the_keys_it_declares(
         # the day's counters began again with the cache clear: one guest since
         assert [(day.members, day.guests) for day in presence.daily_visitors(days=1)] == [(0, 1)]
         assert presence.forget_user(alice) is False  # pruned from the site already
+        assert not recording.unrecord((str(alice.pk), True), "lobby")  # its guest keeps it
     assert [script.name for script in SCRIPTS if not round_trips.ran(script)] == []
     assert redis_db.exists(key(settings, f"member:{alice.pk}:rooms")) == 0
 
