@@ -77,9 +77,10 @@ def test_a_prune_batch_removes_at_most_its_size_and_says_how_many(
 ) -> None:
     guests = key(settings, "guests")
     redis_db.zadd(guests, {"a": 1, "b": 2, "c": 3, "fresh": 10})
-    assert scripts.prune_batch(redis_db, key=guests, cards=None, below=10, limit=2).removed == 2
-    assert scripts.prune_batch(redis_db, key=guests, cards=None, below=10, limit=2).removed == 1
-    assert scripts.prune_batch(redis_db, key=guests, cards=None, below=10, limit=2).removed == 0
+    # {removed, passed over, 1 if more remain below the bound}
+    assert scripts.PRUNE_BATCH(redis_db, [guests] * 5, [10, 2, 0])[0] == 2
+    assert scripts.PRUNE_BATCH(redis_db, [guests] * 5, [10, 2, 0])[0] == 1
+    assert scripts.PRUNE_BATCH(redis_db, [guests] * 5, [10, 2, 0])[0] == 0
     assert redis_db.zrange(guests, 0, -1) == [b"fresh"]
 
 
@@ -98,9 +99,9 @@ def test_a_room_prune_call_stops_at_its_budget_and_says_so(
         cutoff = time.time() - 600
         # Called directly: {removed, 1 if it stopped at the limit}; prune calls
         # again while it says 1, so a wrong flag would loop there.
-        assert scripts.prune_rooms(redis_db, keys=keys, below=cutoff, limit=2) == (2, True)
-        assert scripts.prune_rooms(redis_db, keys=keys, below=cutoff, limit=2) == (1, False)
-        assert scripts.prune_rooms(redis_db, keys=keys, below=cutoff, limit=2) == (0, False)
+        assert scripts.PRUNE_ROOMS(redis_db, keys, [cutoff, 2]) == [2, 1]
+        assert scripts.PRUNE_ROOMS(redis_db, keys, [cutoff, 2]) == [1, 0]
+        assert scripts.PRUNE_ROOMS(redis_db, keys, [cutoff, 2]) == [0, 0]
         guest = guest_id("203.0.113.2").encode()
         assert [redis_db.zrange(conf.keys(r).guests, 0, -1) for r in "abc"] == [[guest]] * 3
 

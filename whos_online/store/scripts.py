@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import re
 from importlib.resources import files
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Sequence
 
 from redis.exceptions import NoScriptError, ResponseError
 
@@ -109,49 +109,6 @@ def channel() -> str:
     """The channel the scripts publish a changed namespace on: none ('') unless the site
     has WebSockets (``WHOS_ONLINE_WEBSOCKET_URL``), since only their hub listens."""
     return conf.notices_channel if conf.websocket_url else ""
-
-
-class Pruned(NamedTuple):
-    """A PRUNE_BATCH call: how many members it removed and passed over (a socket keeps
-    them: the next call reads past them), and whether members below the bound remain."""
-
-    removed: int
-    passed: int
-    more: bool
-
-
-def prune_batch(
-    client: Any,
-    *,
-    key: str,
-    cards: str | None,
-    below: float,
-    limit: int,
-    sockets: Sequence[str] | None = None,
-    skip: int = 0,
-) -> Pruned:
-    """Remove the members of ``key`` scored below ``below`` (and their ``cards``, if the
-    set has them) that no sign in ``sockets`` (live, left and the set's index; None for
-    guests) keeps, among the ``limit`` oldest after the ``skip`` oldest."""
-    live, left, kept = sockets or (key, key, key)
-    removed, passed, more = PRUNE_BATCH(
-        client, [key, cards or key, live, left, kept], [below, limit, skip]
-    )
-    return Pruned(int(removed), int(passed), bool(more))
-
-
-class RoomsPruned(NamedTuple):
-    """How many members a PRUNE_ROOMS call removed, and whether it stopped at its limit."""
-
-    removed: int
-    more: bool
-
-
-def prune_rooms(client: Any, *, keys: Sequence[str], below: float, limit: int) -> RoomsPruned:
-    """Remove at most ``limit`` members and guests scored below ``below`` from the rooms'
-    sets ``keys`` (seven per room: users, hidden, guests, then a conf.SocketKeys)."""
-    removed, more = PRUNE_ROOMS(client, keys, [below, limit])
-    return RoomsPruned(int(removed), bool(more))
 
 
 def drop_rooms(client: Any, *, rooms_key: str, rooms: dict[str, Sequence[str]]) -> int:

@@ -97,17 +97,19 @@ def prune(*, batch_size: int = 1000) -> PruneResult:
     now = time.time()
     batches = 0
 
-    def prune_key(key: str, kept_for: float, cards: str | None = None, sockets: Any = None) -> int:
+    def prune_key(key: str, kept_for: float, cards: str = "", signs: tuple[str, ...] = ()) -> int:
+        """Prune ``key`` (its ``cards``; ``signs``: live, left and its index) in batches,
+        reading on past the members a socket keeps (see lua/prune_batch.lua)."""
         nonlocal batches
         total = skip = 0
+        declared = [key, cards or key, *(signs or (key, key, key))]
         while True:
-            pruned = scripts.prune_batch(
-                client, key=key, cards=cards, sockets=sockets, below=now - kept_for,
-                limit=batch_size, skip=skip,
-            )  # fmt: skip
+            removed, passed, more = scripts.PRUNE_BATCH(
+                client, declared, [now - kept_for, batch_size, skip]
+            )
             batches += 1
-            total, skip = total + pruned.removed, skip + pruned.passed
-            if pruned.removed < batch_size and not pruned.more:
+            total, skip = total + int(removed), skip + int(passed)
+            if removed < batch_size and not more:
                 return total
 
     keys = conf.keys()
@@ -143,7 +145,7 @@ def _prune_rooms(client: Any, cutoff: float, batch_size: int) -> int:
         keys = [key for name, _ in page for key in _room_sets(text(name))]
         more = bool(keys)
         while more:
-            more = scripts.prune_rooms(client, keys=keys, below=cutoff, limit=batch_size).more
+            _, more = scripts.PRUNE_ROOMS(client, keys, [cutoff, batch_size])
             batches += 1
         if len(page) < ROOMS_PER_BATCH:
             return batches
