@@ -19,9 +19,8 @@
 -- ARGV[8]     now minus the heartbeat timeout
 -- ARGV[9]     the guest cap (0: none)
 -- Returns {listed, hidden (each one JSON text; see listing), users, hidden count,
--- guests, peak count, peak time (the kept peak, or the count now if it beats it:
--- see peak_with in lib/counts.lua; false, false if none), day members, day guests
--- (false, false without a day count), the oldest sign (see oldest)}.
+-- guests, peak count, peak time (see peak_with in lib/counts.lua), day members,
+-- day guests (false, false without a day count), the oldest sign (see oldest)}.
 -- With neither a live nor a left set, nobody has a socket sign (see lib/kept.lua)
 -- and the indexes are passed over.
 --@include lib/counts.lua
