@@ -226,18 +226,9 @@ def _record(
             [member, moved_from, room_kind(moved_from), scripts.channel()],
         )
     if dropped:
-        _drop_rooms([text(name) for name in dropped])
+        rooms = {room: conf.namespace_keys(room) for room in map(text, dropped)}
+        scripts.drop_rooms(client, rooms_key=conf.rooms_key, rooms=rooms)
     return None if before is None else float(before), bool(refused)
-
-
-def _drop_rooms(rooms: list[str]) -> int:
-    """Delete the keys of ``rooms``, dropped from the registry over the rooms cap,
-    unless one is registered again; how many were deleted. One round trip."""
-    return scripts.drop_rooms(
-        get_client(),
-        rooms_key=conf.rooms_key,
-        rooms={room: conf.namespace_keys(room) for room in rooms},
-    )
 
 
 def room_arg(room: str | None) -> str:

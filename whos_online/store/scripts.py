@@ -7,13 +7,9 @@ share one hash slot there (one namespace: see WHOS_ONLINE_KEY_PREFIX). Key
 names are made in Python only (``whos_online.conf``); a script is given them
 whole, and its KEYS and ARGV by position, as its header lists them.
 
-Shared parts: a line ``--@include lib/<name>.lua`` is replaced by that file (a
-few local functions, each under a header saying what it does) before the script
-is hashed and sent. Redis runs one text per script, without ``require`` (its Lua
-has no module loader), and Redis 7's ``FUNCTION LOAD`` libraries would need 7.0
-and a load on every master of a Cluster before the first call; an include costs
-neither, and keeps each script one ``EVALSHA``. That is all the preprocessor
-does: no conditionals, no parameters, an included file may include another.
+A line ``--@include lib/<name>.lua`` is replaced by that file before the script is
+hashed: Redis's Lua has no ``require``, and an include keeps each script one
+``EVALSHA`` (see docs/explanation/design.md).
 """
 
 from __future__ import annotations
@@ -27,7 +23,6 @@ from redis.exceptions import NoScriptError, ResponseError
 
 from whos_online.conf import conf
 
-# A line ``--@include lib/name.lua`` in a script is replaced by that file (see above).
 INCLUDE = re.compile(r"^--@include (\S+)$", re.MULTILINE)
 
 
