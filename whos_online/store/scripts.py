@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 from importlib.resources import files
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from redis.exceptions import NoScriptError, ResponseError
 
@@ -106,7 +106,7 @@ def channel() -> str:
     return conf.notices_channel if conf.websocket_url else ""
 
 
-def drop_rooms(client: Any, *, rooms_key: str, rooms: dict[str, Sequence[str]]) -> int:
+def drop_rooms(client: Any, *, rooms_key: str, rooms: Mapping[str, Sequence[str]]) -> int:
     """Delete the keys of ``rooms`` (room -> its keys, as many for each) not registered
     again in ``rooms_key``; how many rooms' keys were deleted."""
     keys = [key for room_keys in rooms.values() for key in room_keys]
