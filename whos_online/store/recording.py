@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Sequence
 
 from whos_online.conf import Keys, conf
 from whos_online.room_names import room_kind, room_name
@@ -162,21 +162,17 @@ def _record(
     room: str | None = None,
     card: str = "",
     guest: str = "",
-    counters: list[tuple[str, int]] | None = None,
+    counters: Sequence[tuple[str, int]] = (),
     listed: bool = True,
     keep_card: bool = False,
     left: str | None = None,
 ) -> tuple[float | None, bool]:
-    """One EVALSHA of scripts.RECORD (one round trip, also on Redis Cluster).
+    """One EVALSHA of scripts.RECORD (lua/record.lua lists its KEYS and ARGV), then the
+    room a member left and the rooms dropped, which only its reply names. Returns
+    ``member``'s score before, and whether the guest cap refused them.
 
-    Returns ``member``'s score before, and whether the guest cap refused them.
-
-    ``counters`` are the HyperLogLogs (key, TTL) ``member`` also goes into;
-    without ``listed`` they are all it goes into. A member who moved to another
-    room of the same kind, or a room that pushed the least recently visited
-    over the rooms cap, costs one more round trip: the room left or
-    dropped is known only from the record's reply. A guest's room ``left`` is
-    known before, so leaving it is part of the record.
+    ``counters`` are the HyperLogLogs (key, TTL) ``member`` also goes into; without
+    ``listed`` they are all it goes into.
     """
     client = get_client()
     into = key if listed else keys.guests
@@ -212,7 +208,6 @@ def _record(
         "" if left is None else room_arg(left),
         "1" if listed else "",
     ]
-    counters = counters or []
     before, refused, moved_from, dropped = scripts.RECORD(
         client,
         [*declared, *(counter for counter, _ in counters)],
