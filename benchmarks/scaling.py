@@ -41,15 +41,12 @@ def records_per_second() -> float:
     """redis-benchmark's rate for the record script, each call a random one of the million."""
     url = urlparse(REDIS_URL)
     # As presence.record_guest for the site's guest, exact counting, on a site without
-    # WebSockets (see whos_online/store/lua/record.lua): KEYS: the guests, the change
-    # mark, the peak (KEYS[6]), the change mark again for each key a guest's record
-    # does not use, the hour's and the day's HyperLogLogs; ARGV: score,
-    # member, TTL, window, no notices channel, counted since, cap, trim per write, ''
-    # for what a guest's record does not use, '1' (the guests written), the
-    # HyperLogLogs' TTLs.
-    changed = f"{KEY}:changed"
-    keys = [KEY, changed, changed, changed, changed, f"{KEY}:peak"]
-    keys += [changed] * 6 + [f"{KEY}:hour", f"{KEY}:day"]
+    # WebSockets (see whos_online/store/lua/record.lua): KEYS: the guests, then the
+    # guests again for each key a guest's record does not use but the peak (KEYS[5]),
+    # the hour's and the day's HyperLogLogs; ARGV: score, member, TTL, window, no
+    # notices channel, counted since, cap, trim per write, '' for what a guest's
+    # record does not use, '1' (the guests written), the HyperLogLogs' TTLs.
+    keys = [KEY] * 4 + [f"{KEY}:peak"] + [KEY] * 5 + [f"{KEY}:hour", f"{KEY}:day"]
     argv = ["__rand_int__", "__rand_int__", "600", "600", "", "0", str(MAX_GUESTS * 20), "100"]
     argv += ["", "", "", "", "", "", "1", "90000", "2764800"]
     out = subprocess.run(

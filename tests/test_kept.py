@@ -169,10 +169,8 @@ def test_prune_takes_a_stale_member_out_of_the_index_and_passes_over_a_kept_one(
         live, left, kept, _ = conf.socket_keys()
         users = conf.keys().users
         below, signs = T + 200, (live, left, kept)
-        pruned = scripts.prune_batch(
-            redis_db, key=users, cards=None, below=below, limit=5, sockets=signs
-        )
-        assert pruned == (1, 1, False) and indexed(redis_db) == {
+        pruned = scripts.PRUNE_BATCH(redis_db, [users, users, *signs], [below, 5, 0])
+        assert pruned == [1, 1, 0] and indexed(redis_db) == {
             "users": [str(bob.pk)],
             "hidden": [],
         }

@@ -88,17 +88,23 @@ def test_a_guest_is_in_one_thread_at_a_time_at_no_cost_and_without_a_key(
         BrowserClient(REMOTE_ADDR="203.0.113.5"),
         BrowserClient(REMOTE_ADDR="203.0.113.6"),
     )
-    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"  # live blocks: change marks
+    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"  # live blocks: notices
     guest.get("/thread/1/")
     guest.get("/lobby/")  # another kind of room: they stay in both
     assert "2 here now: 0 members, 2 guests" in other.get("/thread/1/").content.decode()
-    redis_db.delete(conf.changes_key("thread:1"))
+    notices = redis_db.pubsub()
+    notices.subscribe(conf.notices_channel)
+    assert notices.get_message(timeout=5)["type"] == "subscribe"
     round_trips.clear()
     html = guest.get("/thread/2/").content.decode()
     # One record puts them in thread 2 and takes them out of thread 1, which their
     # cookie named; then the list. The site's record is throttled: no round trip.
     assert round_trips.commands == [["EVALSHA"], ["EVALSHA"]] and round_trips.records == 1
-    assert redis_db.exists(conf.changes_key("thread:1"))  # live blocks of thread 1 see it
+    published = []
+    while (message := notices.get_message(timeout=0.5)) is not None:
+        published.append(message["data"])
+    notices.close()
+    assert b"thread:1" in published  # live blocks of thread 1 see it
     assert "1 here now: 0 members, 1 guest" in html
     assert "1 here now: 0 members, 1 guest" in other.get("/thread/1/").content.decode()
     assert presence.guest_count(room="lobby") == 1

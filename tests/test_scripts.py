@@ -77,9 +77,10 @@ def test_a_prune_batch_removes_at_most_its_size_and_says_how_many(
 ) -> None:
     guests = key(settings, "guests")
     redis_db.zadd(guests, {"a": 1, "b": 2, "c": 3, "fresh": 10})
-    assert scripts.prune_batch(redis_db, key=guests, cards=None, below=10, limit=2).removed == 2
-    assert scripts.prune_batch(redis_db, key=guests, cards=None, below=10, limit=2).removed == 1
-    assert scripts.prune_batch(redis_db, key=guests, cards=None, below=10, limit=2).removed == 0
+    # {removed, passed over, 1 if more remain below the bound}
+    assert scripts.PRUNE_BATCH(redis_db, [guests] * 5, [10, 2, 0])[0] == 2
+    assert scripts.PRUNE_BATCH(redis_db, [guests] * 5, [10, 2, 0])[0] == 1
+    assert scripts.PRUNE_BATCH(redis_db, [guests] * 5, [10, 2, 0])[0] == 0
     assert redis_db.zrange(guests, 0, -1) == [b"fresh"]
 
 
@@ -98,9 +99,9 @@ def test_a_room_prune_call_stops_at_its_budget_and_says_so(
         cutoff = time.time() - 600
         # Called directly: {removed, 1 if it stopped at the limit}; prune calls
         # again while it says 1, so a wrong flag would loop there.
-        assert scripts.prune_rooms(redis_db, keys=keys, below=cutoff, limit=2) == (2, True)
-        assert scripts.prune_rooms(redis_db, keys=keys, below=cutoff, limit=2) == (1, False)
-        assert scripts.prune_rooms(redis_db, keys=keys, below=cutoff, limit=2) == (0, False)
+        assert scripts.PRUNE_ROOMS(redis_db, keys, [cutoff, 2]) == [2, 1]
+        assert scripts.PRUNE_ROOMS(redis_db, keys, [cutoff, 2]) == [1, 0]
+        assert scripts.PRUNE_ROOMS(redis_db, keys, [cutoff, 2]) == [0, 0]
         guest = guest_id("203.0.113.2").encode()
         assert [redis_db.zrange(conf.keys(r).guests, 0, -1) for r in "abc"] == [[guest]] * 3
 
@@ -241,7 +242,7 @@ def test_every_script_touches_only_the_keys_it_declares(
         assert redis_db.exists(*conf.namespace_keys("topic:1")) == 0
         connection = tab(alice, room="lobby")
         sockets.connect(connection)
-        assert sockets.check([None, "lobby"]).keys() == {None, "lobby"}
+        sockets.check([None, "lobby"])
         sockets.disconnect(connection)
         recording.unrecord((str(alice.pk), True), "topic:2")  # a view that showed no page
         assert presence.summary(day=True).peak == Peak(1, start + timedelta(seconds=1))
@@ -256,11 +257,12 @@ def test_every_script_touches_only_the_keys_it_declares(
         # the day's counters began again with the cache clear: one guest since
         assert [(day.members, day.guests) for day in presence.daily_visitors(days=1)] == [(0, 1)]
         assert presence.forget_user(alice) is False  # pruned from the site already
+        assert not recording.unrecord((str(alice.pk), True), "lobby")  # its guest keeps it
     assert [script.name for script in SCRIPTS if not round_trips.ran(script)] == []
     assert redis_db.exists(key(settings, f"member:{alice.pk}:rooms")) == 0
 
 
-def test_a_move_marks_and_announces_the_room_left_unless_they_are_back_in_it(
+def test_a_move_announces_the_room_left_unless_they_are_back_in_it(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
     settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
@@ -273,24 +275,22 @@ def test_a_move_marks_and_announces_the_room_left_unless_they_are_back_in_it(
         presence.record_user(alice, room="topic:1")
         traveller.shift(5)
         presence.record_user(alice, room="topic:2")  # the record, then LEAVE_ROOM
-        mark = conf.changes_key("topic:1")
-        assert float(redis_db.get(mark)) == T + 5 and 0 < redis_db.ttl(mark) <= 600
         published = [notices.get_message(timeout=5)["data"] for _ in range(3)]
         assert published == [b"topic:1", b"topic:2", b"topic:1"]  # in 1, in 2, out of 1
         # A leave that comes late, after she went back: her rooms name topic:1 again.
         presence.record_user(alice, room="topic:1")
         keys = conf.keys("topic:1")
-        late = dict(pk=pk, room="topic:1", kind="topic", now=T + 5, ttl=600, channel="x")
-        room_keys = scripts.RoomMemberKeys(
-            keys.users, keys.hidden, *conf.socket_keys("topic:1")[2:], mark
-        )
         member_rooms = conf.member_rooms_key(pk)
-        assert not scripts.leave_room(redis_db, member_rooms=member_rooms, keys=room_keys, **late)
+        late = (
+            [member_rooms, keys.users, keys.hidden, *conf.socket_keys("topic:1")[2:]],
+            [pk, "topic:1", "topic", "x"],
+        )
+        assert not scripts.LEAVE_ROOM(redis_db, *late)
         assert names(presence.online_users(room="topic:1")) == ["alice"]
         redis_db.hset(member_rooms, "topic", "topic:2")  # now she is elsewhere: it applies
-        assert scripts.leave_room(redis_db, member_rooms=member_rooms, keys=room_keys, **late)
+        assert scripts.LEAVE_ROOM(redis_db, *late)
         assert presence.online_users(room="topic:1") == []
-        assert not scripts.leave_room(redis_db, member_rooms=member_rooms, keys=room_keys, **late)
+        assert not scripts.LEAVE_ROOM(redis_db, *late)
     notices.close()
 
 
@@ -312,8 +312,6 @@ def test_a_page_view_publishes_only_on_a_site_with_websockets(
         got.append(message["data"])
     notices.close()
     assert got == published
-    # The change mark the hubs compare: none without them.
-    assert (redis_db.get(conf.changes_key()) is not None) is bool(websocket_url)
 
 
 def test_a_member_seen_again_is_announced_and_a_guest_only_when_new_to_the_window(
@@ -336,7 +334,6 @@ def test_a_member_seen_again_is_announced_and_a_guest_only_when_new_to_the_windo
     # Her card says which page she is on: each record of hers may change the block;
     # the guest's second record, inside the window, changes no count.
     assert published == [b"", b"", b"", b"topic:1"]
-    assert float(redis_db.get(conf.changes_key())) == T + 60
     notices.close()
 
 
@@ -365,26 +362,20 @@ def test_a_logout_leaves_the_rooms_it_read_and_not_one_joined_after(
         for room in ("topic:1", "lobby"):
             presence.record_user(alice, room=room)
         site, topic = conf.keys(), conf.keys("topic:1")
-        keys = scripts.ForgetKeys(
+        keys = [
             site.users,
             site.hidden,
             *conf.socket_keys()[2:],
             site.cards,
-            conf.changes_key(),
             conf.member_rooms_key(pk),
             # lobby joined after the logout read her rooms
-            {
-                "topic:1": scripts.RoomMemberKeys(
-                    topic.users,
-                    topic.hidden,
-                    *conf.socket_keys("topic:1")[2:],
-                    conf.changes_key("topic:1"),
-                )
-            },
-        )
-        args = dict(pk=pk, now=T, ttl=600, channel=conf.notices_channel)
-        assert scripts.remove_member(redis_db, keys=keys, **args) is True
-        assert scripts.remove_member(redis_db, keys=keys, **args) is False  # not listed any more
+            topic.users,
+            topic.hidden,
+            *conf.socket_keys("topic:1")[2:],
+        ]
+        args = [pk, conf.notices_channel, "topic:1"]
+        assert scripts.FORGET(redis_db, keys, args) == 1
+        assert scripts.FORGET(redis_db, keys, args) == 0  # not listed any more
     assert presence.online_users() == [] and presence.online_users(room="topic:1") == []
     assert presence.user_count(room="lobby") == 1  # listed there still (her card went with her)
     assert redis_db.hgetall(conf.member_rooms_key(pk)) == {b"lobby": b"lobby"}

@@ -90,7 +90,7 @@ class Settings:
     def namespace_keys(self, room: object) -> tuple[str, ...]:
         """Every key of a namespace that a room dropped over the rooms cap loses
         (rooms keep no peak; a member's connections there expire with the heartbeat)."""
-        return (*self.keys(room)[:3], *self.socket_keys(room), self.changes_key(room))
+        return (*self.keys(room)[:3], *self.socket_keys(room))
 
     def connections_key(self, room: object, pk: str) -> str:
         """One member's open connections in a namespace: connection id -> last heartbeat."""
@@ -99,10 +99,6 @@ class Settings:
     def member_rooms_key(self, pk: str) -> str:
         """The rooms a member is in: kind (the name up to its first ':') -> room."""
         return f"{self.key_prefix}:member:{pk}:rooms"
-
-    def changes_key(self, room: object = None) -> str:
-        """When a namespace last changed (a mark the hubs compare, in case a notice was lost)."""
-        return f"{self._namespace(room)}:changed"
 
     # The HyperLogLogs (see whos_online.store.counting): a namespace's guests per time
     # bucket of the window; the site's guests and members per hour and per day.

@@ -20,7 +20,7 @@ connection closed) and ``conns:<pk>`` (connection id -> heartbeat).
 A heartbeat or a close inside the window keeps a member inside it without
 moving their score, so lists never reorder (``lua/lib/kept.lua``), and
 ``store/status.py`` turns a member's signs into online, idle or offline.
-Every script that changes what a namespace shows sets its ``changed`` mark and,
+Every script that changes what a namespace shows,
 when the site has WebSockets (``WHOS_ONLINE_WEBSOCKET_URL``), publishes its room on
 ``<prefix>:notices`` for the live blocks' hubs (see ``realtime/hub.py``).
 Reads write nothing a site sees: the peak rises only by ``prune``.

@@ -130,17 +130,21 @@ def read(
         day_users,
         day_guests,
         oldest,
-    ) = scripts.read_summary(
+    ) = scripts.SUMMARY.read(
         get_client(),
-        keys=scripts.SummaryKeys(keys, conf.socket_keys(room), buckets, hours),
-        window_start=now - window,
-        now=now,
-        peak=room is None,
-        limit=limit,
-        include_hidden=staff_view,
-        day_start=counting.day_cutoff(now) if hours else None,
-        beat_cutoff=now - conf.heartbeat_timeout,
-        guest_cap=guest_cap(),
+        [*keys, *conf.socket_keys(room), *buckets, *hours],
+        [
+            now - window,
+            now,
+            int(room is None),
+            limit,
+            int(staff_view),
+            len(buckets),
+            counting.day_cutoff(now) if hours else "",
+            now - conf.heartbeat_timeout,
+            guest_cap(),
+        ],
+        hyperloglogs=bool(buckets or hours),
     )
     total = int(users) + int(hidden_count) + int(guests)
     peak = peak_from(peak_count, peak_at)

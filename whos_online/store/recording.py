@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Sequence
 
 from whos_online.conf import conf
 from whos_online.room_names import room_kind, room_name
@@ -150,29 +150,15 @@ def forget_user(user: Any) -> bool:
     # Two round trips (a logout is rare): a script touches only the keys it is
     # given, and the rooms' keys are known once their names are read.
     rooms = sorted({text(room) for room in client.hvals(member_rooms)})
-    return scripts.remove_member(
-        client,
-        keys=scripts.ForgetKeys(
-            keys.users,
-            keys.hidden,
-            *conf.socket_keys()[2:],
-            keys.cards,
-            conf.changes_key(),
-            member_rooms,
-            {room: _room_member_keys(room) for room in rooms},
-        ),
-        pk=pk,
-        now=time.time(),
-        ttl=math.ceil(conf.max_age),
-        channel=scripts.channel(),
-    )
+    room_keys = [key for room in rooms for key in _room_member_keys(room)]
+    declared = [keys.users, keys.hidden, *conf.socket_keys()[2:], keys.cards, member_rooms]
+    return bool(scripts.FORGET(client, [*declared, *room_keys], [pk, scripts.channel(), *rooms]))
 
 
-def _room_member_keys(room: str) -> scripts.RoomMemberKeys:
+def _room_member_keys(room: str) -> list[str]:
+    """A room's keys that list members: its sets and their indexes."""
     keys = conf.keys(room)
-    return scripts.RoomMemberKeys(
-        keys.users, keys.hidden, *conf.socket_keys(room)[2:], conf.changes_key(room)
-    )
+    return [keys.users, keys.hidden, *conf.socket_keys(room)[2:]]
 
 
 def forget_guest(ip: str) -> bool:
@@ -189,30 +175,79 @@ def forget_guest(ip: str) -> bool:
 TRIM_PER_WRITE = 100
 
 
-def _moved(recorded: scripts.Recorded, pk: str, now: float) -> None:
-    """The record's second round trip, when there is one: a member who moved to another
-    room of the same kind leaves it, and the rooms a room pushed over the rooms cap
-    lose their keys (a script touches only the keys it is given, and these are known
-    only from the record's reply)."""
+def _record(
+    now: float,
+    keys: Keys,
+    key: str,
+    member: str,
+    ttl: float,
+    keep: int | None = None,
+    drop_from: str | None = None,
+    room: str | None = None,
+    card: str = "",
+    guest: str = "",
+    counters: Sequence[tuple[str, int]] = (),
+    listed: bool = True,
+    keep_card: bool = False,
+    left: str | None = None,
+) -> tuple[float | None, bool]:
+    """One EVALSHA of scripts.RECORD (lua/record.lua lists its KEYS and ARGV), then the
+    room a member left and the rooms dropped, which only its reply names. Returns
+    ``member``'s score before, and whether the guest cap refused them.
+
+    ``counters`` are the HyperLogLogs (key, TTL) ``member`` also goes into; without
+    ``listed`` they are all it goes into.
+    """
     client = get_client()
-    if recorded.left is not None:
-        scripts.leave_room(
+    into = key if listed else keys.guests
+    capped = bool(keep) and listed
+    member_rooms = room is not None and card
+    # A key the record does not use is ``into`` again, an argument ''.
+    declared = [
+        into,
+        drop_from or into,
+        keys.cards if card else into,
+        keys.guests if guest else into,
+        keys.peak if capped and room is None else into,
+        into if room is None else conf.rooms_key,
+        conf.member_rooms_key(member) if member_rooms else into,
+        into if left is None else conf.keys(left).guests,
+        into if key == keys.guests else conf.kept_key(key),
+        into if drop_from is None else conf.kept_key(drop_from),
+    ]
+    args = [
+        now,
+        member,
+        math.ceil(ttl),
+        conf.window(room),
+        scripts.channel(),
+        counting.counted_since(now) if counters else "",
+        keep if capped else "",
+        TRIM_PER_WRITE if capped or room is not None else "",
+        room_arg(room),
+        "" if room is None else conf.max_rooms,
+        card,
+        "1" if keep_card else "",
+        guest,
+        "" if left is None else room_arg(left),
+        "1" if listed else "",
+    ]
+    before, refused, moved_from, dropped = scripts.RECORD(
+        client,
+        [*declared, *(counter for counter, _ in counters)],
+        [*args, *(counter_ttl for _, counter_ttl in counters)],
+    )
+    if moved_from is not None:
+        moved_from = text(moved_from)
+        scripts.LEAVE_ROOM(
             client,
-            member_rooms=conf.member_rooms_key(pk),
-            keys=_room_member_keys(recorded.left),
-            pk=pk,
-            room=recorded.left,
-            kind=room_kind(recorded.left),
-            now=now,
-            ttl=math.ceil(conf.max_age),
-            channel=scripts.channel(),
+            [conf.member_rooms_key(member), *_room_member_keys(moved_from)],
+            [member, moved_from, room_kind(moved_from), scripts.channel()],
         )
-    if recorded.dropped:
-        scripts.drop_rooms(
-            client,
-            rooms_key=conf.rooms_key,
-            rooms={room: conf.namespace_keys(room) for room in recorded.dropped},
-        )
+    if dropped:
+        rooms = {room: conf.namespace_keys(room) for room in map(text, dropped)}
+        scripts.drop_rooms(client, rooms_key=conf.rooms_key, rooms=rooms)
+    return None if before is None else float(before), bool(refused)
 
 
 def room_arg(room: str | None) -> str:
@@ -235,14 +270,6 @@ def unrecord(visitor: tuple[str, bool], room: str | None = None) -> bool:
     deleted = scripts.UNRECORD(
         get_client(),
         [*conf.namespace_keys(room), registry, conf.member_rooms_key(who) if in_room else registry],
-        [
-            who,
-            name,
-            room_kind(name) if name else "",
-            "1" if in_room else "",
-            time.time(),
-            math.ceil(conf.window(room)),
-            scripts.channel(),
-        ],
+        [who, name, room_kind(name) if name else "", "1" if in_room else "", scripts.channel()],
     )
     return bool(deleted)

@@ -73,19 +73,33 @@ def heartbeat(connections: Iterable[Connection]) -> None:
     """
     batch = list(connections)
     for first in range(0, len(batch), HEARTBEAT_BATCH):
-        now, timeout = time.time(), conf.heartbeat_timeout
-        keys = [conf.keys().cards, conf.rooms_key]
-        args: list[Any] = [now, math.ceil(timeout), math.ceil(conf.retention), now - timeout]
-        args.append(scripts.channel())
-        for connection in batch[first : first + HEARTBEAT_BATCH]:
-            for room in connection.namespaces:
-                ns, socket = conf.keys(room), conf.socket_keys(room)
-                kept = [socket.kept_users, socket.kept_hidden][:: -1 if connection.hidden else 1]
-                keys += [socket.live, socket.left, *kept]
-                keys.append(conf.connections_key(room, connection.pk))
-                keys += [ns.hidden if connection.hidden else ns.users, conf.changes_key(room)]
-                args += [connection.pk, connection.id, room_arg(room), connection.card]
-        scripts.HEARTBEAT(get_client(), keys, args)
+        _beat(batch[first : first + HEARTBEAT_BATCH])
+
+
+def _beat(connections: list[Connection]) -> None:
+    """One HEARTBEAT call (see lua/heartbeat.lua) for ``connections``, each in each of its
+    namespaces: its live, left, index and connections keys, and its member set."""
+    now = time.time()
+    timeout = conf.heartbeat_timeout
+    keys = [conf.keys().cards, conf.rooms_key]
+    args: list[Any] = [
+        now,
+        math.ceil(timeout),
+        math.ceil(conf.retention),
+        now - timeout,
+        scripts.channel(),
+    ]
+    for connection in connections:
+        for room in connection.namespaces:
+            ns, socket = conf.keys(room), conf.socket_keys(room)
+            kept, other_kept = socket.kept_users, socket.kept_hidden
+            if connection.hidden:
+                kept, other_kept = other_kept, kept
+            keys += [socket.live, socket.left, kept, other_kept]
+            keys.append(conf.connections_key(room, connection.pk))
+            keys.append(ns.hidden if connection.hidden else ns.users)
+            args += [connection.pk, connection.id, room_arg(room), connection.card]
+    scripts.HEARTBEAT(get_client(), keys, args)
 
 
 def disconnect(connection: Connection, at: float | None = None) -> float:
@@ -98,22 +112,19 @@ def disconnect(connection: Connection, at: float | None = None) -> float:
     keys = [conf.rooms_key]
     for room in connection.namespaces:
         keys += [*conf.socket_keys(room), *conf.keys(room)[:2]]
-        keys += [conf.connections_key(room, connection.pk), conf.changes_key(room)]
+        keys.append(conf.connections_key(room, connection.pk))
     args = [now, now - conf.heartbeat_timeout, math.ceil(conf.max_age), connection.pk]
     args += [connection.id, scripts.channel(), *map(room_arg, connection.namespaces)]
     scripts.DISCONNECT(get_client(), keys, args)
     return now
 
 
-def check(rooms: list[str | None]) -> dict[str | None, Any]:
+def check(rooms: list[str | None]) -> None:
     """Sweep the namespaces of ``rooms`` (None: the site) for connections of dead
-    processes (see lua/check.lua): one round trip. Returns each one's change mark (what
-    the hub compares, to catch a lost notice)."""
-    now = time.time()
-    keys = [key for room in rooms for key in (*conf.socket_keys(room), conf.changes_key(room))]
-    args = [now - conf.heartbeat_timeout, now, math.ceil(conf.retention), scripts.channel()]
-    marks = scripts.CHECK(get_client(), keys, [*args, *map(room_arg, rooms)])
-    return dict(zip(rooms, marks))
+    processes (see lua/check.lua): one round trip."""
+    keys = [key for room in rooms for key in conf.socket_keys(room)]
+    args = [time.time() - conf.heartbeat_timeout, math.ceil(conf.retention), scripts.channel()]
+    scripts.CHECK(get_client(), keys, [*args, *map(room_arg, rooms)])
 
 
 def connected(*, room: str | None = None) -> list[str]:

@@ -66,7 +66,7 @@ def daily_visitors(*, days: int = 30) -> list[DayVisitors]:
     today = counting.local_date(time.time())
     dates = [today - timedelta(days=back) for back in range(min(days, counting.DAYS_KEPT - 2))]
     keys = [conf.day_key(who, day) for day in dates for who in ("members", "guests")]
-    counts = iter(scripts.count_each(get_client(), keys=keys))
+    counts = iter(scripts.COUNT_EACH(get_client(), keys, []))
     return [
         DayVisitors(day, int(members), int(guests))
         for day, members, guests in zip(dates, counts, counts)
@@ -97,17 +97,19 @@ def prune(*, batch_size: int = 1000) -> PruneResult:
     now = time.time()
     batches = 0
 
-    def prune_key(key: str, kept_for: float, cards: str | None = None, sockets: Any = None) -> int:
+    def prune_key(key: str, kept_for: float, cards: str = "", signs: tuple[str, ...] = ()) -> int:
+        """Prune ``key`` (its ``cards``; ``signs``: live, left and its index) in batches,
+        reading on past the members a socket keeps (see lua/prune_batch.lua)."""
         nonlocal batches
         total = skip = 0
+        declared = [key, cards or key, *(signs or (key, key, key))]
         while True:
-            pruned = scripts.prune_batch(
-                client, key=key, cards=cards, sockets=sockets, below=now - kept_for,
-                limit=batch_size, skip=skip,
-            )  # fmt: skip
+            removed, passed, more = scripts.PRUNE_BATCH(
+                client, declared, [now - kept_for, batch_size, skip]
+            )
             batches += 1
-            total, skip = total + pruned.removed, skip + pruned.passed
-            if pruned.removed < batch_size and not pruned.more:
+            total, skip = total + int(removed), skip + int(passed)
+            if removed < batch_size and not more:
                 return total
 
     keys = conf.keys()
@@ -158,7 +160,7 @@ def _prune_rooms(client: Any, cutoff: float, batch_size: int) -> int:
             keys += [room.users, room.hidden, room.guests, *conf.socket_keys(text(name))]
         more = bool(keys)
         while more:
-            more = scripts.prune_rooms(client, keys=keys, below=cutoff, limit=batch_size).more
+            _, more = scripts.PRUNE_ROOMS(client, keys, [cutoff, batch_size])
             batches += 1
         if len(page) < ROOMS_PER_BATCH:
             return batches
@@ -203,6 +205,16 @@ def guest_buckets(keys: Keys, now: float, window: float) -> list[str]:
     return counting.window_buckets(keys.guests, now, window) if counting.approximate() else []
 
 
+class Counted(NamedTuple):
+    """A namespace's counts inside the window and its peak (None when it has none)."""
+
+    users: int
+    hidden: int
+    guests: int
+    peak_count: Any
+    peak_at: Any
+
+
 def count(
     client: Any,
     now: float,
@@ -210,18 +222,21 @@ def count(
     *,
     guests: bool = True,
     raise_peak: bool = False,
-) -> scripts.Counted:
-    """The counts of the site or of ``room``; with ``raise_peak`` (prune), the site's peak is
-    raised if they beat it. Without ``guests``, no approximate guest count is made (it
-    reads 0)."""
+) -> Counted:
+    """The counts of the site or of ``room`` (see lua/count_and_raise_peak.lua); with
+    ``raise_peak`` (prune), the site's peak is raised if they beat it, else it only reads.
+    Without ``guests``, no approximate guest count is made (it reads 0)."""
     keys, window = conf.keys(room), conf.window(room)
-    return scripts.count_and_raise_peak(
-        client,
-        keys=keys,
-        sockets=conf.socket_keys(room),
-        buckets=guest_buckets(keys, now, window) if guests else [],
-        window_start=now - window,
-        now=now,
-        peak_ttl=PEAK_TTL if raise_peak else 0,
-        guest_cap=guest_cap(),
+    buckets = guest_buckets(keys, now, window) if guests else []
+    keys_and_args = (
+        [*keys, *conf.socket_keys(room), *buckets],
+        [now - window, now, PEAK_TTL if raise_peak else 0, guest_cap()],
     )
+    if raise_peak:
+        counted = scripts.COUNT_AND_RAISE_PEAK(client, *keys_and_args)
+    else:
+        counted = scripts.COUNT_AND_RAISE_PEAK.read(
+            client, *keys_and_args, hyperloglogs=bool(buckets)
+        )
+    users, hidden, guests_in, peak_count, peak_at = counted
+    return Counted(int(users), int(hidden), int(guests_in), peak_count, peak_at)

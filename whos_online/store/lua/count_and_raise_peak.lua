@@ -1,7 +1,6 @@
 -- The counts, and the site's peak raised if they beat it (see lib/counts.lua):
--- what prune samples (the one call that raises the peak, and drops the aged
--- socket signs, see lib/kept.lua), and what the Python API's counts read
--- (ARGV[3] '0': nothing written).
+-- what prune samples (the one call that raises the peak and drops the aged
+-- socket signs, see lib/kept.lua), and what the Python API's counts read.
 --
 -- KEYS[1]    users      KEYS[2]  hidden     KEYS[3]  guests
 -- KEYS[4]    peak       KEYS[5]  cards (not read: the namespace's keys come whole)
@@ -15,9 +14,8 @@
 -- ARGV[4]    the guest cap (0: none)
 -- Returns {users, hidden, guests, peak count, peak time}.
 --
--- The peak is raised in the same atomic step as the count, so two calls at once
--- can never lower it. Without a TTL it writes nothing: the caller runs it
--- read-only (see scripts.Script.read).
+-- Raised in the count's atomic step, so two calls at once never lower it. Without
+-- a TTL it writes nothing: the caller runs it read-only.
 --@include lib/counts.lua
 --@include lib/kept.lua
 local still = aged(KEYS[6], KEYS[7], KEYS[8], KEYS[9], ARGV[1], ARGV[3] ~= '0')

@@ -1,17 +1,14 @@
 -- One WebSocket connection closed. The member stays live at the newest heartbeat
--- of their other living connections (stale ones, of dead processes, are dropped
--- here); with none left they move to the left set at once (and into the index
--- of the member set they are in, see lib/kept.lua), and the namespace is marked
--- and published. A room the cap dropped meanwhile is left alone: closing a
--- socket never brings its keys back.
+-- of their other living connections (those of dead processes are dropped); with
+-- none left they move to the left set (and their set's index, see lib/kept.lua)
+-- and the namespace is published. A room the cap dropped is left alone.
 --
 -- KEYS[1]    the rooms' registry
--- then eight per namespace the connection was in: live, left, kept users,
---            kept hidden, users, hidden, the member's connections hash there,
---            the change mark
+-- then seven per namespace the connection was in: live, left, kept users,
+--            kept hidden, users, hidden, the member's connections hash there
 -- ARGV[1]    now
 -- ARGV[2]    now minus the heartbeat timeout
--- ARGV[3]    the left set's and the mark's TTL (the window)
+-- ARGV[3]    the left set's TTL (the window)
 -- ARGV[4]    the member's pk
 -- ARGV[5]    the connection id
 -- ARGV[6]    the notices channel ('': publish nothing)
@@ -20,11 +17,10 @@
 --@include lib/kept.lua
 --@include lib/announce.lua
 local pk = ARGV[4]
-for i = 0, (#KEYS - 1) / 8 - 1 do
-  local live, left, kept_users, kept_hidden = KEYS[2 + 8 * i], KEYS[3 + 8 * i], KEYS[4 + 8 * i],
-                                              KEYS[5 + 8 * i]
-  local users, hidden, conns, mark = KEYS[6 + 8 * i], KEYS[7 + 8 * i], KEYS[8 + 8 * i],
-                                     KEYS[9 + 8 * i]
+for i = 0, (#KEYS - 1) / 7 - 1 do
+  local live, left, kept_users, kept_hidden = KEYS[2 + 7 * i], KEYS[3 + 7 * i], KEYS[4 + 7 * i],
+                                              KEYS[5 + 7 * i]
+  local users, hidden, conns = KEYS[6 + 7 * i], KEYS[7 + 7 * i], KEYS[8 + 7 * i]
   local room = ARGV[7 + i]
   redis.call('HDEL', conns, ARGV[5])
   if room == '' or redis.call('ZSCORE', KEYS[1], room) then
@@ -48,7 +44,7 @@ for i = 0, (#KEYS - 1) / 8 - 1 do
         if score then redis.call('ZADD', set[2], score, pk) end
       end
       expire_signs(ARGV[3], live, left, kept_users, kept_hidden)
-      announce(mark, room, ARGV[1], ARGV[3], ARGV[6])
+      announce(room, ARGV[6])
     end
   end
 end

@@ -2,10 +2,10 @@
 --
 -- KEYS[1]    the cards (kept alive as a record keeps them)
 -- KEYS[2]    the rooms' registry
--- then seven per connection and namespace: the namespace's live and left sets,
+-- then six per connection and namespace: the namespace's live and left sets,
 --            the index (see lib/kept.lua) of the member set they are listed in
---            and the other index, the member's connections hash there, that
---            member set (users or hidden) and the namespace's change mark
+--            and the other index, the member's connections hash there, and that
+--            member set (users or hidden)
 -- ARGV[1]    now
 -- ARGV[2]    the connections hash's TTL (the heartbeat timeout)
 -- ARGV[3]    the sets' TTL (the retention)
@@ -15,25 +15,19 @@
 --            ('' for the site), the member's card
 -- Returns 1.
 --
--- A heartbeat keeps a connected member inside the window by its beat in the
--- live set (and the member in their set's index, see lib/kept.lua): it never
--- moves a member's score, so it never reorders a list, and a steady crowd
--- sends nothing. A connection its member's connections hash no longer holds
--- (Redis lost its data) puts its member back into their set if they are not
--- there, scored now, with their card unless one is stored. A room the cap
--- dropped (gone from the registry) is left alone, so open sockets never bring
--- its keys back; a registered room's place in the registry is kept current.
--- Members of a dead process found stale in a live set move to its left set. A
--- namespace whose picture changed (a member newly live, or gone stale) gets its
--- mark set and is published.
+-- A beat never moves a member's score (see lib/kept.lua), so it never reorders
+-- a list. A connection Redis no longer holds (it lost its data) puts its member
+-- back into their set, scored now, with their card unless one is stored. A room
+-- the cap dropped is left alone: open sockets never bring its keys back. A
+-- namespace whose picture changed (a member newly live, or gone stale) is published.
 --@include lib/kept.lua
 --@include lib/sweep.lua
 --@include lib/announce.lua
 local now, seen, signs, rooms, changed = ARGV[1], {}, {}, false, {}
 redis.call('EXPIRE', KEYS[1], ARGV[3])
-for i = 0, (#KEYS - 2) / 7 - 1 do
-  local live, left, kept, other = KEYS[3 + 7 * i], KEYS[4 + 7 * i], KEYS[5 + 7 * i], KEYS[6 + 7 * i]
-  local conns, set, mark = KEYS[7 + 7 * i], KEYS[8 + 7 * i], KEYS[9 + 7 * i]
+for i = 0, (#KEYS - 2) / 6 - 1 do
+  local live, left, kept, other = KEYS[3 + 6 * i], KEYS[4 + 6 * i], KEYS[5 + 6 * i], KEYS[6 + 6 * i]
+  local conns, set = KEYS[7 + 6 * i], KEYS[8 + 6 * i]
   local pk, conn, room, card = ARGV[6 + 4 * i], ARGV[7 + 4 * i], ARGV[8 + 4 * i], ARGV[9 + 4 * i]
   local registered = room == '' or redis.call('ZSCORE', KEYS[2], room)
   if registered and room ~= '' then
@@ -42,12 +36,12 @@ for i = 0, (#KEYS - 2) / 7 - 1 do
   end
   if registered then
     if redis.call('HSET', conns, conn, now) == 1 and not redis.call('ZSCORE', set, pk) then
-      changed[mark] = room
+      changed[room] = true
       redis.call('ZADD', set, now, pk)
       redis.call('HSETNX', KEYS[1], pk, card)
     end
     redis.call('EXPIRE', conns, ARGV[2])
-    if redis.call('ZADD', live, 'GT', now, pk) == 1 then changed[mark] = room end
+    if redis.call('ZADD', live, 'GT', now, pk) == 1 then changed[room] = true end
     -- At every beat, not only the first: a member forgotten then seen again is
     -- back in their set but not in its index (one ZSCORE when they are in it).
     if not redis.call('ZSCORE', kept, pk) then
@@ -56,7 +50,7 @@ for i = 0, (#KEYS - 2) / 7 - 1 do
     end
     if not signs[live] then
       signs[live] = {live, left, kept, other}
-      if sweep(live, left, ARGV[4]) then changed[mark] = room end
+      if sweep(live, left, ARGV[4]) then changed[room] = true end
     end
     if not seen[set] then
       seen[set] = true
@@ -67,5 +61,5 @@ end
 -- As long as the member set: a stale beat still says "their last sign was a socket".
 for _, keys in pairs(signs) do expire_signs(ARGV[3], unpack(keys)) end
 if rooms and redis.call('EXISTS', KEYS[2]) == 1 then redis.call('EXPIRE', KEYS[2], ARGV[3]) end
-for mark, room in pairs(changed) do announce(mark, room, now, ARGV[3], ARGV[5]) end
+for room in pairs(changed) do announce(room, ARGV[5]) end
 return 1

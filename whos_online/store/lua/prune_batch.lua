@@ -1,10 +1,8 @@
 -- Removes the stale among at most ARGV[2] of the oldest members scored below
 -- ARGV[1] of a sorted set, read from the rank ARGV[3] on, and their cards: those
--- no socket sign at or after ARGV[1] keeps (see lib/kept.lua). The caller
--- passes over the members kept (the rank it reads from next grows by them), so
--- however many a socket keeps, a call reads at most ARGV[2]. One call is atomic,
--- so a member re-recorded meanwhile (now the newest) is never among the removed,
--- and it is short, so Redis keeps serving the site between calls.
+-- no socket sign at or after ARGV[1] keeps (see lib/kept.lua; the caller reads on
+-- past them). Atomic, so a member re-recorded meanwhile is never removed, and
+-- short, so Redis keeps serving the site between calls.
 --
 -- KEYS[1]  the sorted set
 -- KEYS[2]  the cards hash (KEYS[1] itself for a set without cards)

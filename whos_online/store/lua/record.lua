@@ -1,23 +1,21 @@
 -- Records a visitor as seen now, in one call (one round trip, also on Cluster).
 --
 -- KEYS[1]   the sorted set the visitor goes into (users, hidden or guests); with
---           approximate guest counting (ARGV[15] '') unused: the counters are all
---           a guest goes into, so neither a cap nor a refusal
--- KEYS[2]   the namespace's change mark
--- KEYS[3]   a member's other set (listed <-> hidden)
--- KEYS[4]   the cards, member pk -> card
--- KEYS[5]   the guests, for a member who was the guest ARGV[13] until logging in
--- KEYS[6]   the site's peak (a capped record on the site: a flood)
--- KEYS[7]   the rooms' registry, room -> last visit (a room's record)
--- KEYS[8]   the member's rooms, kind -> room (a member's room record)
--- KEYS[9]   the guests of the room of the same kind a guest left (their cookie
+--           approximate guest counting (ARGV[15] '') not written: the counters are
+--           all a guest goes into, so neither a cap nor a refusal
+-- KEYS[2]   a member's other set (listed <-> hidden)
+-- KEYS[3]   the cards, member pk -> card
+-- KEYS[4]   the guests, for a member who was the guest ARGV[13] until logging in
+-- KEYS[5]   the site's peak (a capped record on the site: a flood)
+-- KEYS[6]   the rooms' registry, room -> last visit (a room's record)
+-- KEYS[7]   the member's rooms, kind -> room (a member's room record)
+-- KEYS[8]   the guests of the room of the same kind a guest left (their cookie
 --           names it, ARGV[14]: Redis keeps no key per guest)
--- KEYS[10]  that room's change mark
--- KEYS[11]  the index (lib/kept.lua) of KEYS[1]   KEYS[12]  the index of KEYS[3]
--- KEYS[13..] the counters: HyperLogLogs the visitor also goes into
--- A key the record does not use (KEYS[3], 4, 11 and 12 but for a member's record,
--- 5 without ARGV[13], 6 without ARGV[7] or in a room, 7 on the site, 8 but for a
--- member in a room, 9 and 10 without ARGV[14]) is KEYS[2] repeated.
+-- KEYS[9]   the index (lib/kept.lua) of KEYS[1]    KEYS[10]  the index of KEYS[2]
+-- KEYS[11..] the counters: HyperLogLogs the visitor also goes into
+-- A key the record does not use (KEYS[2], 3, 9 and 10 but for a member's record,
+-- 4 without ARGV[13], 5 without ARGV[7] or in a room, 6 on the site, 7 but for a
+-- member in a room, 8 without ARGV[14]) is KEYS[1] repeated.
 -- ARGV[1]   now          ARGV[2]  the member (a pk or a guest id)
 -- ARGV[3]   the TTL of what is written for the visitor
 -- ARGV[4]   the window (seconds)
@@ -32,64 +30,90 @@
 -- ARGV[15]  '1' if KEYS[1] is written, '' (approximate guests) if not
 -- ARGV[16..] each counter's TTL
 -- Returns {the score before (false if none or not kept), 1 if the newcomer was
--- refused (nothing written) else 0, the room of the same kind
--- the member left (false if none), the rooms dropped from the registry over its
--- cap}. The caller takes the member out of the room left and deletes the dropped
--- rooms' keys (leave_room.lua, drop_rooms.lua): their keys are not known before
--- this runs, and a script touches only the keys it declares.
+-- refused (nothing written) else 0, the room of the same kind the member left
+-- (false if none), the rooms dropped from the registry over its cap}, whose keys
+-- the caller then handles (leave_room.lua, drop_rooms.lua).
 --
 -- Each key written gets its TTL, so an abandoned namespace disappears. A write
 -- that changes what the namespace shows (any member's; a guest's unless they
--- were inside the window already) sets its change mark and publishes the room.
---@include lib/admit.lua
+-- were inside the window already) publishes the room.
 --@include lib/flood.lua
---@include lib/visitor.lua
---@include lib/follow_index.lua
 --@include lib/announce.lua
---@include lib/member_room.lua
---@include lib/register_room.lua
---@include lib/card.lua
---@include lib/counters.lua
 local now, member, ttl, channel = ARGV[1], ARGV[2], ARGV[3], ARGV[5]
-local cap, trim, room, card, guest, left_room = ARGV[7], ARGV[8], ARGV[9], ARGV[11], ARGV[13],
-                                                ARGV[14]
-local into, changed = KEYS[1], KEYS[2]
+local cap, trim, room, card, guest, left_room = ARGV[7], tonumber(ARGV[8]), ARGV[9], ARGV[11],
+                                                ARGV[13], ARGV[14]
+local into = KEYS[1]
 local window = tonumber(ARGV[4])
 local window_ttl, window_start = math.ceil(window), tonumber(now) - window
 local before = false
 if ARGV[15] == '1' then
   before = redis.call('ZSCORE', into, member)
-  if cap ~= '' and not before
-      and not admitted(into, tonumber(cap), tonumber(trim), window_start) then
-    if room == '' then mark_flood(KEYS[6], now, window_ttl, window_start) end
-    return {false, 1, false, {}}
+  local excess = cap ~= '' and not before and redis.call('ZCARD', into) - tonumber(cap) + 1 or 0
+  if excess > 0 then
+    -- Room is made only from guests out of the window (at most trim of them): while
+    -- the set is full of guests inside it, a newcomer is refused, so a flood of new
+    -- addresses never pushes out the guests already counted.
+    local stale = redis.call('ZCOUNT', into, '-inf', string.format('(%.17g', window_start))
+    local n = math.min(excess, stale, trim)
+    if n > 0 then redis.call('ZREMRANGEBYRANK', into, 0, n - 1) end
+    if n < excess then
+      if room == '' then mark_flood(KEYS[5], now, window_ttl, window_start) end
+      return {false, 1, false, {}}
+    end
   end
-  see(into, member, now, ttl)
+  -- GT: a server whose clock lags never moves a score backwards.
+  redis.call('ZADD', into, 'GT', now, member)
+  redis.call('EXPIRE', into, ttl)
 end
 if card ~= '' then
-  redis.call('ZREM', KEYS[3], member)
-  follow_index(KEYS[11], KEYS[12], into, member, now)
-  store_card(KEYS[4], member, card, ttl, ARGV[12] == '1')
+  redis.call('ZREM', KEYS[2], member)
+  -- A member in their set's index (lib/kept.lua) keeps the set's score there (XX: only
+  -- if in it), and takes their entry, with its TTL, to the other index on hiding or not.
+  local moved = redis.call('ZSCORE', KEYS[10], member) and redis.call('PTTL', KEYS[10])
+  if moved then
+    redis.call('ZREM', KEYS[10], member)
+    redis.call('ZADD', KEYS[9], redis.call('ZSCORE', into, member), member)
+    if moved > 0 then redis.call('PEXPIRE', KEYS[9], moved) end
+  else
+    redis.call('ZADD', KEYS[9], 'XX', 'GT', now, member)
+  end
+  redis.call(ARGV[12] == '1' and 'HSETNX' or 'HSET', KEYS[3], member, card)
+  redis.call('EXPIRE', KEYS[3], ttl)
 end
 if card ~= '' or not (before and tonumber(before) >= window_start) then
-  announce(changed, room, now, window_ttl, channel)
+  announce(room, channel)
 end
 local left, dropped = false, {}
 if room ~= '' then
-  if card ~= '' then left = enter_room(KEYS[8], room, ttl) end
-  dropped = register_room(KEYS[7], room, now, window_ttl, tonumber(ARGV[10]), tonumber(trim))
-end
-if guest ~= '' then redis.call('ZREM', KEYS[5], guest) end
--- A guest who left a room (rooms of a kind share one window) is out of it at once.
-if left_room ~= '' then
-  local score = redis.call('ZSCORE', KEYS[9], member)
-  redis.call('ZREM', KEYS[9], member)
-  if score and tonumber(score) >= window_start then
-    announce(KEYS[10], left_room, now, window_ttl, channel)
+  if card ~= '' then
+    -- A member is in one room of a kind (its name up to the first ':') at a time.
+    local kind = string.match(room, '^[^:]*')
+    local was_in = redis.call('HGET', KEYS[7], kind)
+    redis.call('HSET', KEYS[7], kind, room)
+    redis.call('EXPIRE', KEYS[7], ttl)
+    if was_in ~= room then left = was_in end
+  end
+  -- The registry, by last visit: over the cap, the least recently visited (at most
+  -- trim of them) leave it.
+  redis.call('ZADD', KEYS[6], now, room)
+  redis.call('EXPIRE', KEYS[6], window_ttl)
+  local over = redis.call('ZCARD', KEYS[6]) - tonumber(ARGV[10])
+  if over > 0 then
+    local popped = redis.call('ZPOPMIN', KEYS[6], math.min(over, trim))
+    for i = 1, #popped, 2 do dropped[#dropped + 1] = popped[i] end
   end
 end
-local counters = {unpack(KEYS, 13)}
-if #counters > 0 and not (before and tonumber(before) >= tonumber(ARGV[6])) then
-  count(counters, {unpack(ARGV, 16)}, member)
+if guest ~= '' then redis.call('ZREM', KEYS[4], guest) end
+-- A guest who left a room (rooms of a kind share one window) is out of it at once.
+if left_room ~= '' then
+  local score = redis.call('ZSCORE', KEYS[8], member)
+  redis.call('ZREM', KEYS[8], member)
+  if score and tonumber(score) >= window_start then announce(left_room, channel) end
+end
+if #KEYS > 10 and not (before and tonumber(before) >= tonumber(ARGV[6])) then
+  -- A counter's TTL runs from when a visitor changed it (its first visitor made it).
+  for i = 11, #KEYS do
+    if redis.call('PFADD', KEYS[i], member) == 1 then redis.call('EXPIRE', KEYS[i], ARGV[5 + i]) end
+  end
 end
 return {before, 0, left, dropped}

@@ -1,7 +1,5 @@
--- What the block shows, in one call (so one round trip, also on Redis Cluster,
--- whose pipelines cannot carry a script). It reads only: the caller runs it with
--- EVALSHA_RO where Redis has it (but with HyperLogLogs: Redis refuses PFCOUNT in a
--- read-only script, since it may cache its count in the key).
+-- What the block shows, in one call (one round trip, also on Redis Cluster). It
+-- reads only: the caller runs it read-only (see scripts.Script.read).
 --
 -- KEYS[1]     users      KEYS[2]  hidden     KEYS[3]  guests
 -- KEYS[4]     peak       KEYS[5]  cards
@@ -21,15 +19,10 @@
 -- ARGV[8]     now minus the heartbeat timeout
 -- ARGV[9]     the guest cap (0: none)
 -- Returns {listed, hidden (each one JSON text; see listing), users, hidden count,
--- guests, peak count, peak time (the kept peak, or the count now if it beats it:
--- see peak_with in lib/counts.lua; false, false if none), day members, day guests
--- (false, false without a day count), the oldest sign (see oldest)}.
---
--- A member is inside the window while their score or a socket sign of them is
--- (see lib/kept.lua); with neither a live nor a left set, nobody has a socket
--- sign and the indexes are passed over. Whether each listed member is online or
--- idle is decided in Python (whos_online/store/status.py) from the signs listing
--- returns.
+-- guests, peak count, peak time (see peak_with in lib/counts.lua), day members,
+-- day guests (false, false without a day count), the oldest sign (see oldest)}.
+-- With neither a live nor a left set, nobody has a socket sign (see lib/kept.lua)
+-- and the indexes are passed over.
 --@include lib/counts.lua
 --@include lib/kept.lua
 local live, left, kept_users, kept_hidden = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
@@ -42,11 +35,9 @@ local counted = inside(KEYS, start, {unpack(KEYS, 10, 9 + buckets)})
 -- The oldest score inside the window of a set whose members inside were all listed.
 local oldest_listed = {}
 -- The members of key to list as one JSON text, [[score, pk, card, beat, left], ...],
--- newest score first: the n inside the window by their score (the set's n highest:
--- ranks, so no score is parsed), then those its index keeps inside (see
--- lib/kept.lua), at most ARGV[4] (-1: all); each with their card as stored, their
--- newest heartbeat and last close (each false if none). One value for the client
--- to parse (in C), not five per member (in redis-py's Python reply parser).
+-- newest score first: the n inside the window by their score, then those its index
+-- keeps inside, at most ARGV[4] (-1: all); beat and left are false if none. One
+-- value for the client to parse (in C), not five per member (in Python).
 local function listing(key, index, n)
   local rows, names, take = {}, {}, limit < 0 and n or math.min(n, limit)
   if take > 0 then
@@ -102,10 +93,8 @@ else
   result[#result + 1] = day_count(10 + buckets, 9 + buckets + per)
 end
 -- When the counts next change by time alone: the oldest score inside the window
--- over the three sets (of the n of key inside), passing over (20 at most) members
--- still beating, or the oldest close or stopped beat keeping someone inside it (if
--- anything too early: a re-read then finds nothing new); as text (Lua would
--- truncate it), false if nobody is there.
+-- (passing over at most 20 members still beating), or the oldest sign keeping
+-- someone inside it (too early at worst: a re-read finds nothing new); as text.
 local function oldest(key, n)
   if not sockets then
     return oldest_listed[key] or tonumber(redis.call('ZRANGE', key, -n, -n, 'WITHSCORES')[2])

@@ -9,14 +9,11 @@ local function inside(sets, start, buckets)
           redis.call('ZCOUNT', sets[2], start, '+inf'), guests}
 end
 -- peak_with(sets, counted, now, total, guests, cap, approximate): the site's peak
--- (the hash sets[4]) as it stands with total people online now: the kept one, or
--- total if it beats it, at the time it was reached: the newest score of the sets
--- with someone inside the window (counted: see inside; everyone counted was inside
--- it then too), or now with guests counted
--- approximately (they have no score). Not if the guests fill their cap (0: none)
--- or record.lua saw a flood within the window (flood_until): such counts say nothing
--- about people. Returns its count and time (false, false: none), and whether total
--- beats the kept one.
+-- (the hash sets[4]) with total online now: the kept one, or total if it beats it,
+-- reached at the newest score inside the window (now for approximate guests, who
+-- have no score). Not at the guest cap (0: none) nor within a flood (flood_until):
+-- such counts say nothing about people. Returns its count and time (false, false:
+-- none), and whether total beats the kept one.
 local function peak_with(sets, counted, now, total, guests, cap, approximate)
   local kept = redis.call('HMGET', sets[4], 'count', 'at', 'flood_until')
   if total <= tonumber(kept[1] or '0') or (cap > 0 and guests >= cap)

@@ -1,19 +1,12 @@
--- A WebSocket is a sign of a member as a page view is: a member is inside a
--- window while their score (the last page view or connect) or their newest
--- socket sign (a heartbeat in the live set, a close in the left set) is in it.
--- Heartbeats never move scores, so they never reorder a list: the members a
--- socket alone keeps inside are listed after the others, by score.
+-- A member is inside a window while their score (the last page view or connect)
+-- or their newest socket sign (a heartbeat in the live set, a close in the left
+-- set) is in it. Heartbeats never move scores, so they never reorder a list.
 --
--- So that no read walks the connected members, each member set has an index
--- (a namespace's kept users and kept hidden): its members who have a socket
--- sign, scored as in the set. heartbeat.lua and disconnect.lua put them in,
--- record.lua moves their score with the set's, and whatever takes a member out
--- of a set (forget, leave, prune) takes them out of its index. The members a
--- socket keeps inside a window starting at start are then the index's entries
--- scored before start, but those whose every sign is before start (aged): found
--- from the live and left sets below start, which a read passes over and prune's
--- count drops (as a close drops the closes before the window), so a read costs
--- O(log n + the list) plus the signs that aged since the last prune.
+-- So that no read walks the connected members, each member set has an index (kept
+-- users, kept hidden): its members with a socket sign, scored as in the set. The
+-- members a socket keeps inside a window from start are the index's entries scored
+-- before it, but those whose every sign is before it too (aged), which a read
+-- passes over and prune's count drops.
 --
 -- each(command, key, names): command (HMGET, ZMSCORE) on key for names, one
 -- call per 1,000 (unpack's limit is a few thousand), not one per name.
@@ -24,14 +17,6 @@ local function each(command, key, names)
     for _, value in ipairs(values) do found[#found + 1] = value end
   end
   return found
-end
--- out_of(keys, pks): ZREM pks from each of keys.
-local function out_of(keys, pks)
-  for first = 1, #pks, 1000 do
-    for _, key in ipairs(keys) do
-      redis.call('ZREM', key, unpack(pks, first, math.min(first + 999, #pks)))
-    end
-  end
 end
 -- expire_signs(ttl, live, left, kept_users, kept_hidden): one TTL for the four,
 -- so that no index outlives the signs that put its members in.
@@ -55,7 +40,11 @@ local function aged(live, left, kept_users, kept_hidden, start, drop)
     end
   end
   if not drop then return found end
-  out_of({kept_users, kept_hidden, left}, found)
+  for first = 1, #found, 1000 do
+    for _, key in ipairs({kept_users, kept_hidden, left}) do
+      redis.call('ZREM', key, unpack(found, first, math.min(first + 999, #found)))
+    end
+  end
   return {}
 end
 -- kept_below(index, still, bound): how many members the index keeps inside are

@@ -1,9 +1,8 @@
 -- stale(set, live, left, bound, from, n): of the members of set scored below
--- bound (a score, as text), the n from rank from on (oldest first), those no
--- socket sign at or after bound keeps (see kept.lua); live and left are set
--- itself for a set of guests. Ranks, not scores, so reading on past members a
--- socket keeps costs O(log n), not a walk over them. Returns those stale, how
--- many it read, and whether members below bound remain past them.
+-- bound (as text), the n from rank from on (oldest first), those no socket sign at
+-- or after bound keeps (see kept.lua; live and left are set itself for guests).
+-- Ranks, not scores: reading on past members a socket keeps costs O(log n). Returns
+-- them, how many it read, and whether members below bound remain past them.
 local function stale(set, live, left, bound, from, n)
   local below, pks = redis.call('ZCOUNT', set, '-inf', '(' .. bound), {}
   if from < below and n > 0 then
