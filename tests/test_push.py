@@ -78,11 +78,12 @@ def test_a_room_view_pushes_a_leave_when_the_room_s_shorter_window_ends(
         presence.record_user(alice, room="topic:1")
         ticker.subscribe(ROOM, page)
         run(ticker.tick)
-        traveller.shift(115)  # a check (every 10 s) finds nothing new
+        traveller.shift(115)  # idle since 60 s: half the room's window, not the site's
         run(ticker.tick)
         traveller.shift(5.5)  # read when the room's window, not the site's, passes her by
         run(ticker.tick)
-    state, gone = page.messages
+    state, idle, gone = page.messages
+    assert idle["joins"][str(alice.pk)]["status"] == "idle"
     assert list(gone["leaves"]) == [str(alice.pk)] and gone["users"] == 0
     assert "past 2 minutes" in state["html"]
 
