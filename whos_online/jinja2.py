@@ -3,11 +3,8 @@
     TEMPLATES = [..., {"BACKEND": "django.template.backends.jinja2.Jinja2",
                        "OPTIONS": {"extensions": ["whos_online.jinja2.WhosOnlineExtension"]}}]
 
-gives Jinja templates ``whos_online(live=0, cached=False)``, ``whos_here(*room)``,
-``whos_online_style()``, ``presence_statuses(users)`` and the ``presence`` filter.
-The blocks are the Django templates themselves, filled by the tags' own functions:
-one source of HTML, and a site's override of ``whos_online/whos_online.html``
-applies to both.
+gives Jinja templates the tags as globals and the ``presence`` filter. The blocks
+are the Django templates themselves, so a site's override applies to both.
 """
 
 from __future__ import annotations

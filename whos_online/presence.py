@@ -3,27 +3,11 @@ public API. A site imports from here (and ``whos_online.access``,
 ``whos_online.realtime``, ``whos_online.testing``) only; the packages these names
 are gathered from (``store``, ``rooms``, ``visitors``) are free to change.
 
-Members are known by primary key: ``<prefix>:users`` holds the pks of members,
-``<prefix>:hidden`` those who asked not to be listed, ``<prefix>:cards`` each
-member's card (see ``store/members.py``), ``<prefix>:guests`` guest ids
-(see ``store/addresses.py``); a room has its own three sets under
-``<prefix>:room:<name>`` and shares the cards. ``<prefix>:peak`` and
-``<prefix>:history`` keep the most ever online and the admin's samples.
-HyperLogLogs count guests in approximate mode and everyone per hour and per
-day (see ``store/counting.py``).
-"Online" means a score inside the window (``WHOS_ONLINE_MAX_AGE``), so stale
-members never show even when pruning is late.
-
-WebSocket connections (see ``realtime/consumers.py``) add, per
-namespace, ``live`` (pk -> newest heartbeat), ``left`` (pk -> when their last
-connection closed) and ``conns:<pk>`` (connection id -> heartbeat).
-A heartbeat or a close inside the window keeps a member inside it without
-moving their score, so lists never reorder (``lua/lib/kept.lua``), and
-``store/status.py`` turns a member's signs into online, idle or offline.
-Every script that changes what a namespace shows,
-when the site has WebSockets (``WHOS_ONLINE_WEBSOCKET_URL``), publishes its room on
-``<prefix>:notices`` for the live blocks' hubs (see ``realtime/hub.py``).
-Reads write nothing a site sees: the peak rises only by ``prune``.
+Members are known by primary key and guests by a keyed hash of their address, in
+Redis sorted sets scored by last-seen time; "online" is a score inside the window
+(``WHOS_ONLINE_MAX_AGE``), so stale members never show even when pruning is late.
+docs/explanation/how-it-works.md lays out the keys and scripts. Reads write
+nothing: the peak rises only by ``prune``.
 
 Private by default: every function that names or describes members leaves
 hidden members out unless asked for a staff ``viewer`` (``viewer=request.user``).

@@ -1,8 +1,7 @@
 """For a site's tests: forget what this process keeps between requests.
 
-The circuit breaker and the kept block reads are per process, so a test that
-breaks Redis, or reads the block, leaves them to the next test. Call ``reset()``
-before and after each test (see the how-to "Test a site that uses whos_online").
+The breaker and the kept block reads are per process: call ``reset()`` before and
+after each test (docs/howto/testing.md).
 """
 
 from __future__ import annotations

@@ -8,11 +8,9 @@ subscribers. A view is also read when its data changes by time alone
 notice). The ticker also sweeps the views' namespaces for dead processes'
 connections, and beats for all of the process's connections in batches.
 
-Through faults nothing is kept to replay and no socket is closed (all Redis work
-goes through :mod:`whos_online.store.failsafe`): a beat puts back a member whose
-connection Redis does not hold (a skipped connect, a flush), a close Redis skipped
-is a connection whose beats stopped, and pages are told "unavailable" after
-``UNAVAILABLE_AFTER`` seconds of failed reads.
+Through faults nothing is kept to replay and no socket is closed: a beat puts back
+a member Redis lost, and pages are told "unavailable" after ``UNAVAILABLE_AFTER``
+seconds of failed reads (docs/howto/live.md says what each fault does).
 """
 
 from __future__ import annotations

@@ -213,14 +213,11 @@ def render_block(
 ) -> SafeString:
     """A block's template filled with ``block``, rendered once per cached summary where it can be.
 
-    The template language costs ~1.5 ms for a block (benchmarks/RESULTS.md),
-    nearly all of a cached block's time. whos_online's own templates read
-    nothing of the request, so their output for one summary depends only on the
-    keys below, and is kept with the summary for as long as the block cache
-    keeps that (``WHOS_ONLINE_BLOCK_CACHE``). A site's override may read
-    ``request`` or anything else, so it is rendered every time. Without a
-    template ``context`` (the JSON endpoint, Jinja2) the block renders with
-    the request's context processors, as ``render_to_string`` does.
+    Rendering is most of a kept block's time (a page with the block 3x faster
+    with this). whos_online's own templates read nothing of the request, so their
+    output for one summary depends only on the key below; a site's override may
+    read anything, so it is rendered every time. Without a template ``context``
+    (the JSON endpoint, Jinja2) the block renders as ``render_to_string`` does.
     """
     bound = context.template if context is not None else None
     engine = bound.engine if bound is not None else Engine.get_default()
@@ -267,10 +264,9 @@ def _own_templates(engine: Engine) -> bool:
 def members_html(online: reading.Summary | None, css: str) -> SafeString:
     """The listed members as ``<li>`` items, for ``whos_online/members.html``.
 
-    Built here rather than by a template loop, which cost ~100 µs per member
-    (benchmarks/RESULTS.md); an overriding template may still loop over
-    ``online.members``. Every value is escaped (``html.escape``: Django's
-    ``escape`` is the same on text, with a lazy-string wrapper costing more).
+    Built here rather than by a template loop, several times slower for a long
+    list; an overriding template may still loop over ``online.members``. Every
+    value is escaped.
     """
     if online is None:
         return SafeString("")

@@ -12,13 +12,10 @@ Fresh reads are capped per process and second
 (``FRESH_READS_PER_SECOND``): past the cap a page shows the kept read, so a
 flood of newcomers cannot turn into a Redis read per request.
 
-When an entry is due, one request reads Redis and the others keep showing the
-entry meanwhile, so a slow read holds up one page, not all of them. If that read
-fails or Redis is being skipped, an entry less than STALE_IF_ERROR seconds old is
-still shown, so a blip does not flash "unavailable". A block rendered on the
-event loop (an async view) never waits on Redis: it shows the kept read and
-refreshes it in a thread (the middleware has read it already for a page that
-recorded its visitor).
+When an entry is due, one request reads Redis while the others show the entry
+they have; if that read fails, an entry less than STALE_IF_ERROR seconds old is
+still shown. A block on the event loop (an async view) never waits on Redis: it
+shows the kept read and refreshes it in a thread.
 """
 
 from __future__ import annotations

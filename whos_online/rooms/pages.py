@@ -1,7 +1,6 @@
 """Presence in one page or object ("3 members are reading this thread").
 
-A room is a namespace of its own (``<prefix>:room:<name>:users`` …) with the
-same window, TTLs and pruning as the site. Decorate the view that shows it::
+A room is a namespace of its own, pruned as the site is. Decorate its view::
 
     @in_room(lambda request, pk: ("thread", pk))
     def thread(request, pk): ...
@@ -28,17 +27,11 @@ ViewFunction = TypeVar("ViewFunction", bound=Callable[..., Any])
 def in_room(room: object | Callable[..., object]) -> Callable[[ViewFunction], ViewFunction]:
     """Record the visitor into ``room`` each time the view succeeds (one Redis round trip).
 
-    ``room`` is a name, or a callable taking the view's arguments (request
-    first) and returning one. Any value names a room as ``{% whos_here %}``
-    names it (``room_names.room_name``): a tuple is the tag's parts, a model
-    instance is "<app_label>.<model_name>:<pk>", None or "" is no room; parts
-    that name no room are an error under DEBUG (``checked_room``). Unlike the
-    site-wide record there is no cookie throttle: being in a room means having
-    just opened it. The record is made before the view, so a ``{% whos_here %}``
-    of the room it renders counts the visitor; a view that does not show the
-    room (raises, or answers other than 2xx: an error, a redirect to the login
-    page) leaves it again. ``WHOS_ONLINE_ROOMS`` does the same for views the
-    site does not own.
+    ``room`` is a name, or a callable taking the view's arguments (request first)
+    and returning one, named as ``{% whos_here %}`` names it (``room_name``). No
+    cookie throttles it: being in a room means having just opened it. The record
+    is made before the view, so the room's block counts the visitor; a view that
+    does not show the room (anything but a 2xx) leaves it again.
     """
 
     def enter(request: HttpRequest, args: Any, kwargs: Any, where: str) -> PageVisit | None:

@@ -2,19 +2,12 @@
 
     WHOS_ONLINE_ROOMS = {"forum_conversation:topic": "topic:{pk}"}
 
-A key is a URL name as ``{% url %}`` takes it, namespaces included (what
-``request.resolver_match.view_name`` says). A value is the room, either a
-string whose ``{fields}`` are filled from the URL's keyword arguments, or a
-callable (or its dotted path, which ``conf.rooms`` imports) taking the view's
-arguments (request first, then any positional ones: a CMS's catch-all captures
-its path so) and returning any room ``@in_room`` takes (a tuple of parts, a
-model instance…; None: no room). Wrapping a third
-party's view in ``@in_room`` in one's own URLconf loses its URL namespace,
-which the app may rely on (a private forum's middleware does); a URL name
-leaves its URLconf alone. The middleware records the visitor in the room before
-the view runs, so ``{% whos_here "topic" topic.pk %}`` on the page ("topic:42",
-the same room) counts the reader, and takes them out again if the view shows no
-page (anything but a 2xx), as ``@in_room`` does.
+A key is a URL name as ``{% url %}`` takes it, namespaces included; a value is a
+string whose ``{fields}`` are the URL's keyword arguments, or a callable taking the
+view's arguments (docs/howto/third-party-views.md). A URL name leaves the third
+party's URLconf alone, where wrapping its view in ``@in_room`` would lose its
+namespace. The middleware records the visitor in the room before the view runs
+and takes them out again if the view shows no page, as ``@in_room`` does.
 """
 
 from __future__ import annotations

@@ -17,12 +17,9 @@ Redis leaves in it is the thread's turn for the GIL and a CPU. A stall slows
 only the calls in flight, fewer than half the window, so it is no outage: a rate,
 as resilience4j's slow-call rate (benchmarks/BREAKER.md measures both).
 
-The first back-off is FIRST_BACKOFF; each failed probe doubles it up to
-``conf.backoff`` (5 s), each wait shortened by a random JITTER so processes do
-not probe in step. One outage (from a circuit opening until both are closed)
-logs one ERROR line with the error (its traceback at DEBUG) and one WARNING at
-recovery. A cache alias that gives no Redis (``CacheAliasError``) is a mistake
-in the settings, not an outage: logged once per process, circuits left alone.
+Each failed probe doubles the back-off up to ``conf.backoff``, with JITTER. One
+outage logs one ERROR and one WARNING at recovery; a cache alias that gives no
+Redis (``CacheAliasError``) is a settings mistake, logged once, not an outage.
 
 Why not a library: pybreaker and circuitbreaker (threads), purgatory and
 aiobreaker (asyncio) count exceptions only (no slow-call rate), keep one state

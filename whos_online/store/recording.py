@@ -147,7 +147,7 @@ def forget_guest(ip: str) -> bool:
     return bool(get_client().zrem(conf.guests_key, guest_id(ip)))
 
 
-# Guests over the cap dropped by one write: about 0.1 ms of Redis time.
+# Guests over the cap dropped by one write: a short write however long the flood.
 TRIM_PER_WRITE = 100
 
 

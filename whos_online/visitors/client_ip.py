@@ -1,17 +1,10 @@
 """The client address a guest is known by, trusting proxies only as far as the site says.
 
-A small parser of our own rather than python-ipware / django-ipware (4.1.1,
-evaluated against this module's tests): ipware reads its trusted-proxy list
-*positionally* (entry i must match the i-th hop from the right of the header,
-so ``["10.0.0.0/8", "fd00::/8"]`` demands exactly two proxy hops, and one
-CIDR covering a fleet of two hops picks a proxy as the client) and never checks
-``REMOTE_ADDR`` against it, so a client that reaches the app directly can write
-any address into ``X-Forwarded-For`` and have it believed. What a guest count
-needs is the usual rule (nginx's ``real_ip_recursive``, Express's "trust
-proxy"): walk from ``REMOTE_ADDR`` leftwards while the hop is a trusted proxy;
-the first one that is not is the client. ipware also falls back to other
-headers and prefers a "global" address over the configured position, which
-lets a client choose its own address.
+Not django-ipware (4.1.1, tried against this module's tests): it reads trusted
+proxies by position and never checks ``REMOTE_ADDR`` against them, so a client
+reaching the app directly could name any address. This is nginx's
+``real_ip_recursive`` rule: walk left from ``REMOTE_ADDR`` while the hop is a
+trusted proxy; the first that is not is the client.
 """
 
 from __future__ import annotations

@@ -1,17 +1,12 @@
 """The "online" cookie: when its visitor was last recorded, signed for who they are.
 
-Its value holds the time of the visitor's last record in milliseconds, signed
-(keyed BLAKE2b, a MAC, keyed by SECRET_KEY or one of its fallbacks) together with the
-identity it stands for: the session cookie it was set alongside or, for a guest
-without a session, their address (``REMOTE_ADDR`` as the server gives it, or
-the client the believed forwarding header names). Django rotates the session
-key on login and flushes it on logout, so any change of identity makes the
-cookie invalid, while an unchanged identity is recognised from the cookies and
-headers alone: no session load, no user query, no Redis call, no address
-parsed. A guest whose address changes is recorded again (an IPv6 device
-rotating inside its /64 is still the same guest). A cookie that is expired
-(replayed after ``conf.cookie_age``), another identity's, tampered with or
-garbage is simply not valid: the visitor is recorded again.
+Its value is the time of the visitor's last record in milliseconds and a keyed
+BLAKE2b (SECRET_KEY or a fallback) of it with the identity it stands for: the
+session cookie, or for a guest without one their address as the server gives it.
+Django rotates the session key on login and flushes it on logout, so a changed
+identity invalidates it, and an unchanged one is recognised without a session
+load, a query, a Redis call or an address parsed. An expired, foreign, tampered
+or garbage cookie is simply not valid: the visitor is recorded again.
 """
 
 from __future__ import annotations
