@@ -71,6 +71,7 @@ def test_a_misnamed_cache_alias_is_called_a_settings_mistake_not_a_redis_failure
     redis_db: redis.Redis, settings: Any
 ) -> None:
     settings.WHOS_ONLINE_CACHE_ALIAS = "presense"
+    settings.WHOS_ONLINE_REDIS_CLIENT = None  # the alias, even where a suite names a client
     with pytest.raises(CommandError) as raised:
         call_command("whos_online_prune")
     assert str(raised.value).startswith(
