@@ -79,9 +79,10 @@ def _signed_at(value: str, identity: str) -> float | None:
     if not (value.isascii() and at.isdigit()):
         return None
     message = f"{at}|{identity}"
-    if not any(hmac.compare_digest(signature, _signature(message, key)) for key in _signing_keys()):
-        return None
-    return int(at) / 1000
+    for key in _signing_keys():
+        if hmac.compare_digest(signature, _signature(message, key)):
+            return int(at) / 1000
+    return None
 
 
 def set_cookie(request: HttpRequest, response: HttpResponseBase) -> None:

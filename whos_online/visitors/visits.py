@@ -1,12 +1,7 @@
 """A page view as whos_online sees it: one ``PageVisit`` per request, ``request.whos_online``.
 
-The middleware makes it and owns every write. The visitor's records are made
-before the view (``process_view``: the URL resolved and CSRF passed, so a 404
-for an unknown URL, an OPTIONS request or a CSRF failure writes nothing), so a
-block the view renders counts its own visitor; after the view, a room whose page
-was not shown (an error, a redirect to the login page) is left again, and the
-cookies go on the response. Blocks only read: they ask the PageVisit who is
-looking and when its records' replies came back.
+The middleware makes it and owns every write (see ``middleware``); blocks only
+read, asking it who is looking and when its records' replies came back.
 """
 
 from __future__ import annotations
@@ -46,6 +41,11 @@ def is_visit(request: HttpRequest) -> bool:
 class PageVisit:
     """What whos_online knows of one request: who is looking, what it recorded, and
     what its response needs (a cookie, ``private``)."""
+
+    __slots__ = (
+        "request", "replies", "online_before", "rooms", "private", "style_linked", "viewed",
+        "recorded_site", "new_on_site", "moved_rooms", "_access",
+    )  # fmt: skip
 
     def __init__(self, request: HttpRequest) -> None:
         self.request = request
