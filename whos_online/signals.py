@@ -14,11 +14,8 @@ from whos_online.visitors.visits import page_of
 
 @receiver(user_logged_in, dispatch_uid="whos_online.record_login")
 def record_login(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
-    """Count the visitor as a member now, and no longer as a guest (one write).
-
-    If Redis fails here, the next request records them the same way, so a login
-    during an outage still never counts one person twice.
-    """
+    """Count the visitor as a member now, and no longer as a guest (one write; if
+    Redis fails, their next request does the same, so nobody is counted twice)."""
     page = page_of(request)
     if page is None:
         failsafe.write(presence.record_user, user)
