@@ -155,6 +155,8 @@ def test_five_tabs_are_one_member_and_the_last_to_close_takes_them_off_at_once(
             await closed.disconnect()
         assert status_of(alice.pk) == "online" and str(alice.pk) in presence.connected()
         reading.shift(conf.cookie_age)  # she reads a while, then closes the last tab
+        both = {str(alice.pk), str(bob.pk)}
+        await eventually(lambda: set(presence.connected()) == both)  # beaten since the shift
         await tabs[4].disconnect()
         # At once: the next read, with no tick and no timeout in between.
         assert status_of(alice.pk) == "idle" and listed()["alice"] == "idle"
