@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
+from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponseBase
@@ -33,14 +34,17 @@ def recorded_at(request: HttpRequest) -> float | None:
     value = request.COOKIES.get(conf.cookie_name)
     if value is None or len(value) > MAX_VALUE:
         return None
-    at = _signed_at(value, _identity(request))
-    if at is None:
+    at, _, signature = value.partition(":")
+    message = f"{at}|{_identity(request)}".encode()
+    for key in _signing_keys():
+        if hmac.compare_digest(signature.encode(), _signature(key, message).encode()):
+            break
+    else:
         return None
-    # Either way round: a server whose clock runs ahead may have issued it.
-    now = time.time()
-    if abs(now - at) >= conf.cookie_age:
-        return None
-    return at
+    # Signed here, so ``at`` is our digits. Either way round: a server whose clock runs
+    # ahead may have issued it.
+    recorded = int(at) / 1000
+    return recorded if abs(time.time() - recorded) < conf.cookie_age else None
 
 
 def _identity(request: HttpRequest) -> str:
@@ -54,41 +58,36 @@ def _identity(request: HttpRequest) -> str:
     return f"guest:{client_address(request)}"
 
 
-_keys: list[bytes] = []  # SECRET_KEY's and its fallbacks', derived once (see _signature)
+# BLAKE2b keyed with SECRET_KEY's and its fallbacks' derived keys, SECRET_KEY's first,
+# made once per process (and again when a setting changes): a signature copies one.
+_keys: list[Any] = []
 
 
-def _signature(message: str, key: bytes) -> str:
-    return hashlib.blake2b(message.encode(), key=key, digest_size=18).hexdigest()
-
-
-def _signing_keys() -> list[bytes]:
-    """The keys a cookie may be signed with, SECRET_KEY's first: each a hash of the salt
-    and the secret, made once per process (and again when a setting changes)."""
+def _signing_keys() -> list[Any]:
     if not _keys:
         secrets = [settings.SECRET_KEY, *getattr(settings, "SECRET_KEY_FALLBACKS", [])]
-        _keys.extend(hashlib.sha256(f"{COOKIE_SALT}{s}".encode()).digest() for s in secrets)
+        _keys.extend(
+            hashlib.blake2b(
+                key=hashlib.sha256(f"{COOKIE_SALT}{s}".encode()).digest(), digest_size=18
+            )
+            for s in secrets
+        )
     return _keys
 
 
 on_settings_change(_keys.clear)
 
 
-def _signed_at(value: str, identity: str) -> float | None:
-    """The time ``value`` carries if it was signed for ``identity``, else None."""
-    at, _, signature = value.rpartition(":")
-    if not (value.isascii() and at.isdigit()):
-        return None
-    message = f"{at}|{identity}"
-    for key in _signing_keys():
-        if hmac.compare_digest(signature, _signature(message, key)):
-            return int(at) / 1000
-    return None
+def _signature(key: Any, message: bytes) -> str:
+    mac = key.copy()
+    mac.update(message)
+    return mac.hexdigest()
 
 
 def set_cookie(request: HttpRequest, response: HttpResponseBase) -> None:
     """Give the visitor just recorded their cookie."""
     encoded = str(int(time.time() * 1000))
-    signature = _signature(f"{encoded}|{_identity(request)}", _signing_keys()[0])
+    signature = _signature(_signing_keys()[0], f"{encoded}|{_identity(request)}".encode())
     # A shared cache must not replay one visitor's cookie to the next.
     patch_cache_control(response, private=True)
     response.set_cookie(
