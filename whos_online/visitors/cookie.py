@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
-from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponseBase
@@ -60,10 +59,10 @@ def _identity(request: HttpRequest) -> str:
 
 # BLAKE2b keyed with SECRET_KEY's and its fallbacks' derived keys, SECRET_KEY's first,
 # made once per process (and again when a setting changes): a signature copies one.
-_keys: list[Any] = []
+_keys: list[hashlib.blake2b] = []
 
 
-def _signing_keys() -> list[Any]:
+def _signing_keys() -> list[hashlib.blake2b]:
     if not _keys:
         secrets = [settings.SECRET_KEY, *getattr(settings, "SECRET_KEY_FALLBACKS", [])]
         _keys.extend(
@@ -78,7 +77,7 @@ def _signing_keys() -> list[Any]:
 on_settings_change(_keys.clear)
 
 
-def _signature(key: Any, message: bytes) -> str:
+def _signature(key: hashlib.blake2b, message: bytes) -> str:
     mac = key.copy()
     mac.update(message)
     return mac.hexdigest()
