@@ -77,9 +77,9 @@ TESTS = {
     "models.py": ["test_app.py", "test_admin.py"],
     "presence.py": ["test_presence.py"],
     "access.py": ["test_realtime_trust.py"],
-    "realtime/consumers.py": ["test_consumers.py", "test_realtime_trust.py"],
-    "realtime/hub.py": ["test_consumers.py"],
-    "realtime/routing.py": ["test_consumers.py"],
+    "contrib/channels/consumers.py": ["test_consumers.py", "test_realtime_trust.py"],
+    "contrib/channels/hub.py": ["test_consumers.py"],
+    "contrib/channels/routing.py": ["test_consumers.py"],
     "store/reading.py": [
         "test_presence.py",
         "test_status.py",

@@ -156,7 +156,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "WHOS_ONLINE_WEBSOCKET_URL", None, "`str` or `None`",
-        "Where `whos_online.realtime.routing` is mounted (e.g. `\"/ws/whos-online/\"`); live "
+        "Where `whos_online.contrib.channels.routing` is mounted (e.g. `\"/ws/whos-online/\"`); live "
         "blocks subscribe there. `None`: they poll.",
         (str, type(None)),
     ),

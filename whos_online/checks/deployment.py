@@ -199,7 +199,7 @@ def check_rooms(**kwargs: Any) -> list[CheckMessage]:
 # For a URL that captures its path positionally (a CMS's catch-all, as Wagtail's).
 CALLABLE_HINT = (
     "Name the room with a callable taking the view's arguments, request first, or its dotted "
-    'path (Wagtail\'s is "whos_online.wagtail_pages.page_room"): see "CMS pages as rooms" '
+    'path (Wagtail\'s is "whos_online.contrib.wagtail.pages.page_room"): see "CMS pages as rooms" '
     "in the docs."
 )
 

@@ -2,7 +2,7 @@
 never the list, for the polite live region ``live.js`` puts beside a live block.
 
 A push says the diff between the hub's last two reads of a view
-(:mod:`whos_online.realtime.hub`); a poll says the change from the members the
+(:mod:`whos_online.contrib.channels.hub`); a poll says the change from the members the
 browser's block showed (sent back in the ``X-Whos-Online-Shown`` header, from the
 previous poll's ``members`` or the rendered block's ``data-whos-online-shown``) to
 the new read, and a socket's first state the change from the rendered block's (its
