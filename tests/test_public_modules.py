@@ -134,9 +134,10 @@ def public_names(module: ModuleType) -> set[str]:
 
 
 def test_the_public_modules_share_no_name() -> None:
-    from whos_online import access, realtime
+    from whos_online import access, push
+    from whos_online.contrib.channels import consumers
 
-    public = {module.__name__: public_names(module) for module in (presence, realtime)}
+    public = {module.__name__: public_names(module) for module in (presence, push, consumers)}
     public |= {module.__name__: public_names(module) for module in (access, testing)}
     assert public["whos_online.testing"] == {"reset"}
     shared = {
