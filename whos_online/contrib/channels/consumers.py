@@ -20,7 +20,6 @@ from whos_online import push
 from whos_online.access import REFUSED, TOO_MANY_CONNECTIONS, RoomAccess, room_access
 from whos_online.contrib.channels.hub import View, get_hub
 from whos_online.contrib.channels.language import socket_language
-from whos_online.rendering.announcements import shown_in_query
 from whos_online.room_names import room_name
 from whos_online.store import failsafe, reading
 
@@ -148,3 +147,15 @@ class WhosOnlineConsumer(PresenceMixin, AsyncWebsocketConsumer):  # type: ignore
         if view is not None:
             get_hub().unsubscribe(view, self)
         await super()._presence_leave()
+
+
+def shown_in_query(query: bytes) -> str:
+    """The ``shown`` parameter of a socket's query string, taken as it is (it is
+    URL-encoded already, as the header is; ``since_shown`` bounds it): "" when missing
+    or repeated."""
+    values = [
+        value
+        for name, _, value in (part.partition(b"=") for part in query.split(b"&"))
+        if name == b"shown"
+    ]
+    return values[0].decode("ascii", "replace") if len(values) == 1 else ""
