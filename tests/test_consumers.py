@@ -43,7 +43,7 @@ DEADLINE = 30
 
 @pytest.fixture(autouse=True)
 def websockets(settings: Any) -> None:
-    """The site routes the live block's socket, so the scripts publish their notices
+    """The site routes the live block's socket, so its pages' live blocks subscribe
     (autouse here and in the modules that import it)."""
     settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
 

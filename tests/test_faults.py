@@ -707,7 +707,6 @@ def test_a_restarted_redis_keeps_the_sockets_and_notices_resume(
     from whos_online.contrib.channels import hub
 
     monkeypatch.setattr(Settings, "backoff", 1)
-    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"  # so records publish notices
     (alice,) = people("alice")
 
     async def scenario() -> None:

@@ -265,7 +265,6 @@ def test_every_script_touches_only_the_keys_it_declares(
 def test_a_move_announces_the_room_left_unless_they_are_back_in_it(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
-    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
     (alice,) = people("alice")
     pk = str(alice.pk)
     notices = redis_db.pubsub()
@@ -311,7 +310,6 @@ def test_a_page_view_publishes_its_change_on_every_site(redis_db: redis.Redis) -
 def test_a_member_seen_again_is_announced_and_a_guest_only_when_new_to_the_window(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
-    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
     (alice,) = people("alice")
     notices = redis_db.pubsub()
     notices.subscribe(conf.notices_channel)
