@@ -73,3 +73,17 @@ def test_a_members_open_stream_is_a_connection_of_theirs(
     assert push.connected() == [str(alice.pk)]  # a beating connection keeps her online
     response.close()  # the page went away
     assert push.connected() == []
+
+
+def test_notices_say_where_each_change_was(redis_db: redis.Redis, people: Any) -> None:
+    """First the subscription (anything may have changed before it), then each change's
+    namespace, and None after each ``wait`` without one."""
+    (alice,) = people("alice")
+    notices = push.notices(wait=0.2)
+    assert next(notices) == push.Notice(None, everywhere=True)
+    presence.record_user(alice, room="topic:1")
+    assert next(notices) == push.Notice("topic:1")
+    assert next(notices) is None
+    presence.record_user(alice)
+    assert next(notices) == push.Notice(None)  # the site
+    notices.close()
