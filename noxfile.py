@@ -132,7 +132,7 @@ def wagtail(session: nox.Session) -> None:
     """docs/howto/cms-pages.md on Wagtail from PyPI (the newest, on its newest Django):
     real pages with view restrictions, the how-to's settings and template word for word,
     and the admin menu's "Online now" (tests/settings_wagtail.py)."""
-    session.install(".[channels]", *group("test"), *group("wagtail"))
+    session.install(".[channels,wagtail]", *group("test"))
     session.run(
         "python", "-m", "pytest", "--ds", "tests.settings_wagtail", "tests/test_wagtail.py",
         "tests/test_public_modules.py", "-k", "wagtail or every_name", *session.posargs,

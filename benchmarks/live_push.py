@@ -36,7 +36,7 @@ from runner import table  # noqa: E402
 
 from whos_online import presence, views  # noqa: E402
 from whos_online.conf import conf  # noqa: E402
-from whos_online.realtime import hub  # noqa: E402
+from whos_online.contrib.channels import hub  # noqa: E402
 from whos_online.store import sockets  # noqa: E402
 from whos_online.store.connection import get_client  # noqa: E402
 

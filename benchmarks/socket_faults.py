@@ -39,9 +39,9 @@ from runner import table  # noqa: E402
 
 from tests.conftest import STAFF  # noqa: E402
 from tests.redis_server import RedisServer  # noqa: E402
-from whos_online import presence  # noqa: E402
+from whos_online import presence, push  # noqa: E402
 from whos_online.conf import conf  # noqa: E402
-from whos_online.realtime.routing import websocket_urlpatterns  # noqa: E402
+from whos_online.contrib.channels.routing import websocket_urlpatterns  # noqa: E402
 
 MEMBERS = 20
 FAULT = float(os.environ.get("FAULT", 15))  # s a killed or frozen Redis stays down
@@ -69,7 +69,7 @@ async def seconds_until(condition: Callable[[], bool], limit: float = 120.0) -> 
 def agrees(pks: list[str]) -> str:
     """Whether ``connected()`` lists exactly ``pks``, each of them online."""
     statuses = presence.statuses(pks, viewer=STAFF)
-    right = sorted(presence.connected()) == sorted(pks) and set(statuses.values()) == {"online"}
+    right = sorted(push.connected()) == sorted(pks) and set(statuses.values()) == {"online"}
     return "yes" if right else "**no**"
 
 

@@ -52,7 +52,7 @@ nitpick_ignore_regex = [
     ("py:.*", r"(?!whos_online\.).*"),
     # Type variables, and the internal modules the public ones' docstrings point into.
     ("py:class", r"whos_online\..*\.(Key|T|P|ViewFunction)"),
-    ("py:mod", r"whos_online\.(visitors\.guests|store\.counting|realtime\.hub)"),
+    ("py:mod", r"whos_online\.(visitors\.guests|store\.counting|contrib\.channels\.hub)"),
 ]
 
 

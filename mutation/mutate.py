@@ -77,9 +77,10 @@ TESTS = {
     "models.py": ["test_app.py", "test_admin.py"],
     "presence.py": ["test_presence.py"],
     "access.py": ["test_realtime_trust.py"],
-    "realtime/consumers.py": ["test_consumers.py", "test_realtime_trust.py"],
-    "realtime/hub.py": ["test_consumers.py"],
-    "realtime/routing.py": ["test_consumers.py"],
+    "contrib/channels/consumers.py": ["test_consumers.py", "test_realtime_trust.py"],
+    "contrib/channels/hub.py": ["test_consumers.py"],
+    "contrib/channels/routing.py": ["test_consumers.py"],
+    "contrib/channels/checks.py": ["test_channels_checks.py"],
     "store/reading.py": [
         "test_presence.py",
         "test_status.py",
@@ -108,7 +109,12 @@ TESTS = {
     "checks/settings.py": ["test_checks.py"],
     "settings_table.py": ["test_conf.py", "test_checks.py", "test_docs.py"],
     "signals.py": ["test_middleware.py"],
-    "store/sockets.py": ["test_consumers.py", "test_scripts.py", "test_status.py"],
+    "store/sockets.py": [
+        "test_consumers.py",
+        "test_scripts.py",
+        "test_status.py",
+        "test_server_sent_events.py",
+    ],
     "store/stats.py": ["test_peak.py", "test_presence.py", "test_command.py", "test_counting.py"],
     "tasks.py": ["test_tasks.py"],
     "rendering/block.py": [

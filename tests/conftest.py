@@ -353,7 +353,7 @@ def round_trips(redis_db: redis.Redis) -> Iterator[RoundTrips]:
 @pytest.fixture
 def ticks(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The real-time hubs' ticks, one entry as each ends: a test waits for ticks, not time."""
-    from whos_online.realtime import hub
+    from whos_online.contrib.channels import hub
 
     ended: list[Any] = []
     tick = hub.Hub.tick

@@ -16,8 +16,6 @@ HOWTO = (Path(__file__).resolve().parent.parent / "docs/howto/cms-pages.md").rea
 (SETTINGS,) = re.findall(r"```python\n# settings.py\n(.*?)```", HOWTO, re.S)
 (HOME_PAGE,) = re.findall(r"```django\n\{# home/templates/(home/home_page.html) #\}\n(.*?)```",
                           HOWTO, re.S)  # fmt: skip
-exec(SETTINGS)  # WHOS_ONLINE_ROOMS and WHOS_ONLINE_ACCESS, as the how-to writes them
-
 INSTALLED_APPS = [
     "tests.wagtail_home",
     "wagtail.contrib.forms",
@@ -36,6 +34,7 @@ INSTALLED_APPS = [
     *INSTALLED_APPS,
     "django.contrib.staticfiles",
 ]
+exec(SETTINGS)  # its app, WHOS_ONLINE_ROOMS and WHOS_ONLINE_ACCESS, as the how-to writes them
 ROOT_URLCONF = "tests.urls_wagtail"
 WAGTAIL_SITE_NAME = "Gardeners' Corner"
 WAGTAILADMIN_BASE_URL = "http://testserver"

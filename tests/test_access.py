@@ -18,7 +18,7 @@ from tests.test_consumers import eventually, run, tab, until
 from tests.test_middleware import async_get
 from tests.test_realtime_trust import refused
 from tests.test_rooms import listed, logged_in
-from whos_online import presence
+from whos_online import presence, push
 from whos_online.access import RoomAccess
 
 pytestmark = pytest.mark.django_db
@@ -100,8 +100,8 @@ def test_every_answer_on_every_surface(
             state = await until(socket, lambda m: m["type"] == "presence_state")
             assert ("alice" in str(state)) == (shown == NAMES) and state["users"] >= 1
             if member:  # on the site once connected; in the room only if it joins
-                await eventually(lambda: str(carol.pk) in presence.connected())
-                assert (str(carol.pk) in presence.connected(room="thread:1")) == (
+                await eventually(lambda: str(carol.pk) in push.connected())
+                assert (str(carol.pk) in push.connected(room="thread:1")) == (
                     joins and "thread" in path
                 )
             await socket.disconnect()

@@ -17,7 +17,7 @@ from django.utils.dateformat import format as format_date
 from django.utils.timezone import localtime
 
 from tests.conftest import NOW, BrowserClient, on_one_day
-from whos_online import chart, presence
+from whos_online import chart, presence, push
 from whos_online.models import OnlineNow
 
 pytestmark = pytest.mark.django_db
@@ -291,7 +291,7 @@ def test_a_member_whose_page_opened_a_socket_keeps_that_page(
 
     async def open_and_close() -> None:
         socket = await tab(alice)
-        await eventually(lambda: str(alice.pk) in presence.connected())
+        await eventually(lambda: str(alice.pk) in push.connected())
         await socket.disconnect()
 
     async_to_sync(open_and_close)()

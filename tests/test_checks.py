@@ -105,8 +105,6 @@ def test_cache_alias_not_django_redis(settings: Any) -> None:
         ("WHOS_ONLINE_BLOCK_CACHE", None),
         ("WHOS_ONLINE_HEARTBEAT", "25"),
         ("WHOS_ONLINE_HEARTBEAT", 0),
-        ("WHOS_ONLINE_WEBSOCKET_URL", 8001),
-        ("WHOS_ONLINE_WEBSOCKET_URL", b"/ws/whos-online/"),
     ],
 )
 def test_settings_of_the_wrong_type_or_range(settings: Any, name: str, value: Any) -> None:
@@ -123,7 +121,6 @@ def test_good_values_of_every_accepted_type(settings: Any) -> None:
     settings.WHOS_ONLINE_RETENTION = timedelta(days=30)
     settings.WHOS_ONLINE_BLOCK_CACHE = 0
     settings.WHOS_ONLINE_HEARTBEAT = 2.5
-    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
     assert ids() == []
 
 
@@ -148,11 +145,6 @@ def test_every_setting_in_the_table_is_checked(settings: Any, setting: Setting) 
             timedelta(0),
             "WHOS_ONLINE_HEARTBEAT is datetime.timedelta(0); it must be int or float or "
             "timedelta >= 0.001.",
-        ),
-        (
-            "WHOS_ONLINE_WEBSOCKET_URL",
-            8001,
-            "WHOS_ONLINE_WEBSOCKET_URL is 8001; it must be str or None.",
         ),
     ],
 )
@@ -413,17 +405,6 @@ def test_another_alias_on_the_same_redis_database_is_warned_about(
             "WHOS_ONLINE_CACHE_ALIAS is 'whos_online', which is also the Redis database of "
             f"CACHES['default'] ({shared}): a cache.clear() there"
         )
-
-
-def test_websockets_without_whos_onlines_urls_is_an_error(settings: Any) -> None:
-    """Live blocks need the endpoint (their fallback while the socket is down)."""
-    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
-    assert "whos_online.E016" not in ids()  # tests.urls includes them
-    settings.ROOT_URLCONF = "tests.urls_without_whos_online"
-    [message] = [m for m in messages() if m.id == "whos_online.E016"]
-    assert message.hint == 'Add path("whos-online/", include("whos_online.urls")) to your URLconf.'
-    settings.WHOS_ONLINE_WEBSOCKET_URL = None
-    assert "whos_online.E016" not in ids()  # no live sockets: blocks without live= need none
 
 
 def deploy_ids() -> list[str]:

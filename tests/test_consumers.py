@@ -26,11 +26,11 @@ from django.urls import path
 
 from tests.conftest import NOW, STAFF, BrowserClient, RoundTrips, names
 from tests.test_live import rendered_shown
-from whos_online import presence, testing
+from whos_online import presence, push, testing
 from whos_online.conf import conf
-from whos_online.realtime import hub
-from whos_online.realtime.consumers import PresenceMixin
-from whos_online.realtime.routing import websocket_urlpatterns
+from whos_online.contrib.channels import hub
+from whos_online.contrib.channels.consumers import PresenceMixin
+from whos_online.contrib.channels.routing import websocket_urlpatterns
 from whos_online.store import scripts, sockets
 
 pytestmark = pytest.mark.django_db
@@ -43,7 +43,7 @@ DEADLINE = 30
 
 @pytest.fixture(autouse=True)
 def websockets(settings: Any) -> None:
-    """The site routes the live block's socket, so the scripts publish their notices
+    """The site routes the live block's socket, so its pages' live blocks subscribe
     (autouse here and in the modules that import it)."""
     settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
 
@@ -132,7 +132,7 @@ def test_a_connected_member_is_online_and_subscribers_get_their_card(
         }
         assert diff["users"] == 2 and diff["leaves"] == {}
         assert "<bdi>Ann</bdi>" in diff["html"]
-        assert set(presence.connected()) == {str(alice.pk), str(bob.pk)}
+        assert set(push.connected()) == {str(alice.pk), str(bob.pk)}
         await alice_tab.disconnect()
         await watcher.disconnect()
 
@@ -153,14 +153,14 @@ def test_five_tabs_are_one_member_and_the_last_to_close_takes_them_off_at_once(
         assert presence.user_count() == 2 and listed()["alice"] == "online"
         for closed in tabs[:4]:
             await closed.disconnect()
-        assert status_of(alice.pk) == "online" and str(alice.pk) in presence.connected()
+        assert status_of(alice.pk) == "online" and str(alice.pk) in push.connected()
         reading.shift(conf.cookie_age)  # she reads a while, then closes the last tab
         both = {str(alice.pk), str(bob.pk)}
-        await eventually(lambda: set(presence.connected()) == both)  # beaten since the shift
+        await eventually(lambda: set(push.connected()) == both)  # beaten since the shift
         await tabs[4].disconnect()
         # At once: the next read, with no tick and no timeout in between.
         assert status_of(alice.pk) == "idle" and listed()["alice"] == "idle"
-        assert presence.connected() == [str(bob.pk)]
+        assert push.connected() == [str(bob.pk)]
         diff = await until(watcher, lambda m: str(alice.pk) in m["leaves"])
         assert diff["leaves"][str(alice.pk)]["status"] == "online"
         assert diff["joins"][str(alice.pk)]["status"] == "idle"
@@ -177,7 +177,7 @@ def test_a_page_view_after_leaving_is_the_http_rule_again(
 
     async def scenario() -> None:
         alice_tab = await tab(alice)
-        await eventually(lambda: str(alice.pk) in presence.connected())
+        await eventually(lambda: str(alice.pk) in push.connected())
         traveller.shift(conf.cookie_age)
         await alice_tab.disconnect()
 
@@ -207,7 +207,7 @@ def test_heartbeats_keep_a_connection_and_a_dead_process_drops_out_after_the_tim
                 traveller.shift(30)
                 due = NOW.timestamp() + 30 * step
                 await eventually(lambda: (redis_db.zscore(live_key, pk) or 0) >= due)
-                assert status_of(pk) == "online" and pk in presence.connected()
+                assert status_of(pk) == "online" and pk in push.connected()
             # The process dies: nothing beats for alice any more, nothing disconnects her.
             ticker = hub.get_hub()
             for connection in [c for c in ticker.connections.values() if c.pk == pk]:
@@ -215,7 +215,7 @@ def test_heartbeats_keep_a_connection_and_a_dead_process_drops_out_after_the_tim
             traveller.move_to(NOW + timedelta(seconds=120 + 44))
             assert status_of(pk) == "online"  # still inside the timeout
             traveller.move_to(NOW + timedelta(seconds=120 + 46))
-            assert pk not in presence.connected() and status_of(pk) == "idle"
+            assert pk not in push.connected() and status_of(pk) == "idle"
             assert listed()["alice"] == "idle"
             diff = await until(watcher, lambda m: pk in m["leaves"])
             assert diff["joins"][pk]["status"] == "idle"
@@ -236,7 +236,7 @@ def test_a_member_forgotten_at_logout_is_not_brought_back_by_their_open_socket(
     async def scenario() -> None:
         with time_machine.travel(NOW, tick=False) as traveller:
             alice_tab = await tab(alice)
-            await eventually(lambda: pk in presence.connected())
+            await eventually(lambda: pk in push.connected())
             presence.forget_user(alice)  # what the logout signal does
             traveller.shift(30)  # a heartbeat is due
             due = NOW.timestamp() + 30
@@ -258,7 +258,7 @@ def test_one_heartbeat_round_trip_per_batch_of_a_process_connections(
     round_trips.clear()
     sockets.heartbeat(connections)
     assert round_trips.commands == [["EVALSHA"]] * 3  # 20 + 20 + 10
-    assert len(presence.connected()) == 50 and len(presence.connected(room="thread:1")) == 50
+    assert len(push.connected()) == 50 and len(push.connected(room="thread:1")) == 50
 
 
 def test_hidden_members_reach_staff_subscribers_alone(
@@ -326,7 +326,7 @@ def test_anonymous_sockets_subscribe_but_are_not_counted(
         diff = await until(anonymous, lambda m: str(alice.pk) in m["joins"])
         assert (diff["users"], diff["guests"]) == (1, 0)
         await anonymous.disconnect()
-        assert presence.connected() == [str(alice.pk)]
+        assert push.connected() == [str(alice.pk)]
         await alice_tab.disconnect()
 
     run(scenario)
@@ -338,7 +338,7 @@ def test_a_connect_redis_skipped_is_recorded_by_the_next_beat_due_at_once(
     """Not a heartbeat (25 s) later: the member shows once Redis answers (the breaker's
     back-off), by the beat that puts back a member whose connection Redis does not hold."""
     (alice,) = people("alice")
-    connect = sockets.connect
+    connect = push.connect
     failures = [redis.ConnectionError("a blip")]
 
     def blip(connection: sockets.Connection) -> float:
@@ -346,14 +346,14 @@ def test_a_connect_redis_skipped_is_recorded_by_the_next_beat_due_at_once(
             raise failures.pop()
         return connect(connection)
 
-    monkeypatch.setattr(sockets, "connect", blip)
+    monkeypatch.setattr(push, "connect", blip)
 
     async def scenario() -> None:
         alice_tab = await tab(alice)
         await eventually(lambda: not failures)
         assert listed() == {}
         await eventually(lambda: listed() == {"alice": "online"})
-        assert presence.connected() == [str(alice.pk)]
+        assert push.connected() == [str(alice.pk)]
         await alice_tab.disconnect()
 
     run(scenario)  # within seconds: a heartbeat comes due 25 s apart
@@ -380,7 +380,7 @@ def test_a_flush_with_sockets_open_errors_nowhere_and_the_next_beat_puts_members
             back = await until(watcher, lambda m: m["users"] == 2)
             assert back["joins"][str(alice.pk)]["name"] == "Ann"
             assert listed() == {"Ann": "online", "bob": "online"}
-            assert sorted(presence.connected()) == sorted([str(alice.pk), str(bob.pk)])
+            assert sorted(push.connected()) == sorted([str(alice.pk), str(bob.pk)])
             await alice_tab.disconnect()
             await watcher.disconnect()
 
@@ -397,7 +397,7 @@ def test_a_close_redis_skipped_ends_the_member_as_a_dead_process_would(
     settings.WHOS_ONLINE_HEARTBEAT = 20  # a timeout of 48 s
     alice, bob = people("alice", "bob")
     pk = str(alice.pk)
-    disconnect = sockets.disconnect
+    disconnect = push.disconnect
     skipped: list[str] = []
 
     def blip(connection: sockets.Connection) -> float:
@@ -406,7 +406,7 @@ def test_a_close_redis_skipped_ends_the_member_as_a_dead_process_would(
             raise redis.ConnectionError("a blip")
         return disconnect(connection)
 
-    monkeypatch.setattr(sockets, "disconnect", blip)
+    monkeypatch.setattr(push, "disconnect", blip)
 
     async def scenario() -> None:
         with time_machine.travel(NOW, tick=False) as traveller:
@@ -422,7 +422,7 @@ def test_a_close_redis_skipped_ends_the_member_as_a_dead_process_would(
             testing.reset()  # the blip's back-off is over (it runs on the real clock)
             await shift(traveller, hub.CHECK_EVERY)  # past it, and the page's sweep is due
             await until(watcher, lambda m: pk in m["leaves"])
-            assert status_of(pk) == "idle" and presence.connected() == [str(bob.pk)]
+            assert status_of(pk) == "idle" and push.connected() == [str(bob.pk)]
             await watcher.disconnect()
 
     run(scenario)
@@ -692,7 +692,7 @@ def test_a_page_closing_as_it_is_sent_to_is_logged_at_debug_and_the_others_get_t
         run(ticker.tick)
     assert page.counts()[0]["type"] == "presence_state"
     assert [(r.levelname, r.name, r.getMessage()) for r in caplog.records] == [
-        ("DEBUG", "whos_online.realtime.hub", "whos_online: a push was not delivered")
+        ("DEBUG", "whos_online.contrib.channels.hub", "whos_online: a push was not delivered")
     ]
 
 
@@ -740,7 +740,7 @@ def test_a_failed_tick_is_logged_and_the_next_one_sends_what_it_could_not(
         run(scenario)
     [record] = caplog.records
     assert (record.name, record.getMessage()) == (
-        "whos_online.realtime.hub",
+        "whos_online.contrib.channels.hub",
         "whos_online: a push tick failed",
     )
     assert record.exc_info is not None and record.exc_info[0] is RuntimeError

@@ -704,10 +704,9 @@ def test_a_restarted_redis_keeps_the_sockets_and_notices_resume(
     """Live blocks through an outage: no socket closed, nothing sent, and once Redis is
     back the hub listens again and a change reaches the page by its notice."""
     from tests.test_consumers import DEADLINE, eventually, run, tab, until
-    from whos_online.realtime import hub
+    from whos_online.contrib.channels import hub
 
     monkeypatch.setattr(Settings, "backoff", 1)
-    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"  # so records publish notices
     (alice,) = people("alice")
 
     async def scenario() -> None:

@@ -15,9 +15,9 @@ from asgiref.sync import async_to_sync, sync_to_async
 from tests.conftest import NOW, BrowserClient
 from tests.test_consumers import SITE, DrivenHub, Page, eventually
 from tests.test_consumers import tab as open_tab
-from whos_online import presence
+from whos_online import presence, push
 from whos_online.conf import conf
-from whos_online.realtime import hub as realtime_hub
+from whos_online.contrib.channels import hub as realtime_hub
 
 pytestmark = pytest.mark.django_db
 
@@ -62,7 +62,7 @@ def test_every_surface_tells_the_same_status_through_a_day_of_signs(
     async def live_page() -> None:
         await get("/live-block/")
         socket = await open_tab(alice)
-        await eventually(lambda: str(alice.pk) in presence.connected())
+        await eventually(lambda: str(alice.pk) in push.connected())
         await sync_to_async(everywhere)("online")  # a live tab
         traveller.shift(100)  # she reads the live page (her cookie would still be valid)
         live = conf.socket_keys().live

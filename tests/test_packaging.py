@@ -81,7 +81,12 @@ def test_the_wheel_has_the_app_its_data_and_the_catalogs(dist: Path) -> None:
     assert urls["Documentation"] == "https://whos-online.readthedocs.io/"
     assert all(urls[name].startswith(urls["Homepage"]) for name in ("Changelog", "Issues"))
     # The users' extras only: the developers' tools are dependency groups, never published.
-    assert sorted(metadata.get_all("Provides-Extra")) == ["channels", "django-redis", "hiredis"]
+    assert sorted(metadata.get_all("Provides-Extra")) == [
+        "channels",
+        "django-redis",
+        "hiredis",
+        "wagtail",
+    ]
     # Django's own RedisCache needs nothing more: django-redis is an extra.
     assert not any(
         r.startswith("django-redis") and "extra" not in r for r in metadata.get_all("Requires-Dist")

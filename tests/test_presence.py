@@ -12,7 +12,7 @@ import redis
 import time_machine
 
 from tests.conftest import NOW, names, tab
-from whos_online import presence
+from whos_online import presence, push
 from whos_online.conf import Settings, conf
 from whos_online.store import sockets, stats
 
@@ -254,7 +254,7 @@ def test_a_heartbeat_carries_200_connections_per_round_trip(
     connections = [sockets.Connection(str(pk), f"c{pk}") for pk in range(count)]
     sockets.heartbeat(connections)
     assert round_trips.commands == [["EVALSHA"]] * trips
-    assert len(presence.connected()) == count
+    assert len(push.connected()) == count
 
 
 def test_heartbeats_keep_members_inside_the_window_and_never_reorder_the_list(
@@ -294,7 +294,7 @@ def test_connect_records_the_member_and_returns_when(
         assert at == NOW.timestamp()
         assert names(presence.online_users()) == ["alice"]
         assert names(presence.online_users(room=room)) == ["alice"]
-        assert presence.connected(room=room) == [str(alice.pk)]
+        assert push.connected(room=room) == [str(alice.pk)]
 
 
 def test_a_member_leaves_when_their_last_connection_closes(
@@ -309,10 +309,10 @@ def test_a_member_leaves_when_their_last_connection_closes(
         traveller.shift(conf.cookie_age)  # open past their cookie's life
         sockets.heartbeat(tabs)
         sockets.disconnect(tabs[0])
-        assert presence.connected() == presence.connected(room="thread:1") == [pk]
+        assert push.connected() == push.connected(room="thread:1") == [pk]
         assert presence.status(alice) == "online"
         sockets.disconnect(tabs[1])
-        assert presence.connected() == presence.connected(room="thread:1") == []
+        assert push.connected() == push.connected(room="thread:1") == []
         assert presence.status(alice) == "idle"  # a closed tab is not "online" for the window
 
 

@@ -37,7 +37,7 @@ USERS_PAGES = [
 INTERNAL = re.compile(r"whos_online[./](store|rendering|visitors|rooms)\b")
 DOTTED = re.compile(r"(?<![\w/])whos_online(?:\.\w+)+")
 FROM_IMPORT = re.compile(r"^\s*from (whos_online(?:\.\w+)*) import ([\w, ]+)$", re.M)
-# The reference's ``.. automodule:: whos_online.realtime`` and its ``:members: a, b``
+# The reference's ``.. automodule:: whos_online.contrib.channels`` and its ``:members: a, b``
 # (continued on lines indented deeper than the option).
 AUTOMODULE = re.compile(
     r"^\.\. automodule:: (\S+)\n +:members: ([\w, ]+(?:\n {5,}[\w, ]+)*)$", re.M
@@ -92,7 +92,7 @@ ON_THIS_DJANGO = sorted(
     name
     for name in documented_names()
     if (name != "whos_online.tasks.django_prune" or django.VERSION >= (6, 0))
-    and (HAS_WAGTAIL or not name.startswith("whos_online.wagtail_pages"))
+    and (HAS_WAGTAIL or not name.startswith("whos_online.contrib.wagtail.pages"))
 )
 
 
@@ -109,8 +109,9 @@ def test_the_docs_give_the_public_names_and_each_one_home() -> None:
         "whos_online.presence.Peak",
         "whos_online.presence.default_card",
         "whos_online.presence.is_bot",
-        "whos_online.realtime.PresenceMixin",
-        "whos_online.realtime.open_connection",
+        "whos_online.contrib.channels.consumers.PresenceMixin",
+        "whos_online.push.open_connection",
+        "whos_online.push.notices",
         "whos_online.testing.reset",
     ]:
         assert expected in names, expected
@@ -133,9 +134,10 @@ def public_names(module: ModuleType) -> set[str]:
 
 
 def test_the_public_modules_share_no_name() -> None:
-    from whos_online import access, realtime
+    from whos_online import access, push
+    from whos_online.contrib.channels import consumers
 
-    public = {module.__name__: public_names(module) for module in (presence, realtime)}
+    public = {module.__name__: public_names(module) for module in (presence, push, consumers)}
     public |= {module.__name__: public_names(module) for module in (access, testing)}
     assert public["whos_online.testing"] == {"reset"}
     shared = {

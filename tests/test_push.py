@@ -27,9 +27,9 @@ from tests.test_consumers import (
     websockets,  # noqa: F401 (a fixture, autouse)
 )
 from tests.test_consumers import tab as tab_in
-from whos_online import presence
+from whos_online import presence, push
 from whos_online.conf import conf
-from whos_online.realtime import hub
+from whos_online.contrib.channels import hub
 from whos_online.store import scripts, sockets
 
 pytestmark = pytest.mark.django_db
@@ -173,7 +173,7 @@ def test_a_check_sweeps_a_dead_process_connections_where_no_process_beats(
         run(ticker.tick)
         traveller.shift(61)
         run(ticker.tick)
-        assert presence.connected(room="topic:1") == presence.connected() == []
+        assert push.connected(room="topic:1") == push.connected() == []
     statuses = [m["joins"][str(alice.pk)]["status"] for m in page.messages]
     assert statuses == ["online", "idle"]
 

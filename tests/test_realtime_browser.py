@@ -34,7 +34,7 @@ from tests.test_browser import (
     running_demo,
     server_log_on_failure,
 )
-from whos_online import presence
+from whos_online import presence, push
 from whos_online.conf import HEARTBEATS_TO_TIMEOUT, conf
 from whos_online.store.connection import get_client
 
@@ -112,7 +112,7 @@ def beaten_past_the_grace() -> bool:
 
 def connected_names(room: str | None = None) -> set[str]:
     cards = {m.pk: m.name for m in presence.summary(limit=-1, room=room, viewer=STAFF).members}
-    return {cards.get(pk, pk) for pk in presence.connected(room=room)}
+    return {cards.get(pk, pk) for pk in push.connected(room=room)}
 
 
 def test_a_closed_tab_leaves_the_other_members_list_within_two_seconds(
@@ -196,7 +196,7 @@ def test_a_killed_server_s_connections_drop_out_within_the_heartbeat_timeout(
             # both were beaten for later than they would have timed out at (a real server,
             # so a real clock).
             timed_out_at, live = time.time() + TIMEOUT, conf.socket_keys(ROOM).live
-            pks = presence.connected(room=ROOM)
+            pks = push.connected(room=ROOM)
             deadline_wait(
                 lambda: all((get_client().zscore(live, pk) or 0) > timed_out_at for pk in pks),
                 TIMEOUT + HEARTBEAT + 5,
@@ -214,7 +214,7 @@ def test_a_killed_server_s_connections_drop_out_within_the_heartbeat_timeout(
             def gone() -> bool:
                 site, room = presence.summary(limit=-1), presence.summary(limit=-1, room=ROOM)
                 online = {m.name for m in [*site.members, *room.members] if m.status == "online"}
-                return not presence.connected() and not presence.connected(room=ROOM) and not online
+                return not push.connected() and not push.connected(room=ROOM) and not online
 
             # Their last heartbeat was at most HEARTBEAT before the kill.
             deadline_wait(gone, TIMEOUT + HEARTBEAT + 1)

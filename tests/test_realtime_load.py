@@ -32,7 +32,7 @@ import pytest
 from tests.conftest import django_redis_cache, require
 from tests.load_site import uvicorn
 from tests.redis_server import RedisServer
-from whos_online import presence
+from whos_online import push
 from whos_online.conf import conf
 from whos_online.store import sockets
 
@@ -42,7 +42,7 @@ CONNECTIONS = 2000
 SUBSCRIBERS = 50
 HEARTBEAT = 2.0  # s, here and in the worker; a connection is gone after 2.4 beats
 STEADY = 6.0  # s of steady state in which Redis commands are counted
-TICK = 0.1  # whos_online.realtime.hub.TICK
+TICK = 0.1  # whos_online.contrib.channels.hub.TICK
 MAX_AGE = 10  # s, the two workers' window: a close past half of it is no navigation
 CONNECT_BATCH = 100  # connects in flight at once (the listen backlog is finite)
 
@@ -118,7 +118,7 @@ def test_two_thousand_sockets_on_one_worker(
 
         await asyncio.to_thread(
             wait,
-            lambda: len(presence.connected()) == CONNECTIONS,
+            lambda: len(push.connected()) == CONNECTIONS,
             30,
             "not every connection was recorded",
         )
@@ -151,7 +151,7 @@ def test_two_thousand_sockets_on_one_worker(
         for reader in readers:
             reader.cancel()
         report["all_gone_s"] = await asyncio.to_thread(
-            wait, lambda: not presence.connected(), 20, "closed sockets still connected"
+            wait, lambda: not push.connected(), 20, "closed sockets still connected"
         )
         report["close_s"] = time.monotonic() - closing
 

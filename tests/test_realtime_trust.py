@@ -41,11 +41,11 @@ from tests.test_consumers import (
     until,
     websockets,  # noqa: F401 (a fixture, autouse)
 )
-from whos_online import presence
+from whos_online import presence, push
 from whos_online.access import RoomAccess, room_access
 from whos_online.conf import Settings, conf
-from whos_online.realtime import hub
-from whos_online.realtime.consumers import PresenceMixin
+from whos_online.contrib.channels import hub
+from whos_online.contrib.channels.consumers import PresenceMixin
 
 pytestmark = pytest.mark.django_db
 
@@ -84,7 +84,7 @@ async def refused(user: Any, path: str) -> int:
 
 
 def nothing_recorded(*rooms: str | None) -> bool:
-    return all(listed(room) == {} and presence.connected(room=room) == [] for room in rooms)
+    return all(listed(room) == {} and push.connected(room=room) == [] for room in rooms)
 
 
 @pytest.mark.parametrize("policy", [None, "whos_online.access.public"])
@@ -288,17 +288,17 @@ def test_a_consumer_that_raises_or_is_cancelled_leaves_no_member_online(
         with pytest.raises(RuntimeError, match="broke on"):
             await broken.wait(timeout=DEADLINE)
         assert listed("topic:1") == {"alice": "idle"} and listed() == {"alice": "idle"}
-        assert presence.connected() == [] and hub.get_hub().connections == {}
+        assert push.connected() == [] and hub.get_hub().connections == {}
 
         stopped = WebsocketCommunicator(site_routes, "/ws/site/open/topic:1/")
         stopped.scope["user"] = bob
         assert (await stopped.connect(timeout=DEADLINE))[0]
-        await eventually(lambda: presence.connected() == [str(bob.pk)])
+        await eventually(lambda: push.connected() == [str(bob.pk)])
         await shift(reading, conf.cookie_age)
         stopped.future.cancel()  # a server shutting down
         with pytest.raises(asyncio.CancelledError):
             await stopped.future
-        assert presence.connected() == [] and listed("topic:1")["bob"] == "idle"
+        assert push.connected() == [] and listed("topic:1")["bob"] == "idle"
 
     with time_machine.travel(NOW) as reading:
         run(scenario)
@@ -404,24 +404,46 @@ def test_a_policy_returning_something_else_is_a_clear_error(settings: Any) -> No
 def test_without_channels_the_realtime_package_says_what_to_install() -> None:
     code = (
         "import sys; sys.modules['channels'] = None\n"
-        "try:\n    import whos_online.realtime.routing\n"
+        "try:\n    import whos_online.contrib.channels.routing\n"
         "except ImportError as error:\n    print(error)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == (
-        'whos_online.realtime needs Channels: pip install "whos-online[channels]"'
+        'whos_online.contrib.channels needs Channels: pip install "whos-online[channels]"'
     )
 
 
-def test_without_channels_the_core_imports_checks_and_renders() -> None:
-    """Nothing outside ``whos_online.realtime`` imports it (issue 50): with Channels not
-    importable, a site's modules load, its checks run and a page renders the block."""
+def test_a_site_without_channels_or_wagtail_sets_up_checks_and_serves_the_block() -> None:
+    """The core imports no optional part (issue 50): with Channels, Daphne and Wagtail
+    refused at import, a site sets up, passes ``check`` and serves a page whose block
+    counts its visitor, and nothing under ``whos_online.contrib`` was imported."""
     code = """
-import sys; sys.modules["channels"] = sys.modules["daphne"] = None
+import sys
+
+class Refuse:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in {"channels", "daphne", "wagtail"}:
+            raise ModuleNotFoundError(f"refused: {name}")
+
+sys.meta_path.insert(0, Refuse())
 import django
+import fakeredis
 from django.conf import settings
+from django.http import HttpResponse
+from django.template import RequestContext, Template
+from django.urls import include, path
+
+server = fakeredis.FakeServer()
+
+def client():
+    return fakeredis.FakeRedis(server=server)
+
+def page(request):
+    block = Template("{% load whos_online %}{% whos_online %}")
+    return HttpResponse(block.render(RequestContext(request)))
+
 settings.configure(
-    DEBUG=True, ALLOWED_HOSTS=["testserver"], ROOT_URLCONF="whos_online.urls", SECRET_KEY="x",
+    DEBUG=True, ALLOWED_HOSTS=["testserver"], ROOT_URLCONF="__main__", SECRET_KEY="x",
     INSTALLED_APPS=["django.contrib.auth", "django.contrib.contenttypes",
                     "django.contrib.sessions", "whos_online"],
     MIDDLEWARE=["django.contrib.sessions.middleware.SessionMiddleware",
@@ -429,19 +451,21 @@ settings.configure(
                 "whos_online.middleware.WhosOnlineMiddleware"],
     TEMPLATES=[{"BACKEND": "django.template.backends.django.DjangoTemplates",
                 "APP_DIRS": True}],
-    CACHES={"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                        "LOCATION": "redis://127.0.0.1:1/0"}},
+    CACHES={"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}},
     DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}},
+    WHOS_ONLINE_REDIS_CLIENT="__main__.client",
 )
 django.setup()
-import whos_online.presence, whos_online.views, whos_online.templatetags.whos_online
 from django.core.management import call_command
-from django.template import Context, Template
-call_command("check")
-print(" ".join(Template("{% load whos_online %}{% whos_online %}").render(Context({})).split()))
-print(sorted(m for m in sys.modules if m.startswith("whos_online.realtime")))
+from django.test import Client
+urlpatterns = [path("", page), path("whos-online/", include("whos_online.urls"))]
+call_command("check", "--fail-level", "ERROR")
+browser = Client(HTTP_USER_AGENT="Mozilla/5.0 (X11; Linux x86_64) Firefox/130.0")
+print(" ".join(browser.get("/").content.decode().split()))
+print(sorted(m for m in sys.modules if m.startswith(("channels", "daphne", "wagtail",
+                                                       "whos_online.contrib"))))
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    block, realtime_modules = done.stdout.splitlines()[-2:]
-    assert "unavailable" in block and realtime_modules == "[]"  # (no Redis on port 1)
+    block, optional_modules = done.stdout.splitlines()[-2:]
+    assert "1 guest" in block and optional_modules == "[]"

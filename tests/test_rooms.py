@@ -88,7 +88,6 @@ def test_a_guest_is_in_one_thread_at_a_time_at_no_cost_and_without_a_key(
         BrowserClient(REMOTE_ADDR="203.0.113.5"),
         BrowserClient(REMOTE_ADDR="203.0.113.6"),
     )
-    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"  # live blocks: notices
     guest.get("/thread/1/")
     guest.get("/lobby/")  # another kind of room: they stay in both
     assert "2 here now: 0 members, 2 guests" in other.get("/thread/1/").content.decode()

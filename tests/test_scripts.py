@@ -27,7 +27,7 @@ from tests.conftest import (
     on_one_day,
     tab,
 )
-from whos_online import presence
+from whos_online import presence, push
 from whos_online.conf import Settings, conf
 from whos_online.store import counting, recording, scripts, sockets, stats
 from whos_online.store.addresses import guest_id
@@ -265,7 +265,6 @@ def test_every_script_touches_only_the_keys_it_declares(
 def test_a_move_announces_the_room_left_unless_they_are_back_in_it(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
-    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
     (alice,) = people("alice")
     pk = str(alice.pk)
     notices = redis_db.pubsub()
@@ -294,30 +293,23 @@ def test_a_move_announces_the_room_left_unless_they_are_back_in_it(
     notices.close()
 
 
-@pytest.mark.parametrize(
-    "websocket_url, published", [(None, []), ("/ws/whos-online/", [b""])], ids=["poll", "ws"]
-)
-def test_a_page_view_publishes_only_on_a_site_with_websockets(
-    redis_db: redis.Redis, settings: Any, websocket_url: str | None, published: list[bytes]
-) -> None:
-    """Only the real-time hub listens: without WHOS_ONLINE_WEBSOCKET_URL nothing is sent."""
-    settings.WHOS_ONLINE_WEBSOCKET_URL = websocket_url
+def test_a_page_view_publishes_its_change_on_every_site(redis_db: redis.Redis) -> None:
+    """Whether or not anyone listens (whos_online.push.notices), the recording script
+    publishes the change itself: one message on the notices channel."""
     notices = redis_db.pubsub()
-    notices.subscribe(conf.notices_channel, "")  # and '', the channel a script is given instead
-    for _ in range(2):
-        assert notices.get_message(timeout=5)["type"] == "subscribe"
-    assert "online" in BrowserClient().get("/", REMOTE_ADDR="203.0.113.1").cookies  # recorded
+    notices.subscribe(conf.notices_channel)
+    assert notices.get_message(timeout=5)["type"] == "subscribe"
+    assert "online" in BrowserClient().get("/", REMOTE_ADDR="203.0.113.1").cookies
     got = []
     while (message := notices.get_message(timeout=0.5)) is not None:
         got.append(message["data"])
     notices.close()
-    assert got == published
+    assert got == [b""]  # the site ('': no room)
 
 
 def test_a_member_seen_again_is_announced_and_a_guest_only_when_new_to_the_window(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
-    settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
     (alice,) = people("alice")
     notices = redis_db.pubsub()
     notices.subscribe(conf.notices_channel)
@@ -842,7 +834,7 @@ def test_heartbeats_keep_members_in_the_window_and_move_a_dead_process_members_t
         sockets.heartbeat([tabs[bob]])  # alice's and carol's process died after +10
         for room in (None, "r"):
             live, left, *_ = conf.socket_keys(room)
-            assert presence.connected(room=room) == [str(bob.pk)]
+            assert push.connected(room=room) == [str(bob.pk)]
             assert redis_db.zrange(live, 0, -1, withscores=True) == [(str(bob.pk).encode(), T + 71)]
             assert redis_db.zcard(left) == 2  # the last beats of alice and carol
             assert redis_db.zmscore(left, [str(alice.pk), str(carol.pk)]) == [T + 10, T + 10]
@@ -897,7 +889,7 @@ def test_closing_tabs_keeps_a_member_live_at_their_newest_other_tab(
         sockets.disconnect(b[1])  # b0 (NOW) is a dead process's: bob leaves
         for room in (None, "r"):
             live, left, *_ = conf.socket_keys(room)
-            assert presence.connected(room=room) == [str(alice.pk)]
+            assert push.connected(room=room) == [str(alice.pk)]
             assert redis_db.zscore(left, str(bob.pk)) == T + 70
             assert redis_db.hkeys(conf.connections_key(room, str(bob.pk))) == []
             assert redis_db.ttl(left) == 600

@@ -30,8 +30,8 @@ from tests.test_consumers import (  # noqa: F401 (public_rooms, websockets: fixt
     until,
     websockets,
 )
-from whos_online import presence
-from whos_online.realtime import hub
+from whos_online import presence, push
+from whos_online.contrib.channels import hub
 from whos_online.store import failsafe, sockets
 
 pytestmark = pytest.mark.django_db
@@ -102,7 +102,7 @@ def test_after_redis_restarts_empty_open_sockets_count_again_at_the_next_heartbe
         # (the first call after the restart fails on its dead connection: a back-off)
         await clock.until(lambda: presence.user_count() == 2, within=3)
         assert listed() == {"alice": "online", "bob": "online"}
-        assert sorted(presence.connected()) == sorted([str(alice.pk), str(bob.pk)])
+        assert sorted(push.connected()) == sorted([str(alice.pk), str(bob.pk)])
         assert [status_of(alice.pk), status_of(bob.pk)] == ["online", "online"]
         for socket in tabs:
             await socket.disconnect()
@@ -128,7 +128,7 @@ def test_a_sites_own_socket_in_a_room_counts_again_on_the_site_though_no_page_li
         await clock.travel(20)
         await clock.until(lambda: presence.user_count() == 1, within=3)
         assert listed() == {"alice": "online"} and listed("lobby") == {}
-        assert presence.connected() == [str(alice.pk)]
+        assert push.connected() == [str(alice.pk)]
         await socket.disconnect()
 
     async_to_sync(scenario)()
@@ -145,7 +145,7 @@ def test_a_heartbeat_into_an_emptied_redis_puts_its_members_back(
     with own_redis.client() as direct:
         direct.flushdb()
         sockets.heartbeat([connection])
-        assert presence.connected() == [str(alice.pk)] and presence.user_count() == 1
+        assert push.connected() == [str(alice.pk)] and presence.user_count() == 1
         assert [member.name for member in presence.online_users()] == ["alice"]
 
 

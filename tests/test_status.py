@@ -12,7 +12,7 @@ from django.template import engines
 from django.utils import translation
 
 from tests.conftest import NOW, BrowserClient, tab
-from whos_online import presence
+from whos_online import presence, push
 from whos_online.conf import conf
 from whos_online.store import sockets
 from whos_online.store.status import status_of
@@ -242,7 +242,7 @@ def test_a_member_browsing_on_after_a_live_page_is_not_idle(
         live = await get("/live-block/")  # recorded: the cookie holds off the next records
         assert int(live.cookies["online"]["max-age"]) == conf.cookie_age
         socket = await open_tab(alice)
-        await eventually(lambda: str(alice.pk) in presence.connected())
+        await eventually(lambda: str(alice.pk) in push.connected())
         await shift(traveller, 60)  # she reads the live page for a minute...
         assert "online" not in (await get("/")).cookies  # ...goes on to a page without one
         await socket.disconnect()  # and the old page's socket closes after that request

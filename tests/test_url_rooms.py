@@ -271,7 +271,7 @@ def test_a_room_string_on_a_positional_path_points_at_the_callable_form(settings
         "is given), so its views name no room.",
     )
     assert error.hint == deployment_checks.CALLABLE_HINT
-    assert '"whos_online.wagtail_pages.page_room"' in error.hint
+    assert '"whos_online.contrib.wagtail.pages.page_room"' in error.hint
     assert "CMS pages as rooms" in error.hint
 
 

@@ -86,7 +86,7 @@ def test_a_login_or_group_restricted_page_is_read_and_listed_by_whom_wagtail_sho
     assert here(logged_in(agent).get("/agents/").content.decode()) == ["agent"]
     assert presence.user_count(room=room(pages["agents"])) == 1  # bob was put in no room
 
-    from whos_online.wagtail_pages import access
+    from whos_online.contrib.wagtail.pages import access
 
     assert access(bob, room(pages["agents"])) is None  # what a socket to the room is told
     assert access(agent, room(pages["agents"])) == "join"

@@ -293,7 +293,8 @@ class Settings:
 
     @cached_property
     def websocket_url(self) -> str | None:
-        value = _get("WHOS_ONLINE_WEBSOCKET_URL")
+        """Where the Channels part's routes are mounted (its setting): live blocks subscribe there."""
+        value = getattr(settings, "WHOS_ONLINE_WEBSOCKET_URL", None)
         return None if value is None else str(value)
 
     @cached_property

@@ -1,6 +1,6 @@
 """Who is online, kept in Redis sorted sets scored by last-seen Unix time: the
 public API. A site imports from here (and ``whos_online.access``,
-``whos_online.realtime``, ``whos_online.testing``) only; the packages these names
+``whos_online.push``, ``whos_online.testing``) only; the packages these names
 are gathered from (``store``, ``rooms``, ``visitors``) are free to change.
 
 Members are known by primary key and guests by a keyed hash of their address, in
@@ -51,7 +51,6 @@ from whos_online.store.recording import (
     record_guest,
     record_user,
 )
-from whos_online.store.sockets import connected
 from whos_online.store.stats import (
     DayVisitors,
     Peak,
@@ -70,7 +69,6 @@ __all__ = [
     "online_users",
     "user_count",
     "guest_count",
-    "connected",
     "Summary",
     "Member",
     # one member

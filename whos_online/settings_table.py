@@ -148,17 +148,11 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "WHOS_ONLINE_HEARTBEAT", 25, "`int` or `float` (seconds) or `timedelta`",
-        "How often each server process beats for all its open WebSocket connections: one "
-        "Redis round trip per 200 connections, not one per socket. A connection without a "
-        "beat for 2.4 × this (60 s by default: two missed beats and a margin) is gone, its "
-        "process having died.",
+        "How often a push's open connections beat (`whos_online.push`; the Channels part "
+        "beats for all of a process's WebSockets at once, one Redis round trip per 200). A "
+        "connection without a beat for 2.4 × this (60 s by default: two missed beats and a "
+        "margin) is gone, its process having died.",
         (*NUMBER, timedelta), 0.001,
-    ),
-    Setting(
-        "WHOS_ONLINE_WEBSOCKET_URL", None, "`str` or `None`",
-        "Where `whos_online.realtime.routing` is mounted (e.g. `\"/ws/whos-online/\"`); live "
-        "blocks subscribe there. `None`: they poll.",
-        (str, type(None)),
     ),
     Setting(
         "WHOS_ONLINE_ACCESS", None, CALLABLE,
@@ -190,7 +184,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "WHOS_ONLINE_LIST_LIMIT", "WHOS_ONLINE_RETENTION", "WHOS_ONLINE_TRACK_PAGES",
     )),
     ("Rooms", ("WHOS_ONLINE_ROOMS", "WHOS_ONLINE_ACCESS", "WHOS_ONLINE_ROOM_MAX_AGE")),
-    ("Live blocks", ("WHOS_ONLINE_WEBSOCKET_URL", "WHOS_ONLINE_HEARTBEAT")),
+    ("Push connections", ("WHOS_ONLINE_HEARTBEAT",)),
     ("Redis", (
         "WHOS_ONLINE_KEY_PREFIX", "WHOS_ONLINE_SOCKET_TIMEOUT", "WHOS_ONLINE_BLOCK_CACHE",
         "WHOS_ONLINE_REDIS_CLIENT",

@@ -19,7 +19,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.urls import path  # noqa: E402
 
 from demo.consumers import ChatConsumer  # noqa: E402
-from whos_online.realtime.routing import websocket_urlpatterns  # noqa: E402
+from whos_online.contrib.channels.routing import websocket_urlpatterns  # noqa: E402
 
 routes = [*websocket_urlpatterns, path("ws/chat/<path:room>/", ChatConsumer.as_asgi())]
 # The origin check: another site's page must not open a socket with our visitor's cookies.

@@ -12,7 +12,7 @@ from typing import Any
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from whos_online.realtime.consumers import PresenceMixin
+from whos_online.contrib.channels.consumers import PresenceMixin
 
 MAX_MESSAGE = 500
 

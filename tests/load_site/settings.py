@@ -11,7 +11,8 @@ SECRET_KEY = "whos-online-load-site"
 DEBUG = False
 ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
 USE_TZ = True
-ROOT_URLCONF = "tests.load_site.urls"
+# tests/test_server_sent_events.py serves docs/howto/server-sent-events.md's view instead.
+ROOT_URLCONF = os.environ.get("LOAD_SITE_URLCONF", "tests.load_site.urls")
 WSGI_APPLICATION = "tests.load_site.wsgi.application"
 DEFAULT_AUTO_FIELD = "django.db.models.AutoField"
 DATABASES = {
@@ -27,6 +28,7 @@ INSTALLED_APPS = [
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "whos_online",
+    "whos_online.contrib.channels",
 ]
 MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -1,7 +1,9 @@
-"""The load site's WebSocket app (``ws_asgi``) served by uvicorn processes of its own.
+"""The load site's WebSocket app (``ws_asgi``) served by uvicorn processes of its own,
+or the site by ``runserver``.
 
-Used by tests/test_realtime_load.py and benchmarks/rooms_push.py: one worker a
-process, each on a spare loopback port, stopped by its pid.
+Used by tests/test_realtime_load.py, tests/test_server_sent_events.py and
+benchmarks/rooms_push.py: one worker a process, each on a spare loopback port,
+stopped by its pid.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -32,24 +34,36 @@ def environment(redis_url: str, prefix: str, directory: Path, **extra: str) -> d
     }
 
 
+def uvicorn(port: int) -> list[str]:
+    return [
+        sys.executable, "-m", "uvicorn", "--workers", "1", "--host", "127.0.0.1",
+        "--port", str(port), "--ws", "websockets", "--lifespan", "off",
+        "--no-access-log", "--log-level", "warning", "--backlog", "4096",
+        "tests.load_site.ws_asgi:application",
+    ]  # fmt: skip
+
+
+def runserver(port: int) -> list[str]:
+    """Django's own server (WSGI, a thread per request), without its reloader."""
+    return [sys.executable, "-m", "django", "runserver", f"127.0.0.1:{port}", "--noreload"]
+
+
 @contextmanager
-def serving(env: dict[str, str], log: IO[bytes] | None = None) -> Iterator[tuple[int, int]]:
-    """One uvicorn process; yields its port and pid once it listens."""
+def serving(
+    env: dict[str, str], log: IO[bytes] | None = None, server: Callable[[int], list[str]] = uvicorn
+) -> Iterator[tuple[int, int]]:
+    """One server process (uvicorn's, or ``runserver``); yields its port and pid once it
+    listens."""
     port = free_port()
     process = subprocess.Popen(
-        [
-            sys.executable, "-m", "uvicorn", "--workers", "1", "--host", "127.0.0.1",
-            "--port", str(port), "--ws", "websockets", "--lifespan", "off",
-            "--no-access-log", "--log-level", "warning", "--backlog", "4096",
-            "tests.load_site.ws_asgi:application",
-        ],
+        server(port),
         cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 30
         while not listening(port):
             if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"uvicorn did not start on port {port}")
+                raise RuntimeError(f"the server did not start on port {port}")
             time.sleep(0.1)
         yield port, process.pid
     finally:

@@ -24,8 +24,8 @@ from channels.middleware import BaseMiddleware  # noqa: E402
 from channels.routing import URLRouter  # noqa: E402
 from django.urls import path  # noqa: E402
 
-from whos_online.realtime.consumers import PresenceMixin  # noqa: E402
-from whos_online.realtime.routing import websocket_urlpatterns  # noqa: E402
+from whos_online.contrib.channels.consumers import PresenceMixin  # noqa: E402
+from whos_online.contrib.channels.routing import websocket_urlpatterns  # noqa: E402
 
 
 class Member:
@@ -54,7 +54,7 @@ class ChatConsumer(PresenceMixin, AsyncJsonWebsocketConsumer):  # type: ignore[m
 
 if os.environ.get("LOAD_SITE_POLL"):
     # benchmarks/rooms_push.py: the design before notices, every view read every tick.
-    from whos_online.realtime import hub
+    from whos_online.contrib.channels import hub
 
     notified_tick = hub.Hub.tick
 

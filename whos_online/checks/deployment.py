@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import redis
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
-from django.urls import NoReverseMatch, URLResolver, get_resolver, reverse
+from django.urls import URLResolver, get_resolver
 from django.utils.module_loading import import_string
 from redis.exceptions import RedisClusterException, RedisError
 
@@ -199,7 +199,7 @@ def check_rooms(**kwargs: Any) -> list[CheckMessage]:
 # For a URL that captures its path positionally (a CMS's catch-all, as Wagtail's).
 CALLABLE_HINT = (
     "Name the room with a callable taking the view's arguments, request first, or its dotted "
-    'path (Wagtail\'s is "whos_online.wagtail_pages.page_room"): see "CMS pages as rooms" '
+    'path (Wagtail\'s is "whos_online.contrib.wagtail.pages.page_room"): see "CMS pages as rooms" '
     "in the docs."
 )
 
@@ -255,22 +255,3 @@ def _room_problem(spec: object, patterns: list[Captured]) -> str | None:
                 )
             return f"{spec!r} needs {', '.join(missing)}, which the URL does not capture (it has {has})"
     return None
-
-
-@register(Tags.urls)
-def check_live_urls(**kwargs: Any) -> list[CheckMessage]:
-    """With WebSockets set up, live blocks need whos_online's URLs (their fallback endpoint)."""
-    if not getattr(settings, "WHOS_ONLINE_WEBSOCKET_URL", None):
-        return []
-    try:
-        reverse("whos_online:live")
-    except NoReverseMatch:
-        return [
-            Error(
-                "WHOS_ONLINE_WEBSOCKET_URL is set, but whos_online's URLs are not in your "
-                "URLconf, so live blocks ({% whos_online live=… %}) cannot refresh.",
-                hint='Add path("whos-online/", include("whos_online.urls")) to your URLconf.',
-                id="whos_online.E016",
-            )
-        ]
-    return []

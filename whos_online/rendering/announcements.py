@@ -2,11 +2,12 @@
 never the list, for the polite live region ``live.js`` puts beside a live block.
 
 A push says the diff between the hub's last two reads of a view
-(:mod:`whos_online.realtime.hub`); a poll says the change from the members the
+(:mod:`whos_online.contrib.channels.hub`); a poll says the change from the members the
 browser's block showed (sent back in the ``X-Whos-Online-Shown`` header, from the
 previous poll's ``members`` or the rendered block's ``data-whos-online-shown``) to
 the new read, and a socket's first state the change from the rendered block's (its
-URL's ``shown`` parameter). All in the same words, translated.
+URL's ``shown`` parameter, in the same form as the header). All in the same words,
+translated.
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ SHOWN_HEADER = "X-Whos-Online-Shown"
 MAX_SHOWN = 8000
 # What ``encodeURIComponent`` (and so the header) leaves as it is.
 UNRESERVED = (string.ascii_letters + string.digits + "-_.!~*'()").encode()
-# The same value in a socket's query string, ``?shown=...``.
-SHOWN_PARAMETER = b"shown"
 
 Cards = dict[str, dict[str, Any]]
 
@@ -104,15 +103,3 @@ def shown(online: Summary) -> str:
     # (quote() costs ~250 us for 100 members, this ~5 us).
     encoded = len(cards) + 2 * len(cards.encode().translate(None, UNRESERVED))
     return cards if encoded <= MAX_SHOWN else ""
-
-
-def shown_in_query(query: bytes) -> str:
-    """The ``shown`` parameter of a socket's query string, taken as it is (it is
-    URL-encoded already, as the header is; ``since_shown`` bounds it): "" when missing
-    or repeated."""
-    values = [
-        value
-        for name, _, value in (part.partition(b"=") for part in query.split(b"&"))
-        if name == SHOWN_PARAMETER
-    ]
-    return values[0].decode("ascii", "replace") if len(values) == 1 else ""

@@ -128,7 +128,7 @@ def forget_user(user: Any) -> bool:
     rooms = sorted({text(room) for room in client.hvals(member_rooms)})
     room_keys = [key for room in rooms for key in _room_member_keys(room)]
     declared = [keys.users, keys.hidden, *conf.socket_keys()[2:], keys.cards, member_rooms]
-    return bool(scripts.FORGET(client, [*declared, *room_keys], [pk, scripts.channel(), *rooms]))
+    return bool(scripts.FORGET(client, [*declared, *room_keys], [pk, conf.notices_channel, *rooms]))
 
 
 def _room_member_keys(room: str) -> list[str]:
@@ -196,7 +196,7 @@ def _record(
         member,
         math.ceil(ttl),
         conf.window(room),
-        scripts.channel(),
+        conf.notices_channel,
         counting.counted_since(now) if counters else "",
         keep if capped else "",
         TRIM_PER_WRITE if capped or room is not None else "",
@@ -218,7 +218,7 @@ def _record(
         scripts.LEAVE_ROOM(
             client,
             [conf.member_rooms_key(member), *_room_member_keys(moved_from)],
-            [member, moved_from, room_kind(moved_from), scripts.channel()],
+            [member, moved_from, room_kind(moved_from), conf.notices_channel],
         )
     if dropped:
         rooms = {room: conf.namespace_keys(room) for room in map(text, dropped)}
@@ -246,6 +246,6 @@ def unrecord(visitor: tuple[str, bool], room: str | None = None) -> bool:
     deleted = scripts.UNRECORD(
         get_client(),
         [*conf.namespace_keys(room), registry, conf.member_rooms_key(who) if in_room else registry],
-        [who, name, room_kind(name) if name else "", "1" if in_room else "", scripts.channel()],
+        [who, name, room_kind(name) if name else "", "1" if in_room else "", conf.notices_channel],
     )
     return bool(deleted)

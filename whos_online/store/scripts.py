@@ -21,8 +21,6 @@ from typing import Any, Mapping, Sequence
 
 from redis.exceptions import NoScriptError, ResponseError
 
-from whos_online.conf import conf
-
 INCLUDE = re.compile(r"^--@include (\S+)$", re.MULTILINE)
 
 
@@ -98,12 +96,6 @@ COUNT_EACH = Script("count_each")
 HEARTBEAT = Script("heartbeat")
 DISCONNECT = Script("disconnect")
 CHECK = Script("check")
-
-
-def channel() -> str:
-    """The channel the scripts publish a changed namespace on: none ('') unless the site
-    has WebSockets (``WHOS_ONLINE_WEBSOCKET_URL``), since only their hub listens."""
-    return conf.notices_channel if conf.websocket_url else ""
 
 
 def drop_rooms(client: Any, *, rooms_key: str, rooms: Mapping[str, Sequence[str]]) -> int:

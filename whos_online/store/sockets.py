@@ -1,6 +1,6 @@
-"""WebSocket presence: a member's open connections, their heartbeats and closes,
-and a hub's check for dead processes (see :mod:`whos_online.realtime.consumers` and,
-for the keys, :mod:`whos_online.presence`).
+"""Push presence, the store's part of :mod:`whos_online.push`: a member's open push
+connections (a WebSocket, an event stream), their heartbeats and closes, a check for
+dead processes' connections, and the notices the scripts publish on each change.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import math
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Generator, Iterable
 
 from whos_online.conf import conf
 from whos_online.store import scripts
@@ -20,7 +20,7 @@ from whos_online.store.recording import record_member, room_arg
 
 @dataclass(frozen=True)
 class Connection:
-    """One open WebSocket connection of a member: site-wide, and in ``room`` if given. It
+    """One open push connection of a member: site-wide, and in ``room`` if given. It
     carries what recording them needs, so ``connect`` and heartbeats talk to Redis only."""
 
     pk: str
@@ -87,7 +87,7 @@ def _beat(connections: list[Connection]) -> None:
         math.ceil(timeout),
         math.ceil(conf.retention),
         now - timeout,
-        scripts.channel(),
+        conf.notices_channel,
     ]
     for connection in connections:
         for room in connection.namespaces:
@@ -114,7 +114,7 @@ def disconnect(connection: Connection, at: float | None = None) -> float:
         keys += [*conf.socket_keys(room), *conf.keys(room)[:2]]
         keys.append(conf.connections_key(room, connection.pk))
     args = [now, now - conf.heartbeat_timeout, math.ceil(conf.max_age), connection.pk]
-    args += [connection.id, scripts.channel(), *map(room_arg, connection.namespaces)]
+    args += [connection.id, conf.notices_channel, *map(room_arg, connection.namespaces)]
     scripts.DISCONNECT(get_client(), keys, args)
     return now
 
@@ -123,7 +123,7 @@ def check(rooms: list[str | None]) -> None:
     """Sweep the namespaces of ``rooms`` (None: the site) for connections of dead
     processes (see lua/check.lua): one round trip."""
     keys = [key for room in rooms for key in conf.socket_keys(room)]
-    args = [time.time() - conf.heartbeat_timeout, math.ceil(conf.retention), scripts.channel()]
+    args = [time.time() - conf.heartbeat_timeout, math.ceil(conf.retention), conf.notices_channel]
     scripts.CHECK(get_client(), keys, [*args, *map(room_arg, rooms)])
 
 
@@ -132,3 +132,33 @@ def connected(*, room: str | None = None) -> list[str]:
     cutoff = time.time() - conf.heartbeat_timeout
     live = get_client().zrange(conf.socket_keys(room).live, "+inf", cutoff, byscore=True, desc=True)
     return [text(pk) for pk in live]
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A change: the members of ``room`` (None: the site) changed; with ``everywhere``,
+    any namespace's may have (notices were missed until a new subscription)."""
+
+    room: str | None
+    everywhere: bool = False
+
+
+def notices(wait: float = 1.0) -> Generator[Notice | None, None, None]:
+    """Each change as Redis publishes it, from a Pub/Sub subscription on whos_online's
+    client: first ``Notice(None, everywhere=True)`` once subscribed, then one per change
+    (a join, a leave, a status or card changing: not a member's time running out, which
+    ``Summary.changes_at`` tells), and None after each ``wait`` seconds without one (a
+    chance to stop). A Redis error is raised: subscribe again with a new call."""
+    pubsub = get_client().pubsub()
+    try:
+        pubsub.subscribe(conf.notices_channel)
+        while True:
+            message = pubsub.get_message(timeout=wait)
+            if message is None:
+                yield None
+            elif message["type"] == "subscribe":
+                yield Notice(None, everywhere=True)
+            elif message["type"] == "message":
+                yield Notice(text(message["data"]) or None)
+    finally:
+        pubsub.close()

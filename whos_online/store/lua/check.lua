@@ -5,7 +5,7 @@
 -- KEYS       four per namespace: live, left, kept users, kept hidden (lib/kept.lua)
 -- ARGV[1]    now minus the heartbeat timeout
 -- ARGV[2]    the left set's TTL
--- ARGV[3]    the notices channel ('': publish nothing)
+-- ARGV[3]    the notices channel
 -- ARGV[4..]  each namespace's room ('' for the site)
 -- Returns 1.
 --@include lib/kept.lua

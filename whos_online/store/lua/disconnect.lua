@@ -11,7 +11,7 @@
 -- ARGV[3]    the left set's TTL (the window)
 -- ARGV[4]    the member's pk
 -- ARGV[5]    the connection id
--- ARGV[6]    the notices channel ('': publish nothing)
+-- ARGV[6]    the notices channel
 -- ARGV[7..]  each namespace's room ('' for the site)
 -- Returns 1.
 --@include lib/kept.lua

@@ -7,7 +7,7 @@
 -- KEYS[5]    the cards           KEYS[6]  the member's rooms, kind -> room
 -- KEYS[7..]  per room in ARGV[3..]: its users, hidden, kept users, kept hidden
 -- ARGV[1]    the member's pk
--- ARGV[2]    the notices channel ('': publish nothing)
+-- ARGV[2]    the notices channel
 -- ARGV[3..]  the rooms, as KEYS[6] names them
 -- Returns 1 if they were listed on the site, else 0. A room joined after the
 -- caller's read stays in KEYS[6]: as a visit just after the logout would.

@@ -10,7 +10,7 @@
 -- ARGV[2]    the connections hash's TTL (the heartbeat timeout)
 -- ARGV[3]    the sets' TTL (the retention)
 -- ARGV[4]    now minus the heartbeat timeout
--- ARGV[5]    the notices channel ('': publish nothing)
+-- ARGV[5]    the notices channel
 -- then four per connection and namespace: the pk, the connection id, the room
 --            ('' for the site), the member's card
 -- Returns 1.

@@ -8,7 +8,7 @@
 -- ARGV[1]  the member's pk
 -- ARGV[2]  the room left
 -- ARGV[3]  its kind
--- ARGV[4]  the notices channel ('': publish nothing)
+-- ARGV[4]  the notices channel
 -- Returns 1 if they were listed there, else 0.
 --@include lib/leave.lua
 if redis.call('HGET', KEYS[1], ARGV[3]) == ARGV[2] then return 0 end

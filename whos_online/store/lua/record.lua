@@ -19,7 +19,7 @@
 -- ARGV[1]   now          ARGV[2]  the member (a pk or a guest id)
 -- ARGV[3]   the TTL of what is written for the visitor
 -- ARGV[4]   the window (seconds)
--- ARGV[5]   the notices channel ('': publish nothing, the site has no WebSockets)
+-- ARGV[5]   the notices channel
 -- ARGV[6]   with counters: a visitor scored at or after it is in every counter already
 -- ARGV[7]   the guest cap ('': none)
 -- ARGV[8]   how many stale guests or rooms over the cap one write may drop

@@ -11,7 +11,7 @@
 -- ARGV[1]     the visitor (a pk or a guest id)
 -- ARGV[2]     the room ('' for the site)   ARGV[3]  its kind
 -- ARGV[4]     '1' for a member in a room, else ''
--- ARGV[5]     the notices channel ('': publish nothing)
+-- ARGV[5]     the notices channel
 -- Returns 1 if the room's keys were deleted, else 0.
 --@include lib/announce.lua
 local gone = 0

@@ -1,7 +1,7 @@
 """WebSocket presence: a mixin for a site's own consumers, and the ready consumer.
 
 A member is online while any of their connections is open: the mixin records them,
-this process's hub (:mod:`whos_online.realtime.hub`) beats for all its sockets at
+this process's hub (:mod:`whos_online.contrib.channels.hub`) beats for all its sockets at
 once, and the last socket to close takes them off "online" at once. Redis errors
 never reach a socket: every call goes through :mod:`whos_online.store.failsafe`.
 """
@@ -16,12 +16,12 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib.auth.models import AnonymousUser
 
+from whos_online import push
 from whos_online.access import REFUSED, TOO_MANY_CONNECTIONS, RoomAccess, room_access
-from whos_online.realtime.hub import View, get_hub
-from whos_online.realtime.language import socket_language
-from whos_online.rendering.announcements import shown_in_query
+from whos_online.contrib.channels.hub import View, get_hub
+from whos_online.contrib.channels.language import socket_language
 from whos_online.room_names import room_name
-from whos_online.store import failsafe, reading, sockets
+from whos_online.store import failsafe, reading
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ class PresenceMixin:
     """
 
     scope: dict[str, Any]
-    presence_connection: sockets.Connection | None = None
+    presence_connection: push.Connection | None = None
     # What ``WHOS_ONLINE_ACCESS`` allows this socket in its room (None: nothing), asked as
     # it connects.
     presence_access: RoomAccess | None = None
@@ -85,13 +85,13 @@ class PresenceMixin:
         if self.presence_access is None or not self.presence_access.join:
             room = None
         # The site's callables (hidden? the card) may read the database: Django's thread.
-        connection = await database_sync_to_async(sockets.open_connection)(user, room)
+        connection = await database_sync_to_async(push.open_connection)(user, room)
         hub = get_hub()
         if not hub.track(connection):
             logger.debug("whos_online: member %s has too many connections", connection.pk)
             return
         self.presence_connection = connection
-        recorded = await asyncio.to_thread(failsafe.write, sockets.connect, connection)
+        recorded = await asyncio.to_thread(failsafe.write, push.connect, connection)
         if isinstance(recorded, failsafe.Unavailable):
             hub.beat_soon()
 
@@ -101,7 +101,7 @@ class PresenceMixin:
         if connection is not None:
             get_hub().untrack(connection)
             # A close Redis skips is a connection whose beats stopped: gone at the timeout.
-            await asyncio.to_thread(failsafe.write, sockets.disconnect, connection)
+            await asyncio.to_thread(failsafe.write, push.disconnect, connection)
 
 
 class WhosOnlineConsumer(PresenceMixin, AsyncWebsocketConsumer):  # type: ignore[misc]
@@ -147,3 +147,15 @@ class WhosOnlineConsumer(PresenceMixin, AsyncWebsocketConsumer):  # type: ignore
         if view is not None:
             get_hub().unsubscribe(view, self)
         await super()._presence_leave()
+
+
+def shown_in_query(query: bytes) -> str:
+    """The ``shown`` parameter of a socket's query string, taken as it is (it is
+    URL-encoded already, as the header is; ``since_shown`` bounds it): "" when missing
+    or repeated."""
+    values = [
+        value
+        for name, _, value in (part.partition(b"=") for part in query.split(b"&"))
+        if name == b"shown"
+    ]
+    return values[0].decode("ascii", "replace") if len(values) == 1 else ""

@@ -1,7 +1,7 @@
 """Per-process push for WebSocket subscribers: one hub, and one ticker task, per event loop.
 
-The scripts that change a namespace (the site or a room) publish its name on
-``<prefix>:notices``; a thread (:class:`Listener`) marks its views due, and the
+The scripts that change a namespace (the site or a room) publish it
+(:func:`whos_online.push.notices`); a thread (:class:`Listener`) marks its views due, and the
 ticker reads each due view at most once a ``TICK`` and sends what changed to its
 subscribers. A view is also read when its data changes by time alone
 (``Summary.changes_at``) and at least every ``CHECK_EVERY`` seconds (a lost
@@ -32,11 +32,11 @@ from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import translation
 
+from whos_online import push
 from whos_online.conf import conf
 from whos_online.rendering.announcements import Cards, announce, diff, since_shown
 from whos_online.rendering.block import members_html
-from whos_online.store import failsafe, reading, sockets
-from whos_online.store.connection import get_client
+from whos_online.store import failsafe, reading
 from whos_online.store.reading import Summary
 
 logger = logging.getLogger(__name__)
@@ -87,7 +87,7 @@ class Hub:
     """This event loop's connections and subscribers, and the ticker that serves them."""
 
     def __init__(self) -> None:
-        self.connections: dict[str, sockets.Connection] = {}
+        self.connections: dict[str, push.Connection] = {}
         self.per_member: Counter[str] = Counter()
         self.feeds: dict[View, _Feed] = {}
         self.beat_at = self.checked_at = time.time()
@@ -100,7 +100,7 @@ class Hub:
         """Whether member ``pk`` has as many connections here as one member may."""
         return self.per_member[pk] >= MAX_CONNECTIONS_PER_MEMBER
 
-    def track(self, connection: sockets.Connection) -> bool:
+    def track(self, connection: push.Connection) -> bool:
         """Beat for ``connection``; False (not tracked) past the member's connection cap."""
         if self.is_full(connection.pk):
             return False
@@ -109,7 +109,7 @@ class Hub:
         self._start()
         return True
 
-    def untrack(self, connection: sockets.Connection) -> None:
+    def untrack(self, connection: push.Connection) -> None:
         if self.connections.pop(connection.id, None) is not None:
             self.per_member[connection.pk] -= 1
             if not self.per_member[connection.pk]:
@@ -179,12 +179,12 @@ class Hub:
         # are tried again each tick until Redis takes them.
         if self.connections and not 0 <= now - self.beat_at < conf.heartbeat:
             alive = list(self.connections.values())
-            beaten = await asyncio.to_thread(failsafe.write, sockets.heartbeat, alive)
+            beaten = await asyncio.to_thread(failsafe.write, push.heartbeat, alive)
             if not isinstance(beaten, failsafe.Unavailable):
                 self.beat_at = now
         if self.feeds and not 0 <= now - self.checked_at < CHECK_EVERY:
             rooms = list({view.room for view in self.feeds})
-            swept = await asyncio.to_thread(failsafe.write, sockets.check, rooms)
+            swept = await asyncio.to_thread(failsafe.write, push.check, rooms)
             if not isinstance(swept, failsafe.Unavailable):
                 self.checked_at = now
         clock = time.monotonic()
@@ -299,21 +299,13 @@ class Listener(threading.Thread):
                 time.sleep(1.0)
 
     def _listen(self) -> None:
-        pubsub = get_client().pubsub()
-        try:
-            pubsub.subscribe(conf.notices_channel)
-            while self.listening():
-                message = pubsub.get_message(timeout=1.0)
-                if message is None:
-                    continue
-                if message["type"] == "subscribe":
-                    self.notify(None, everywhere=True)
-                    self.subscribed.set()
-                elif message["type"] == "message":
-                    room = message["data"]
-                    self.notify((room.decode() if isinstance(room, bytes) else room) or None)
-        finally:
-            pubsub.close()
+        with contextlib.closing(push.notices()) as notices:
+            for notice in notices:
+                if not self.listening():
+                    return
+                if notice is not None:
+                    self.notify(notice.room, notice.everywhere)
+                    self.subscribed.set()  # a notice comes on a subscription
 
 
 def _unavailable(view: View, told: dict[Subscriber, str]) -> list[tuple[Subscriber, str]]:

@@ -1,11 +1,11 @@
 """Wagtail pages as rooms, shown by Wagtail's own view restrictions (needs ``wagtail``)::
 
-    WHOS_ONLINE_ROOMS = {"wagtail_serve": "whos_online.wagtail_pages.page_room"}
-    WHOS_ONLINE_ACCESS = "whos_online.wagtail_pages.access"
+    WHOS_ONLINE_ROOMS = {"wagtail_serve": "whos_online.contrib.wagtail.pages.page_room"}
+    WHOS_ONLINE_ACCESS = "whos_online.contrib.wagtail.pages.access"
 
 A page's room is "wagtailcore.page:<pk>", the name ``object_rooms`` loads a page
 by, and one kind for every page type: a reader is in one page's room at a time.
-Nothing in whos_online imports this module; a site that names it has Wagtail.
+Nothing in the core imports this module; a site that names it has Wagtail.
 """
 
 from __future__ import annotations

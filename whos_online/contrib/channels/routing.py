@@ -4,7 +4,7 @@
 
 from django.urls import path
 
-from whos_online.realtime.consumers import WhosOnlineConsumer
+from whos_online.contrib.channels.consumers import WhosOnlineConsumer
 
 # django-stubs types path() for views; channels' URLRouter takes ASGI applications.
 websocket_urlpatterns = [

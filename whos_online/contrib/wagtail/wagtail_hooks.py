@@ -1,7 +1,7 @@
 """Wagtail's admin menu gets "Online now", the staff page (``admin.py``), for staff.
 
-Wagtail imports ``wagtail_hooks`` from each installed app when Wagtail itself is
-installed; nothing in whos_online imports it, so a site without Wagtail never does.
+Wagtail imports ``wagtail_hooks`` from each installed app: this one's once
+``whos_online.contrib.wagtail`` is in ``INSTALLED_APPS``.
 """
 
 from __future__ import annotations
