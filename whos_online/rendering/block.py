@@ -18,7 +18,7 @@ from weakref import WeakKeyDictionary
 
 from django import template
 from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured, SynchronousOnlyOperation
+from django.core.exceptions import ImproperlyConfigured
 from django.template import Engine
 from django.template.context import make_context
 from django.templatetags.static import static
@@ -28,7 +28,7 @@ from django.utils.text import slugify
 from django.utils.timezone import get_current_timezone
 from django.utils.translation import get_language, gettext
 
-from whos_online.access import RoomAccess, failed
+from whos_online.access import RoomAccess
 from whos_online.conf import conf
 from whos_online.rendering import announcements, blockcache
 from whos_online.room_names import checked_room
@@ -94,12 +94,8 @@ def shown_access(request: Any, room: str | None) -> RoomAccess | None:
     rendered by an async view) unless the middleware asked it already: that
     viewer is shown nothing.
     """
-    try:
-        page = page_of(request)
-        return access_of(None, room) if page is None else page.access(room)
-    except SynchronousOnlyOperation as error:
-        failed(error)
-        return None
+    page = page_of(request)
+    return access_of(None, room) if page is None else page.access(room)
 
 
 def site_block(request: Any, live: int = 0, cached: bool = False) -> dict[str, Any] | None:
