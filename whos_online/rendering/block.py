@@ -281,7 +281,7 @@ def _members_html(members: list[Member], css: str) -> str:
             classes += f" {css}-hidden"
         role = member.extra.get("role")
         if role:
-            classes += f" {css}-role-{_slug(role)}"
+            classes += f" {css}-role-{slugify(role)}"
         name = f"<bdi>{escape(member.name)}</bdi>"
         if member.url:
             name = f'<a href="{escape(member.url)}">{name}</a>'
@@ -297,10 +297,6 @@ def _members_html(members: list[Member], css: str) -> str:
         items.append(f'<li class="{escape(classes)}">{name}</li>')
     # A line between items: a site's CSS that makes them inline still shows them apart.
     return "\n".join(items)
-
-
-def _slug(role: Any) -> str:
-    return str(slugify(role))
 
 
 def statuses_of(users: Iterable[Any], request: Any) -> Mapping[str, str]:
