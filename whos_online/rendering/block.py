@@ -33,7 +33,6 @@ from whos_online.conf import conf
 from whos_online.rendering import announcements, blockcache
 from whos_online.room_names import checked_room
 from whos_online.store import failsafe, reading, recording
-from whos_online.store.members import Member
 from whos_online.visitors.visits import access_of, page_of
 
 logger = logging.getLogger(__name__)
@@ -266,16 +265,12 @@ def members_html(online: reading.Summary | None, css: str) -> SafeString:
     """
     if online is None:
         return SafeString("")
-    return SafeString(_members_html(online.members, css))
-
-
-def _members_html(members: list[Member], css: str) -> str:
     hidden_mark = escape(gettext("(hidden)"))
     # In words, not by a colour alone (the stylesheet adds a dot).
     idle_word = escape(gettext("(idle)"))
     idle_mark = f'<span class="{css}-status">{idle_word}</span>'
     items = []
-    for member in members:
+    for member in online.members:
         classes = f"{css}-member {css}-{member.status}"
         if member.hidden:
             classes += f" {css}-hidden"
@@ -296,7 +291,7 @@ def _members_html(members: list[Member], css: str) -> str:
             name += f" {idle_mark}"
         items.append(f'<li class="{escape(classes)}">{name}</li>')
     # A line between items: a site's CSS that makes them inline still shows them apart.
-    return "\n".join(items)
+    return SafeString("\n".join(items))
 
 
 def statuses_of(users: Iterable[Any], request: Any) -> Mapping[str, str]:
