@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from django.apps import apps
-from django.core.exceptions import ImproperlyConfigured, SynchronousOnlyOperation
+from django.core.exceptions import ImproperlyConfigured
 
 from whos_online.conf import conf, on_settings_change
 
@@ -54,12 +54,10 @@ def room_access(user: Any, room: str | None) -> RoomAccess | None:
 def asked(
     policy: Callable[[Any, str | None], Any], user: Any, room: str | None
 ) -> RoomAccess | None:
-    """The policy's answer as a RoomAccess; None (nothing) if it raised, but for
-    SynchronousOnlyOperation, after which the caller asks again from a thread."""
+    """The policy's answer as a RoomAccess; None (nothing) if it raised, as a policy that
+    reads the database does when asked on the event loop (SynchronousOnlyOperation)."""
     try:
         granted = policy(user, room)
-    except SynchronousOnlyOperation:
-        raise
     except Exception as error:  # the site's code: fail closed, the page renders
         failed(error)
         return None

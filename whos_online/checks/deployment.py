@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Iterator
 from contextlib import suppress
 from ipaddress import ip_address
-from typing import Any, NamedTuple
+from typing import Any
 
 import redis
 from django.conf import settings
@@ -167,21 +167,20 @@ def _databases(alias: str) -> set[str]:
 def check_rooms(**kwargs: Any) -> list[CheckMessage]:
     """Each WHOS_ONLINE_ROOMS entry names a URL pattern and a room every such URL can fill."""
     rooms = getattr(settings, "WHOS_ONLINE_ROOMS", {})
-    hint = 'E.g. {"forum_conversation:topic": "topic:{pk}"}: a URL name, namespaces included.'
     if not isinstance(rooms, dict):
         return [
             Error(
                 f"WHOS_ONLINE_ROOMS is {rooms!r}; it must be a dict of URL names to rooms, so "
                 "until it is fixed no URL records into a room.",
-                hint=hint,
+                hint=ROOMS_HINT,
                 id="whos_online.E015",
             )
         ]
     if not rooms:
         return []
-    patterns: dict[str, list[Captured]] = {}
-    for name, captured in _url_names(get_resolver().url_patterns):
-        patterns.setdefault(name, []).append(captured)
+    patterns: dict[str, list[frozenset[str]]] = {}
+    for name, keywords in _url_names(get_resolver().url_patterns):
+        patterns.setdefault(name, []).append(keywords)
     errors: list[CheckMessage] = []
     for name, spec in rooms.items():
         problem = _room_problem(spec, patterns[name]) if name in patterns else "no URL is named so"
@@ -189,47 +188,37 @@ def check_rooms(**kwargs: Any) -> list[CheckMessage]:
             errors.append(
                 Error(
                     f"WHOS_ONLINE_ROOMS[{name!r}]: {problem}, so its views name no room.",
-                    hint=CALLABLE_HINT if "positional" in problem else hint,
+                    hint=ROOMS_HINT,
                     id="whos_online.E015",
                 )
             )
     return errors
 
 
-# For a URL that captures its path positionally (a CMS's catch-all, as Wagtail's).
-CALLABLE_HINT = (
-    "Name the room with a callable taking the view's arguments, request first, or its dotted "
-    'path (Wagtail\'s is "whos_online.contrib.wagtail.pages.page_room"): see "CMS pages as rooms" '
-    "in the docs."
+ROOMS_HINT = (
+    'E.g. {"forum_conversation:topic": "topic:{pk}"}: a URL name, namespaces included, and '
+    "a room whose fields are the URL's keyword arguments. For a URL that captures its path "
+    "positionally (a CMS's catch-all), name the room with a callable taking the view's "
+    "arguments, request first, or its dotted path (Wagtail's is "
+    '"whos_online.contrib.wagtail.pages.page_room"): see "CMS pages as rooms" in the docs.'
 )
 
 
-class Captured(NamedTuple):
-    """What a URL pattern gives its view: keyword arguments' names, how many positional."""
-
-    keywords: frozenset[str]
-    positional: int
-
-
 def _url_names(
-    patterns: Iterable[Any], namespace: str = "", given: Captured = Captured(frozenset(), 0)
-) -> Iterator[tuple[str, Captured]]:
-    """Each named URL pattern as ``reverse`` names it, with the arguments its view gets.
-    Groups are positional arguments only while no group has a name, as Django passes them."""
+    patterns: Iterable[Any], namespace: str = "", given: frozenset[str] = frozenset()
+) -> Iterator[tuple[str, frozenset[str]]]:
+    """Each named URL pattern as ``reverse`` names it, with the keyword arguments its view gets."""
     for entry in patterns:
-        regex = entry.pattern.regex
-        names = given.keywords | set(regex.groupindex)
-        positional = 0 if names else given.positional + regex.groups
+        keywords = given | set(entry.pattern.regex.groupindex)
         if isinstance(entry, URLResolver):
             inner = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
-            extra = names | set(entry.default_kwargs)
-            yield from _url_names(entry.url_patterns, inner, Captured(extra, positional))
+            yield from _url_names(entry.url_patterns, inner, keywords | set(entry.default_kwargs))
         elif entry.name:
-            yield namespace + entry.name, Captured(names | set(entry.default_args), positional)
+            yield namespace + entry.name, keywords | set(entry.default_args)
 
 
-def _room_problem(spec: object, patterns: list[Captured]) -> str | None:
-    """What keeps ``spec`` from naming a room for URLs with these arguments."""
+def _room_problem(spec: object, patterns: list[frozenset[str]]) -> str | None:
+    """What keeps ``spec`` from naming a room for URLs with these keyword arguments."""
     if callable(spec):
         return None
     if not isinstance(spec, str):
@@ -244,14 +233,9 @@ def _room_problem(spec: object, patterns: list[Captured]) -> str | None:
         fields = format_fields(spec)
     except ValueError as error:
         return str(error).rstrip(".")
-    for given in patterns:
-        missing = [field for field in fields if field not in given.keywords]
+    for keywords in patterns:
+        missing = [field for field in fields if field not in keywords]
         if missing:
-            has = ", ".join(sorted(given.keywords)) or "none"
-            if given.positional:
-                has += (
-                    f"; it captures {given.positional} positional argument"
-                    f"{'s' if given.positional > 1 else ''}, which only a callable room is given"
-                )
+            has = ", ".join(sorted(keywords)) or "none"
             return f"{spec!r} needs {', '.join(missing)}, which the URL does not capture (it has {has})"
     return None

@@ -18,7 +18,7 @@ from weakref import WeakKeyDictionary
 
 from django import template
 from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured, SynchronousOnlyOperation
+from django.core.exceptions import ImproperlyConfigured
 from django.template import Engine
 from django.template.context import make_context
 from django.templatetags.static import static
@@ -28,12 +28,11 @@ from django.utils.text import slugify
 from django.utils.timezone import get_current_timezone
 from django.utils.translation import get_language, gettext
 
-from whos_online.access import RoomAccess, failed
+from whos_online.access import RoomAccess
 from whos_online.conf import conf
 from whos_online.rendering import announcements, blockcache
 from whos_online.room_names import checked_room
 from whos_online.store import failsafe, reading, recording
-from whos_online.store.members import Member
 from whos_online.visitors.visits import access_of, page_of
 
 logger = logging.getLogger(__name__)
@@ -94,12 +93,8 @@ def shown_access(request: Any, room: str | None) -> RoomAccess | None:
     rendered by an async view) unless the middleware asked it already: that
     viewer is shown nothing.
     """
-    try:
-        page = page_of(request)
-        return access_of(None, room) if page is None else page.access(room)
-    except SynchronousOnlyOperation as error:
-        failed(error)
-        return None
+    page = page_of(request)
+    return access_of(None, room) if page is None else page.access(room)
 
 
 def site_block(request: Any, live: int = 0, cached: bool = False) -> dict[str, Any] | None:
@@ -270,22 +265,18 @@ def members_html(online: reading.Summary | None, css: str) -> SafeString:
     """
     if online is None:
         return SafeString("")
-    return SafeString(_members_html(online.members, css))
-
-
-def _members_html(members: list[Member], css: str) -> str:
     hidden_mark = escape(gettext("(hidden)"))
     # In words, not by a colour alone (the stylesheet adds a dot).
     idle_word = escape(gettext("(idle)"))
     idle_mark = f'<span class="{css}-status">{idle_word}</span>'
     items = []
-    for member in members:
+    for member in online.members:
         classes = f"{css}-member {css}-{member.status}"
         if member.hidden:
             classes += f" {css}-hidden"
         role = member.extra.get("role")
         if role:
-            classes += f" {css}-role-{_slug(role)}"
+            classes += f" {css}-role-{slugify(role)}"
         name = f"<bdi>{escape(member.name)}</bdi>"
         if member.url:
             name = f'<a href="{escape(member.url)}">{name}</a>'
@@ -300,11 +291,7 @@ def _members_html(members: list[Member], css: str) -> str:
             name += f" {idle_mark}"
         items.append(f'<li class="{escape(classes)}">{name}</li>')
     # A line between items: a site's CSS that makes them inline still shows them apart.
-    return "\n".join(items)
-
-
-def _slug(role: Any) -> str:
-    return str(slugify(role))
+    return SafeString("\n".join(items))
 
 
 def statuses_of(users: Iterable[Any], request: Any) -> Mapping[str, str]:

@@ -43,9 +43,21 @@ def client_address(request: HttpRequest) -> Address | None:
     read makes the answer None: reading past it would hand the choice to
     whoever wrote the entries to its left.
     """
-    meta = request.META
-    header = believed_header()
-    return address_of(meta.get("REMOTE_ADDR"), meta.get(header) if header else None)
+    remote = str(request.META.get("REMOTE_ADDR") or "")
+    trusted = conf.trusted_proxies
+    if trusted is None:  # an invalid setting (check E010): believe nobody
+        return None
+    proxies = conf.proxy_count
+    if not trusted and not proxies:
+        return parse_hop(remote)
+    rfc7239 = conf.proxy_header == "Forwarded"
+    raw = str(request.META.get(_header_key()) or "")
+    if trusted:
+        return _right_most_untrusted(remote, raw, trusted, rfc7239)
+    hops = raw.rsplit(",", proxies)
+    if len(hops) < proxies:
+        return None
+    return _hop(hops[-proxies], rfc7239)
 
 
 def believed_header() -> str | None:
@@ -80,25 +92,6 @@ def note_unknown_proxy(request: HttpRequest, address: Address) -> None:
         )
 
 
-def address_of(remote_addr: object, forwarded_for: object) -> Address | None:
-    """``client_address`` from ``REMOTE_ADDR`` and the believed header (callers may cache by them)."""
-    remote = str(remote_addr or "")
-    trusted = conf.trusted_proxies
-    if trusted is None:  # an invalid setting (check E010): believe nobody
-        return None
-    proxies = conf.proxy_count
-    if not trusted and not proxies:
-        return parse_hop(remote)
-    rfc7239 = conf.proxy_header == "Forwarded"
-    raw = str(forwarded_for or "")
-    if trusted:
-        return _right_most_untrusted(remote, raw, trusted, rfc7239)
-    hops = raw.rsplit(",", proxies)
-    if len(hops) < proxies:
-        return None
-    return _hop(hops[-proxies], rfc7239)
-
-
 def _right_most_untrusted(
     remote: str, raw: str, trusted: tuple[Network, ...], rfc7239: bool
 ) -> Address | None:
@@ -109,16 +102,12 @@ def _right_most_untrusted(
     # right-most, and an unclosed quote the client writes on the left must not
     # swallow it. Proxies quote only "[v6]:port", which holds no comma.
     entries = raw.split(",") if raw.strip() else []
-    while _is_trusted(address, trusted) and entries:
+    while any(address.version == net.version and address in net for net in trusted) and entries:
         hop = _hop(entries.pop(), rfc7239)
         if hop is None:
             return None
         address = hop
     return address
-
-
-def _is_trusted(address: Address, trusted: tuple[Network, ...]) -> bool:
-    return any(address.version == network.version and address in network for network in trusted)
 
 
 def _hop(entry: str, rfc7239: bool) -> Address | None:
