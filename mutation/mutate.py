@@ -66,7 +66,7 @@ TESTS = {
     "store/failsafe.py": ["test_failsafe.py"],
     "store/guests.py": ["test_guests.py", "test_presence.py"],
     "visitors/guests.py": ["test_rooms.py"],
-    "jinja2.py": ["test_jinja2.py"],
+    "contrib/jinja2/__init__.py": ["test_jinja2.py"],
     "store/members.py": ["test_members.py", "test_hidden.py", "test_long_lists.py"],
     "middleware.py": [
         "test_middleware.py",

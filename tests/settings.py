@@ -44,7 +44,7 @@ TEMPLATES = [
     {
         "BACKEND": "django.template.backends.jinja2.Jinja2",
         "DIRS": [Path(__file__).parent / "jinja2"],
-        "OPTIONS": {"extensions": ["whos_online.jinja2.WhosOnlineExtension"]},
+        "OPTIONS": {"extensions": ["whos_online.contrib.jinja2.WhosOnlineExtension"]},
     },
 ]
 CACHES = {

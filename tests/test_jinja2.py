@@ -1,7 +1,7 @@
 """The block, the room block and presence dots under Django's Jinja2 backend.
 
 ``tests/jinja2/page.html`` is rendered by the ``jinja2`` engine of
-tests/settings.py, which loads ``whos_online.jinja2.WhosOnlineExtension``.
+tests/settings.py, which loads ``whos_online.contrib.jinja2.WhosOnlineExtension``.
 """
 
 from __future__ import annotations

@@ -124,7 +124,7 @@ def test_whos_online_imports_nothing_of_wagtail() -> None:
     code = (
         "import sys, django; django.setup();"
         "import whos_online.admin, whos_online.templatetags.whos_online, whos_online.urls;"
-        "import whos_online.jinja2, whos_online.access;"
+        "import whos_online.contrib.jinja2, whos_online.access;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'wagtail'))"
     )
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"}

@@ -1,7 +1,7 @@
 """The template tags for Django's Jinja2 backend, as one Jinja extension.
 
     TEMPLATES = [..., {"BACKEND": "django.template.backends.jinja2.Jinja2",
-                       "OPTIONS": {"extensions": ["whos_online.jinja2.WhosOnlineExtension"]}}]
+                       "OPTIONS": {"extensions": ["whos_online.contrib.jinja2.WhosOnlineExtension"]}}]
 
 gives Jinja templates the tags as globals and the ``presence`` filter. The blocks
 are the Django templates themselves, so a site's override applies to both.
