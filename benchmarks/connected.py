@@ -8,7 +8,7 @@ inside the window, so each block is full. Members are connected as a process
 connects them: their scores written as a connect writes them, then beaten by
 ``sockets.heartbeat`` in its batches (so each version of the code writes what its
 own reads need). Timed: ``presence.summary()`` (the block's read),
-``presence.user_count()`` and ``stats.count()`` (the count prune samples, which
+``presence.summary(limit=0).user_count`` and ``stats.count()`` (the count prune samples, which
 raises the peak); Redis's own time per call (``INFO commandstats``'s EVALSHA
 µs, on a ``redis-server`` this script starts on a spare port and stops) and the
 client's. Then, at 100,000 connected, Redis's time per socket for a heartbeat
@@ -82,11 +82,11 @@ def side(action: str) -> None:
                         )
                         client.hset(keys.cards, mapping={f"c{pk}": "{}" for pk in pks})
                     sockets.heartbeat(tabs)
-                    assert presence.user_count() == n + BROWSING
+                    assert presence.summary(limit=0).user_count == n + BROWSING
                     continue
                 reads = {
                     "summary()": presence.summary,
-                    "user_count()": presence.user_count,
+                    "summary(limit=0)": lambda: presence.summary(limit=0),
                     "count and peak": lambda: stats.count(client, time.time()),
                 }
                 if n == 0:  # each script loaded (a first EVALSHA falls back to EVAL)

@@ -29,9 +29,10 @@ import redis
 from django.test import AsyncClient, Client
 from django.utils.timezone import get_default_timezone
 
+from tests import online_now
 from tests.counted import CountedConnection, CountedFakeConnection, Wire, listening
 from tests.redis_server import REDIS_CLI, REDIS_SERVER
-from whos_online import presence, testing
+from whos_online import testing
 from whos_online.store import scripts, sockets
 from whos_online.store.connection import get_client
 from whos_online.store.members import default_card
@@ -250,7 +251,7 @@ def hiding(rule: Callable[[Any], bool]) -> Callable[[Any], dict[str, Any]]:
 
 
 def names(members: Any) -> list[str]:
-    """The display names of listed members, e.g. ``names(presence.online_users())``."""
+    """The display names of listed members, e.g. ``names(online_now.online_users())``."""
     return [member.name for member in members]
 
 
@@ -345,7 +346,7 @@ def round_trips(redis_db: redis.Redis) -> Iterator[RoundTrips]:
     for script in vars(scripts).values():
         if isinstance(script, scripts.Script):
             redis_db.script_load(script.text)
-    presence.user_count()  # a read: the client knows whether its server has EVALSHA_RO
+    online_now.user_count()  # a read: the client knows whether its server has EVALSHA_RO
     with listening(RoundTrips()) as trips:
         yield trips
 

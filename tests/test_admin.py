@@ -19,6 +19,7 @@ from django.utils.timezone import localtime
 from tests.conftest import NOW, BrowserClient, on_one_day
 from whos_online import chart, presence
 from whos_online.models import OnlineNow
+from whos_online.store import stats
 
 pytestmark = pytest.mark.django_db
 
@@ -48,7 +49,7 @@ def test_prune_samples_the_counts_for_the_chart(
         presence.record_guest("203.0.113.1")
         presence.record_user(bob)
         prune()
-        samples = presence.history()
+        samples = stats.history()
     assert [(s.users, s.guests) for s in samples] == [(1, 0), (2, 1)]
     assert samples[1].at.timestamp() - samples[0].at.timestamp() == 60
 
@@ -61,7 +62,7 @@ def test_history_keeps_a_day(redis_db: redis.Redis, settings: Any) -> None:
         prune()
         traveller.shift(13 * 3600)
         prune()
-        assert len(presence.history()) == 2
+        assert len(stats.history()) == 2
 
 
 def text(html: str) -> str:

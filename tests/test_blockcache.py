@@ -22,6 +22,7 @@ from django.test import RequestFactory
 from django.test.signals import template_rendered
 from django.utils import timezone, translation
 
+from tests import online_now
 from tests.conftest import NOW, BrowserAsyncClient, BrowserClient, RoundTrips
 from tests.test_faults import members
 from tests.test_hidden import staff_client
@@ -328,7 +329,7 @@ def test_a_guest_refused_at_the_cap_is_not_merged_into_the_cached_block(
     # yet the cookie is set: they wait for it to expire, as the flood does.
     assert "1 user online: 0 members, 1 guest" in refused.content.decode()
     assert "online" in refused.cookies
-    assert presence.guest_count() == 1
+    assert online_now.guest_count() == 1
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ from django.template import engines
 from django.urls import path
 
 import whos_online
-from tests import test_admin
+from tests import online_now, test_admin
 from tests.conftest import NOW, BrowserClient
 from tests.test_consumers import DEADLINE, eventually, listed, run, tab, until
 from tests.test_realtime_trust import refused
@@ -283,7 +283,7 @@ def test_the_member_card_recipe_shows_the_profile(
         avatar=SimpleNamespace(url="/media/alice.png"),
     )
     presence.record_user(alice)
-    [member] = presence.online_users()
+    [member] = online_now.online_users()
     assert (member.name, member.url, member.avatar, member["role"]) == (
         "Alice Archer",
         "/people/alice/",
@@ -304,7 +304,7 @@ def test_the_monitors_recipe_counts_no_monitor_and_still_no_crawler(
     assert round_trips.count == 0
     response = BrowserClient().get("/", headers={"User-Agent": "Mozilla/5.0 our-monitor/2"})
     assert "online" in response.cookies
-    assert presence.guest_count() == 1
+    assert online_now.guest_count() == 1
 
 
 def holds(value: Any, wanted: Any) -> bool:
@@ -517,9 +517,9 @@ def test_the_access_recipes_show_each_viewer_what_they_say(
     install_recipe("howto/access.md", monkeypatch, settings, number=1)  # staff only
     ticket = member.get("/thread/2/")
     assert ticket.status_code == 200 and b"whos-here" not in ticket.content
-    assert presence.user_count(room="thread:2") == 0  # the customer was not put in the room
+    assert online_now.user_count(room="thread:2") == 0  # the customer was not put in the room
     assert "<bdi>customer</bdi>" not in agent_page.get("/thread/2/").content.decode()
-    assert presence.user_count(room="thread:2") == 1  # the agent is
+    assert online_now.user_count(room="thread:2") == 1  # the agent is
 
     install_recipe("howto/access.md", monkeypatch, settings, number=2)  # a help desk
     site = member.get("/block/").content.decode()
@@ -534,8 +534,8 @@ def test_the_access_recipes_show_each_viewer_what_they_say(
     assert b"whos-here" not in BrowserClient().get(page).content
     assert "<bdi>customer</bdi>" in member.get(page).content.decode()
     assert "<bdi>agent</bdi>" in agent_page.get(page).content.decode()
-    assert presence.user_count(room=f"auth.user:{customer.pk}") == 2
-    assert presence.guest_count(room=f"auth.user:{customer.pk}") == 0
+    assert online_now.user_count(room=f"auth.user:{customer.pk}") == 2
+    assert online_now.guest_count(room=f"auth.user:{customer.pk}") == 0
 
     own = run_snippet(snippets("howto/access.md", "python")[-1], "docs/howto/access.md", "site")
     answers = [own.access(user, room) for user in (agent, customer) for room in ("ticket:1", None)]

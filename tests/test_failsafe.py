@@ -21,6 +21,7 @@ import time_machine
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 
+from tests import online_now
 from tests.conftest import FAKE_CACHE, NOW, BrowserClient, django_redis_cache
 from tests.counted import Wire
 from tests.test_faults import answers_again, log_records, the_error
@@ -78,11 +79,11 @@ def test_back_off_starts_short_then_recovers_by_itself(
 
         settings.CACHES = {"default": FAKE_CACHE}  # Redis is back
         BrowserClient().get("/")
-        assert presence.guest_count() == 0  # still inside the second back-off
+        assert online_now.guest_count() == 0  # still inside the second back-off
         traveller.shift(2 * failsafe.FIRST_BACKOFF)
         response = BrowserClient().get("/", REMOTE_ADDR="203.0.113.9")
         assert "online" in response.cookies
-        assert presence.guest_count() == 1
+        assert online_now.guest_count() == 1
         assert len(answers_again(caplog)) == 1
 
 

@@ -30,6 +30,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import AsyncClient, Client
 
+from tests import online_now
 from tests.conftest import (
     NOW,
     BrowserAsyncClient,
@@ -43,7 +44,7 @@ from tests.counted import Wire
 from tests.redis_server import RedisServer
 from whos_online import presence
 from whos_online.conf import Settings, conf
-from whos_online.store import addresses, failsafe, sockets
+from whos_online.store import addresses, failsafe, sockets, stats
 
 pytestmark = pytest.mark.django_db
 
@@ -261,7 +262,7 @@ def test_a_server_without_the_scripts_is_sent_their_text_once(
     wire.clear()
     assert "online" in BrowserClient().get("/", REMOTE_ADDR="203.0.113.3").cookies
     assert scripts_sent(wire) == ["EVALSHA", "EVAL"]
-    assert presence.guest_count() == 3
+    assert online_now.guest_count() == 3
 
 
 # -- 2. Redis frozen -------------------------------------------------------------------
@@ -522,7 +523,7 @@ def test_on_a_replica_a_member_whose_socket_aged_out_is_not_counted(
         settings.CACHES = {"default": django_redis_cache(replica.url)}
         online = presence.summary()
         assert (online.user_count, names(online.members)) == (1, ["bob"])
-        assert presence.user_count() == 1
+        assert online_now.user_count() == 1
         with replica.client() as direct:
             assert direct.zcard(kept) == 2  # the replica kept her: the read passed over
 
@@ -551,10 +552,10 @@ def test_on_a_read_only_replica_every_read_reads(
         online = presence.summary(day=True)
         assert (online.user_count, online.guest_count, online.day_total) == (2, 1, 3)
         assert names(online.members) == ["bob", "alice"] and online.peak.count == 3
-        assert (presence.user_count(), presence.guest_count()) == (2, 1)
+        assert (online_now.user_count(), online_now.guest_count()) == (2, 1)
         assert presence.statuses([alice, bob]) == {alice: "online", bob: "online"}
         assert presence.last_seen(alice) == NOW
-        assert [(day.members, day.guests) for day in presence.daily_visitors(days=1)] == [(2, 1)]
+        assert [(day.members, day.guests) for day in stats.daily_visitors(days=1)] == [(2, 1)]
         with replica.client() as direct:
             assert set(direct.scan_iter()) == before
             assert "errorstat_READONLY" not in direct.info("errorstats")  # nothing refused

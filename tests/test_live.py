@@ -19,6 +19,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.template import engines
 from django.urls import include, path, set_script_prefix, set_urlconf
 
+from tests import online_now
 from tests.conftest import BrowserAsyncClient, BrowserClient, names
 from tests.test_middleware import async_get
 from whos_online import presence
@@ -217,9 +218,9 @@ def test_polls_are_not_visits(redis_db: redis.Redis) -> None:
     client = member("alice")
     presence.forget_user(User.objects.get(username="alice"))
     response = client.get("/whos-online/", headers=POLL)
-    assert presence.online_users() == [] and "online" not in response.cookies
+    assert online_now.online_users() == [] and "online" not in response.cookies
     client.get("/")  # a page view is
-    assert names(presence.online_users()) == ["alice"]
+    assert names(online_now.online_users()) == ["alice"]
 
 
 def test_redis_down_is_a_200_with_the_unavailable_block(dead_redis: None) -> None:

@@ -14,6 +14,7 @@ import time_machine
 from django.core import checks
 from django.template import engines
 
+from tests import online_now
 from tests.conftest import NOW, BrowserClient, names
 from whos_online import presence
 from whos_online.store import failsafe
@@ -67,11 +68,11 @@ def test_a_rename_shows_within_the_cookie_age_and_keeps_presence(
         client.get("/")
         user.username = "alicia"
         user.save()
-        assert names(presence.online_users()) == ["alice"]
+        assert names(online_now.online_users()) == ["alice"]
         traveller.shift(timedelta(seconds=301))  # the cookie has expired in the browser
         del client.cookies["online"]
         assert "<bdi>alicia</bdi>" in client.get("/block/").content.decode()
-        assert presence.user_count() == 1  # one member, renamed: nobody left behind
+        assert online_now.user_count() == 1  # one member, renamed: nobody left behind
 
 
 def test_the_card_is_capped_and_unsafe_links_are_dropped(
@@ -87,7 +88,7 @@ def test_the_card_is_capped_and_unsafe_links_are_dropped(
     presence.record_user(user)
     raw = redis_db.hget(f"{settings.WHOS_ONLINE_KEY_PREFIX}:cards", str(user.pk))
     assert len(raw) <= MAX_CARD_BYTES
-    (member,) = presence.online_users()
+    (member,) = online_now.online_users()
     assert (member.name, member.url, member.avatar) == (
         "N" * 150,
         None,
@@ -120,8 +121,8 @@ def test_pages_are_for_staff_only(redis_db: redis.Redis, settings: Any, people: 
     staff = json.loads(logged_in(boss[0]).get("/whos-online/", HTTP_X_WHOS_ONLINE="poll").content)
     assert [m.get("where") for m in guest["members"]] == [None]
     assert {m["name"]: m.get("where") for m in staff["members"]}["alice"] == "/block/"
-    assert {m.name: m.where for m in presence.online_users()}["alice"] is None
-    assert {m.name: m.where for m in presence.online_users(viewer=boss[0])}["alice"] == "/block/"
+    assert {m.name: m.where for m in online_now.online_users()}["alice"] is None
+    assert {m.name: m.where for m in online_now.online_users(viewer=boss[0])}["alice"] == "/block/"
 
 
 def test_a_login_during_an_outage_never_counts_the_person_twice(
@@ -130,13 +131,13 @@ def test_a_login_during_an_outage_never_counts_the_person_twice(
     (alice,) = people("alice")
     client = BrowserClient()
     client.get("/", REMOTE_ADDR="203.0.113.7")
-    assert presence.guest_count() == 1
+    assert online_now.guest_count() == 1
     # Redis fails the login's write, so the guest entry stays for now.
     monkeypatch.setattr(failsafe.breaker, "admit", lambda write: None)  # Redis skipped
     client.force_login(alice)
     monkeypatch.undo()
     client.get("/", REMOTE_ADDR="203.0.113.7")  # Redis is back: the next request records
-    assert (presence.user_count(), presence.guest_count()) == (1, 0)
+    assert (online_now.user_count(), online_now.guest_count()) == (1, 0)
 
 
 def test_email_login_models_without_a_card_callable_are_warned(

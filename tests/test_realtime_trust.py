@@ -28,6 +28,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db.backends.signals import connection_created
 from django.urls import path
 
+from tests import online_now
 from tests.conftest import NOW
 from tests.test_consumers import (
     DEADLINE,
@@ -151,7 +152,7 @@ def test_a_count_only_room_never_sends_a_name(
         assert "Secret" not in str(state) and "announce" not in state
         viewers = [await tab(user, "/ws/whos-online/stream:1/") for user in (alice, bob)]
         sent = [await until(socket, lambda m: m["users"] == 2) for socket in (guest, *viewers)]
-        assert presence.user_count(room="stream:1") == 2  # counted in: names stay on the server
+        assert online_now.user_count(room="stream:1") == 2  # counted in: names stay on the server
         for message in sent:
             assert message["joins"] == {} and message["leaves"] == {} and message["more"] == 0
             assert "2 here now" in message["html"] and "<li" not in message["html"]

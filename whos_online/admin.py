@@ -13,10 +13,10 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString
 from django.utils.text import capfirst
 
-from whos_online import chart, presence
+from whos_online import chart
 from whos_online.conf import conf
 from whos_online.models import OnlineNow
-from whos_online.store import counting, failsafe, reading
+from whos_online.store import counting, failsafe, reading, stats
 
 # Members listed on the page; the counts cover everyone.
 PAGE_LIMIT = 500
@@ -61,8 +61,8 @@ class OnlineNowAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 def _page(admin_site: str) -> dict[str, Any]:
     """Everything the page shows, read from Redis (3 round trips)."""
     online = reading.read(limit=PAGE_LIMIT, staff_view=True, day=True)  # a staff page
-    samples = presence.history()
-    days = presence.daily_visitors()  # today first
+    samples = stats.history()
+    days = stats.daily_visitors()  # today first
     # From the first day anyone came: a new site's table is not a month of zeros.
     while days and not days[-1].total:
         days.pop()

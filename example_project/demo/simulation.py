@@ -60,7 +60,7 @@ def simulated_people(count: int, rng: random.Random, skip: set[str]) -> list[Per
 
 def online_logins() -> set[str]:
     """Who is online now (hidden members too), by login: one Redis call, one query."""
-    pks = [member.pk for member in presence.online_users(viewer=STAFF)]
+    pks = [member.pk for member in presence.summary(limit=-1, viewer=STAFF).members]
     return {login_of(user) for user in get_user_model()._default_manager.filter(pk__in=pks)}
 
 

@@ -18,7 +18,7 @@ from whos_online.store import counting, scripts
 from whos_online.store.connection import get_client, text
 from whos_online.store.members import Member, read_member
 from whos_online.store.recording import member_id
-from whos_online.store.stats import Peak, count, guest_buckets, guest_cap, peak_from
+from whos_online.store.stats import Peak, guest_buckets, guest_cap, peak_from
 from whos_online.store.status import Status, beating, last_sign, status_of
 
 Key = TypeVar("Key", bound=Hashable)
@@ -57,28 +57,6 @@ class Summary:
         are no "more": the summary line counts them as hidden)."""
         listable = self.user_count if self.hidden_listed else self.user_count - self.hidden_count
         return max(listable - len(self.members), 0)
-
-
-def online_users(
-    *, room: str | None = None, limit: int | None = None, viewer: Any = None
-) -> list[Member]:
-    """Members seen inside the window, most recent first, at most ``limit``.
-
-    Hidden members only for a staff ``viewer`` (``viewer=request.user``).
-    """
-    limit = -1 if limit is None else limit
-    return summary(room=room, limit=limit, viewer=viewer).members
-
-
-def user_count(*, room: str | None = None) -> int:
-    """How many members (hidden ones too: a count names nobody) are inside the window."""
-    counted = count(get_client(), time.time(), room, guests=False)
-    return counted.users + counted.hidden
-
-
-def guest_count(*, room: str | None = None) -> int:
-    """How many guests were seen inside the window (approximately, in approximate mode)."""
-    return count(get_client(), time.time(), room).guests
 
 
 def summary(

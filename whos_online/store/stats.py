@@ -220,14 +220,12 @@ def count(
     now: float,
     room: str | None = None,
     *,
-    guests: bool = True,
     raise_peak: bool = False,
 ) -> Counted:
     """The counts of the site or of ``room`` (see lua/count_and_raise_peak.lua); with
-    ``raise_peak`` (prune), the site's peak is raised if they beat it, else it only reads.
-    Without ``guests``, no approximate guest count is made (it reads 0)."""
+    ``raise_peak`` (prune), the site's peak is raised if they beat it, else it only reads."""
     keys, window = conf.keys(room), conf.window(room)
-    buckets = guest_buckets(keys, now, window) if guests else []
+    buckets = guest_buckets(keys, now, window)
     keys_and_args = (
         [*keys, *conf.socket_keys(room), *buckets],
         [now - window, now, PEAK_TTL if raise_peak else 0, guest_cap()],
