@@ -23,12 +23,12 @@ from django.test.signals import template_rendered
 from django.utils import timezone, translation
 
 from tests import online_now
-from tests.conftest import NOW, BrowserAsyncClient, BrowserClient, RoundTrips
+from tests.conftest import NOW, BrowserAsyncClient, BrowserClient, RoundTrips, socket_timeout
 from tests.test_faults import members
 from tests.test_hidden import staff_client
 from tests.test_middleware import async_get
 from whos_online import presence
-from whos_online.conf import Settings
+from whos_online.conf import Settings, conf
 from whos_online.rendering import blockcache
 from whos_online.rendering.block import members_html
 from whos_online.store import reading, scripts
@@ -171,7 +171,7 @@ def test_a_page_served_while_a_read_hangs_never_shows_a_block_past_the_limit(
 ) -> None:
     """Under an ASGI server: one request's read hangs on a sick Redis; another's waits out
     the socket timeout and shows the last block while it is young enough."""
-    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.25  # the default
+    socket_timeout(settings, 0.25)  # the default
     presence.record_user(User.objects.create_user("alice"))
     assert names(summary()) == ["alice"]
     entered, release = threading.Event(), threading.Event()
@@ -181,7 +181,7 @@ def test_a_page_served_while_a_read_hangs_never_shows_a_block_past_the_limit(
             entered.set()
             assert release.wait(10)
         else:  # the page's own read times out
-            traveller.shift(settings.WHOS_ONLINE_SOCKET_TIMEOUT)
+            traveller.shift(conf.socket_timeout)
         raise redis.TimeoutError("Timeout reading from socket")
 
     monkeypatch.setattr(reading, "read", hanging)

@@ -231,8 +231,7 @@ def test_a_guest_behind_a_long_forwarding_header_is_throttled_too(
 def test_a_guest_behind_a_forwarded_header_is_throttled_by_it(
     redis_db: redis.Redis, round_trips: Any, settings: Any
 ) -> None:
-    settings.WHOS_ONLINE_PROXY_HEADER = "Forwarded"
-    settings.WHOS_ONLINE_PROXIES = 1
+    settings.WHOS_ONLINE_PROXIES = {"Forwarded": 1}
     client = BrowserClient()
     first_cookie(client, HTTP_FORWARDED=f"for={GUEST}")
     round_trips.clear()

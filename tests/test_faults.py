@@ -38,6 +38,7 @@ from tests.conftest import (
     django_redis_cache,
     names,
     require,
+    socket_timeout,
     tab,
 )
 from tests.counted import Wire
@@ -270,8 +271,8 @@ def test_a_server_without_the_scripts_is_sent_their_text_once(
 
 @pytest.mark.parametrize(
     "cache_options",
-    [{}, {"SOCKET_TIMEOUT": 30, "SOCKET_CONNECT_TIMEOUT": 30}],
-    ids=["cache-without-timeouts", "cache-with-30s-timeouts"],
+    [{}, {"SOCKET_CONNECT_TIMEOUT": 30}],
+    ids=["cache-without-a-connect-timeout", "cache-with-a-30s-connect-timeout"],
 )
 def test_frozen_redis_costs_one_timeout_then_is_left_alone(
     cache_options: dict[str, Any],
@@ -284,7 +285,7 @@ def test_frozen_redis_costs_one_timeout_then_is_left_alone(
 ) -> None:
     server = redis_servers()
     settings.CACHES = {"default": django_redis_cache(server.url, **cache_options)}
-    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.2
+    socket_timeout(settings, 0.2)
     (carol,) = people("carol")
 
     with time_machine.travel(NOW, tick=False) as traveller:
@@ -297,7 +298,7 @@ def test_frozen_redis_costs_one_timeout_then_is_left_alone(
         # The recording was sent on the live pooled connection, and its reply waited
         # for once: one socket timeout, not one per retry.
         assert wire.connects == 0 and len(wire.payloads) == 1
-        assert wire.timeouts == [0.2]  # WHOS_ONLINE_SOCKET_TIMEOUT, whatever the cache says
+        assert wire.timeouts == [0.2]  # the cache's socket timeout, connecting or not
         assert isinstance(the_error(caplog), redis.TimeoutError)
 
         wire.clear()
@@ -338,7 +339,7 @@ def test_a_slow_redis_opens_the_breaker_while_other_threads_burn_cpu(
     proxy = LatencyProxy(redis_servers().require_port())
     try:
         settings.CACHES = {"default": django_redis_cache(f"redis://127.0.0.1:{proxy.port}/0")}
-        settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.25  # the default: a slow-call budget of 0.1 s
+        socket_timeout(settings, 0.25)  # the default: a slow-call budget of 0.1 s
         proxy.delay(0.15)
         done = threading.Event()
 

@@ -185,13 +185,6 @@ def test_staff_see_everyone_newest_first_within_the_limit(
         assert names(online_now.online_users(limit=2, viewer=STAFF)) == ["bob", "shy"]
 
 
-def test_where_a_member_was_is_for_staff_alone(redis_db: redis.Redis, people: Any) -> None:
-    (alice,) = people("alice")
-    presence.record_user(alice, where="/private/messages/")
-    assert [m.where for m in online_now.online_users()] == [None]
-    assert [m.where for m in online_now.online_users(viewer=STAFF)] == ["/private/messages/"]
-
-
 def test_a_hidden_members_open_socket_does_not_show_them(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:

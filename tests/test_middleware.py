@@ -318,20 +318,6 @@ def test_a_head_request_is_a_visit_the_default_bot_filter_drops_for_guests(
     assert online_now.guest_count() == 1
 
 
-@pytest.mark.parametrize("track", [True, False], ids=["tracked", "untracked"])
-def test_the_page_a_member_is_on_is_kept_only_when_the_site_tracks_pages(
-    redis_db: redis.Redis, settings: Any, alice: User, people: Any, track: bool
-) -> None:
-    settings.WHOS_ONLINE_TRACK_PAGES = track
-    (boss,) = people("boss", is_staff=True)
-    client = BrowserClient()
-    client.force_login(alice)
-    presence.forget_user(alice)  # recorded again by the page below
-    client.get("/block/")
-    where = {m.name: m.where for m in online_now.online_users(viewer=boss)}
-    assert where == {"alice": "/block/" if track else None}
-
-
 def test_an_anonymous_session_without_a_usable_address_gets_no_cookie_so_it_retries(
     redis_db: redis.Redis, settings: Any
 ) -> None:

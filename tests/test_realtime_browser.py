@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests import online_now
-from tests.conftest import REAL_CACHE, STAFF, require
+from tests.conftest import REAL_CACHE, STAFF, require, socket_timeout
 from tests.test_browser import (
     NAMES,
     ROOT,
@@ -71,7 +71,7 @@ def server(tmp_path: Any, settings: Any) -> Iterator[Server]:
     settings.WHOS_ONLINE_KEY_PREFIX = prefix
     settings.WHOS_ONLINE_HEARTBEAT = HEARTBEAT  # this process reads as the server does
     settings.WHOS_ONLINE_MAX_AGE = MAX_AGE
-    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 2
+    socket_timeout(settings, 2)
     with running_demo(
         tmp_path,
         prefix,

@@ -29,7 +29,7 @@ from django.db.backends.signals import connection_created
 from django.urls import path
 
 from tests import online_now
-from tests.conftest import NOW
+from tests.conftest import NOW, socket_timeout
 from tests.test_consumers import (
     DEADLINE,
     application,
@@ -315,7 +315,7 @@ def test_the_room_cap_holds_with_sockets_open_and_closing_in_any_order(
     monkeypatch.setattr(Settings, "max_rooms", 5)
     # Keys are counted here, not time: on a busy machine five slow calls in a row
     # would open the circuit and skip a disconnect, leaving its keys behind.
-    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 5
+    socket_timeout(settings, 5)
     members = people(*(f"m{n}" for n in range(8)))
     prefix = settings.WHOS_ONLINE_KEY_PREFIX
 

@@ -325,14 +325,14 @@ def test_a_member_seen_again_is_announced_and_a_guest_only_when_new_to_the_windo
     assert notices.get_message(timeout=5)["type"] == "subscribe"
     with time_machine.travel(NOW, tick=False) as traveller:
         for _ in range(2):
-            presence.record_user(alice, where="/a/")
+            presence.record_user(alice)
             presence.record_guest("203.0.113.1")
             traveller.shift(60)
         presence.record_user(alice, room="topic:1")
         published = []
         while (message := notices.get_message(timeout=0.5)) is not None:
             published.append(message["data"])
-    # Her card says which page she is on: each record of hers may change the block;
+    # Her card may have changed (a name, an avatar): each record of hers may change the block;
     # the guest's second record, inside the window, changes no count.
     assert published == [b"", b"", b"", b"topic:1"]
     notices.close()
@@ -446,7 +446,7 @@ def test_a_member_who_hides_moves_between_the_sets(
     settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_scripts.shy_card"
     presence.record_user(member)
     assert redis_db.zcard(key(settings, "hidden")) == 1
-    settings.WHOS_ONLINE_MEMBER_CARD = "whos_online.store.members.default_card"
+    settings.WHOS_ONLINE_MEMBER_CARD = "whos_online.defaults.default_card"
     presence.record_user(member)
     assert redis_db.zcard(key(settings, "hidden")) == 0
     assert online_now.user_count() == 1 and names(online_now.online_users()) == ["shy"]

@@ -9,12 +9,9 @@ from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
-from django.utils.html import escape
-from django.utils.safestring import SafeString
 from django.utils.text import capfirst
 
 from whos_online import chart
-from whos_online.conf import conf
 from whos_online.models import OnlineNow
 from whos_online.store import counting, failsafe, reading, stats
 
@@ -70,24 +67,10 @@ def _page(admin_site: str) -> dict[str, Any]:
         "days": days,
         "approximate": counting.approximate(),
         "online": online,
-        "members": [
-            (member, _change_url(admin_site, member.pk), _wrappable(member.where))
-            for member in online.members
-        ],
+        "members": [(member, _change_url(admin_site, member.pk)) for member in online.members],
         "chart": chart.draw(samples),
         "samples": len(samples),
-        "track_pages": conf.track_pages,
     }
-
-
-def _wrappable(where: str | None) -> SafeString | None:
-    """A page's path that a narrow table wraps after a slash, never inside a word
-    ("/about/", not "/abou t/")."""
-    if where is None:
-        return None
-    text = str(escape(where))  # escaping leaves slashes as they are
-    # Not after the leading or the trailing slash: a break there leaves a lone "/".
-    return SafeString(text[:1] + text[1:-1].replace("/", "/<wbr>") + text[1:][-1:])
 
 
 def _change_url(admin_site: str, pk: str) -> str | None:

@@ -18,7 +18,14 @@ from django.http import HttpRequest
 from django.utils.module_loading import import_string
 
 from whos_online.room_names import room_name
-from whos_online.settings_table import DEFAULTS, Network, room_spec, seconds
+from whos_online.settings_table import (
+    DEFAULTS,
+    PROXY_HEADERS,
+    SOCKET_TIMEOUT,
+    Network,
+    room_spec,
+    seconds,
+)
 
 # A connection is gone after this many heartbeats without one: two missed, and a margin.
 HEARTBEATS_TO_TIMEOUT = 2.4
@@ -192,14 +199,31 @@ class Settings:
         return int(_get("WHOS_ONLINE_LIST_LIMIT"))
 
     @cached_property
-    def proxy_count(self) -> int:
+    def proxies(self) -> tuple[str, Any]:
+        """``WHOS_ONLINE_PROXIES`` as the header the proxies write and their number or
+        networks: X-Forwarded-For, unless the setting gives them under a header's name."""
         value = _get("WHOS_ONLINE_PROXIES")
+        if isinstance(value, dict) and len(value) == 1:
+            ((header, proxies),) = value.items()
+            return str(header), proxies
+        return PROXY_HEADERS[0], value
+
+    @cached_property
+    def proxy_header(self) -> str:
+        return self.proxies[0]
+
+    @cached_property
+    def proxy_count(self) -> int:
+        value = self.proxies[1]
         return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
     @cached_property
     def trusted_proxies(self) -> tuple[Network, ...] | None:
-        """The proxies' networks: () for a number of proxies, None for neither (check E010)."""
-        value = _get("WHOS_ONLINE_PROXIES")
+        """The proxies' networks: () for a number of proxies, None for neither or for an
+        unknown header (checks E010, E011): then no forwarding header is believed."""
+        header, value = self.proxies
+        if header not in PROXY_HEADERS:
+            return None
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
             return ()
         if not isinstance(value, (list, tuple)):
@@ -208,10 +232,6 @@ class Settings:
             return tuple(ipaddress.ip_network(str(entry), strict=False) for entry in value)
         except ValueError:
             return None
-
-    @cached_property
-    def proxy_header(self) -> str:
-        return str(_get("WHOS_ONLINE_PROXY_HEADER"))
 
     @cached_property
     def exclude_paths(self) -> re.Pattern[str] | None:
@@ -230,7 +250,12 @@ class Settings:
 
     @cached_property
     def socket_timeout(self) -> float:
-        return float(_get("WHOS_ONLINE_SOCKET_TIMEOUT"))
+        """The cache alias's socket timeout (django-redis's ``SOCKET_TIMEOUT`` or Django's
+        ``socket_timeout`` in its OPTIONS), else a short one of our own."""
+        cache: dict[str, Any] = settings.CACHES.get(self.cache_alias, {})
+        options = cache.get("OPTIONS", {})
+        value = options.get("SOCKET_TIMEOUT", options.get("socket_timeout"))
+        return SOCKET_TIMEOUT if value is None else float(value)
 
     @cached_property
     def slow_call(self) -> float:
@@ -268,10 +293,6 @@ class Settings:
     @cached_property
     def member_card(self) -> Callable[[Any], dict[str, Any]]:
         return cast("Callable[[Any], dict[str, Any]]", _callable("WHOS_ONLINE_MEMBER_CARD"))
-
-    @cached_property
-    def track_pages(self) -> bool:
-        return bool(_get("WHOS_ONLINE_TRACK_PAGES"))
 
     @cached_property
     def guest_counting(self) -> str:

@@ -9,7 +9,7 @@ import json
 import math
 import time
 from collections.abc import Hashable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterable, TypeVar
 
@@ -69,7 +69,7 @@ def summary(
     """Members (at most ``limit``, default ``WHOS_ONLINE_LIST_LIMIT``), counts and peak: one round trip.
 
     Hidden members are counted, and listed only for a staff ``viewer``
-    (``viewer=request.user``), who alone also see where members were last seen.
+    (``viewer=request.user``).
     The site's peak is the kept one, or the count now if it beats it (rooms keep
     no peak); only ``prune`` writes it. With ``day`` (default: when
     ``WHOS_ONLINE_RETENTION`` is a day or more) the same call counts the site's past
@@ -142,7 +142,7 @@ def read(
         rows = sorted(rows + hidden_rows, key=lambda row: row[0], reverse=True)
         members = [member for _, member in rows[: None if limit < 0 else limit]]
     else:
-        members = [replace(m, where=None) if m.where is not None else m for _, m in rows]
+        members = [member for _, member in rows]
     # The picture changes by time alone when a listed member turns idle, the oldest sign
     # inside the window leaves it, or (approximate counting) the guest buckets move on.
     changes_at = min(idle_at, math.inf if oldest is None else float(oldest) + window)
