@@ -213,7 +213,10 @@ def test_each_removed_setting_still_set_is_told_its_replacement(settings: Any) -
         for name in REMOVED
     ]
     assert [m.hint for m in found] == [f"Remove it; instead, {hint}." for hint in REMOVED.values()]
-    assert 'WHOS_ONLINE_PROXIES names the header: {"Forwarded": <proxies>}' in found[0].hint
+    assert found[0].hint == (
+        "Remove it; instead, give WHOS_ONLINE_PROXIES under the header's name, e.g. "
+        '{"Forwarded": ["10.0.0.0/8"]}.'
+    )
 
 
 def test_every_message_has_a_hint(settings: Any) -> None:

@@ -107,10 +107,8 @@ def test_the_docs_give_the_public_names_and_each_one_home() -> None:
         "whos_online.presence.in_room",
         "whos_online.presence.fail_open",
         "whos_online.presence.Peak",
-        "whos_online.presence.default_card",
-        "whos_online.presence.is_bot",
-        "whos_online.realtime.PresenceMixin",
-        "whos_online.realtime.open_connection",
+        "whos_online.defaults.default_card",
+        "whos_online.defaults.is_bot",
         "whos_online.testing.reset",
     ]:
         assert expected in names, expected
@@ -133,10 +131,10 @@ def public_names(module: ModuleType) -> set[str]:
 
 
 def test_the_public_modules_share_no_name() -> None:
-    from whos_online import access, realtime
+    from whos_online import access, defaults, realtime
 
     public = {module.__name__: public_names(module) for module in (presence, realtime)}
-    public |= {module.__name__: public_names(module) for module in (access, testing)}
+    public |= {module.__name__: public_names(module) for module in (access, defaults, testing)}
     assert public["whos_online.testing"] == {"reset"}
     shared = {
         (first, second): public[first] & public[second]

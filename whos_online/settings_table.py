@@ -163,7 +163,8 @@ DEFAULTS: dict[str, Any] = {setting.name: setting.default for setting in SETTING
 
 # Settings whos_online read once, and what does their work now (check W015 names it).
 REMOVED = {
-    "WHOS_ONLINE_PROXY_HEADER": 'WHOS_ONLINE_PROXIES names the header: {"Forwarded": <proxies>}',
+    "WHOS_ONLINE_PROXY_HEADER": "give WHOS_ONLINE_PROXIES under the header's name, e.g. "
+    '{"Forwarded": ["10.0.0.0/8"]}',
     "WHOS_ONLINE_SOCKET_TIMEOUT": "the cache alias's OPTIONS: SOCKET_TIMEOUT (django-redis) "
     "or socket_timeout (Django's RedisCache)",
     "WHOS_ONLINE_TRACK_PAGES": "rooms say where members are: the in_room decorator and "
