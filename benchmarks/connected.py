@@ -58,7 +58,7 @@ def side(action: str) -> None:
     from django.test.utils import override_settings
 
     from whos_online import presence
-    from whos_online.conf import conf
+    from whos_online.conf import Settings, conf
 
     sockets, stats = store("sockets"), store("stats")
     get_client, record_member = store("connection").get_client, store("recording").record_member
@@ -66,7 +66,8 @@ def side(action: str) -> None:
     client = get_client()
     out: dict[str, Any] = {}
     # Every beat stays live for the whole run: only the sockets' number changes.
-    with override_settings(WHOS_ONLINE_HEARTBEAT=3600, WHOS_ONLINE_BLOCK_CACHE=0):
+    Settings.block_cache = 0.0  # every block read from Redis
+    with override_settings(WHOS_ONLINE_HEARTBEAT=3600):
         for n in CONNECTED:
             with override_settings(WHOS_ONLINE_KEY_PREFIX=f"connected:{os.environ['SIDE']}:{n}"):
                 keys, now = conf.keys(), time.time()

@@ -33,6 +33,7 @@ from tests import online_now
 from tests.counted import CountedConnection, CountedFakeConnection, Wire, listening
 from tests.redis_server import REDIS_CLI, REDIS_SERVER
 from whos_online import testing
+from whos_online.conf import Settings
 from whos_online.store import scripts, sockets
 from whos_online.store.connection import get_client
 from whos_online.store.members import default_card
@@ -280,6 +281,19 @@ def names(members: Any) -> list[str]:
 def _failsafe_tracebacks(caplog: pytest.LogCaptureFixture) -> None:
     """Capture the breaker's DEBUG record too: it carries the exception an outage began with."""
     caplog.set_level(logging.DEBUG, logger="whos_online.store.failsafe")
+
+
+@pytest.fixture(autouse=True)
+def kept_block_reads(monkeypatch: pytest.MonkeyPatch) -> Callable[[float], None]:
+    """Each block read afresh: tests read the block right after recording someone, which
+    a process's kept read (1 s) would not show yet. A test of the kept reads calls this
+    with the seconds they are kept."""
+
+    def keep(seconds: float) -> None:
+        monkeypatch.setattr(Settings, "block_cache", seconds)
+
+    keep(0)
+    return keep
 
 
 @pytest.fixture(autouse=True)

@@ -60,6 +60,3 @@ CACHES = {
 # own; tests/test_checks.py unsilences W010 where it tests it.
 SILENCED_SYSTEM_CHECKS = ["whos_online.W010"]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-# Tests read the block right after recording someone; the per-process block
-# cache (tests/test_blockcache.py turns it on) would show them the earlier read.
-WHOS_ONLINE_BLOCK_CACHE = 0

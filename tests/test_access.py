@@ -158,9 +158,9 @@ def test_a_policy_that_raises_shows_nothing_and_is_logged_once(
 
 
 def test_a_counts_viewer_never_gets_a_cached_list_of_names(
-    redis_db: redis.Redis, people: Any, settings: Any
+    redis_db: redis.Redis, people: Any, settings: Any, kept_block_reads: Any
 ) -> None:
-    settings.WHOS_ONLINE_BLOCK_CACHE = 60
+    kept_block_reads(60)
     settings.WHOS_ONLINE_ACCESS = "whos_online.access.names_to_members"
     alice, bob = people("alice", "bob")
     presence.record_user(alice)

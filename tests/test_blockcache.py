@@ -1,7 +1,7 @@
-"""The block's summary is read from Redis once per WHOS_ONLINE_BLOCK_CACHE seconds per process.
+"""The block's summary is read from Redis once per ``conf.block_cache`` (1 s) per process.
 
-The rest of the suite turns the cache off (tests/settings.py); here it is on, at
-its default of one second, and time is travelled.
+The rest of the suite turns the cache off (tests/conftest.py's ``kept_block_reads``);
+here it is on, at its one second, and time is travelled.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ POLL = {"X-Whos-Online": "poll"}
 
 
 @pytest.fixture
-def traveller(settings: Any) -> Iterator[Any]:
-    settings.WHOS_ONLINE_BLOCK_CACHE = 1.0
+def traveller(settings: Any, kept_block_reads: Any) -> Iterator[Any]:
+    kept_block_reads(1.0)
     with time_machine.travel(NOW, tick=False) as travelling:
         yield travelling
 
@@ -225,9 +225,9 @@ def test_a_clock_that_went_back_makes_the_block_due_and_never_stretches_it(
 
 
 def test_the_cache_keeps_the_256_blocks_read_last(
-    redis_db: redis.Redis, traveller: Any, settings: Any
+    redis_db: redis.Redis, traveller: Any, settings: Any, kept_block_reads: Any
 ) -> None:
-    settings.WHOS_ONLINE_BLOCK_CACHE = 60
+    kept_block_reads(60)
 
     def kept() -> set[str]:
         return {key[0] for key in blockcache._entries}
@@ -271,8 +271,9 @@ def test_zero_reads_redis_for_every_block(
     round_trips: RoundTrips,
     traveller: Any,
     monkeypatch: pytest.MonkeyPatch,
+    kept_block_reads: Any,
 ) -> None:
-    settings.WHOS_ONLINE_BLOCK_CACHE = 0
+    kept_block_reads(0)
     alice = member("alice")
     round_trips.clear()
     for _ in range(5):

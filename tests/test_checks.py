@@ -100,8 +100,6 @@ def test_cache_alias_not_django_redis(settings: Any) -> None:
         ("WHOS_ONLINE_KEY_PREFIX", 3),
         ("WHOS_ONLINE_RETENTION", "30 days"),
         ("WHOS_ONLINE_RETENTION", timedelta(0)),
-        ("WHOS_ONLINE_BLOCK_CACHE", -1),
-        ("WHOS_ONLINE_BLOCK_CACHE", None),
         ("WHOS_ONLINE_HEARTBEAT", "25"),
         ("WHOS_ONLINE_HEARTBEAT", 0),
         ("WHOS_ONLINE_WEBSOCKET_URL", 8001),
@@ -119,7 +117,6 @@ def test_good_values_of_every_accepted_type(settings: Any) -> None:
     settings.WHOS_ONLINE_PROXIES = 2
     settings.WHOS_ONLINE_IS_BOT = None
     settings.WHOS_ONLINE_RETENTION = timedelta(days=30)
-    settings.WHOS_ONLINE_BLOCK_CACHE = 0
     settings.WHOS_ONLINE_HEARTBEAT = 2.5
     settings.WHOS_ONLINE_WEBSOCKET_URL = "/ws/whos-online/"
     assert ids() == []

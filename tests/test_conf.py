@@ -54,7 +54,6 @@ DEFAULTS = [
     ("proxy_header", "X-Forwarded-For"),
     ("exclude_paths", None),
     ("backoff", 5.0),
-    ("block_cache", 1.0),
     ("max_guests", 100_000),
     ("max_rooms", 10_000),
     ("ipv6_prefix", 64),
@@ -111,7 +110,6 @@ def test_the_default_callables(unset: None, people: Any) -> None:
         ("WHOS_ONLINE_PROXIES", {"Forwarded": 2}, "proxy_header", "Forwarded"),
         ("WHOS_ONLINE_PROXIES", {"Forwarded": 2}, "proxy_count", 2),
         ("WHOS_ONLINE_PROXIES", {"X-Real-IP": 2}, "trusted_proxies", None),
-        ("WHOS_ONLINE_BLOCK_CACHE", 0, "block_cache", 0.0),
         ("WHOS_ONLINE_GUESTS", "approximate", "guest_counting", "approximate"),
         ("WHOS_ONLINE_RETENTION", timedelta(days=1), "show_day_total", True),
         ("WHOS_ONLINE_RETENTION", 86399, "show_day_total", False),
@@ -142,6 +140,11 @@ def test_derived_settings_follow_theirs(
     """A connection is gone after 2.4 heartbeats."""
     setattr(settings, setting, value)
     assert getattr(conf, name) == pytest.approx(derived)
+
+
+def test_a_process_keeps_a_block_s_read_a_second(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.undo()  # the suite's: every block read afresh (tests/conftest.py)
+    assert conf.block_cache == 1.0
 
 
 def test_the_socket_timeout_is_the_cache_s_else_a_short_one(settings: Any) -> None:

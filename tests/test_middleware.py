@@ -342,11 +342,11 @@ def test_a_member_another_middleware_signs_in_without_a_session_cookie_is_a_memb
 
 
 def test_a_block_in_an_async_view_never_reads_redis_on_the_event_loop(
-    redis_db: redis.Redis, settings: Any, monkeypatch: pytest.MonkeyPatch
+    redis_db: redis.Redis, settings: Any, monkeypatch: pytest.MonkeyPatch, kept_block_reads: Any
 ) -> None:
     """The newcomer's page reads in the middleware's thread and shows them; a throttled
     page shows the kept read, and one that is due is refreshed in a thread."""
-    settings.WHOS_ONLINE_BLOCK_CACHE = 1
+    kept_block_reads(1)
     on_the_loop: list[bool] = []
     read = reading.read
 

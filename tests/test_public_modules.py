@@ -172,10 +172,12 @@ def test_reset_closes_the_breaker_a_failed_test_left_open(
         assert block_members(reader) == ["alice"]
 
 
-def test_reset_forgets_the_kept_block_read(redis_db: redis.Redis, settings: Any) -> None:
+def test_reset_forgets_the_kept_block_read(
+    redis_db: redis.Redis, settings: Any, kept_block_reads: Any
+) -> None:
     """A block read is kept for a second: without ``reset`` the next test's page would
     show it instead of what that test recorded."""
-    settings.WHOS_ONLINE_BLOCK_CACHE = 1.0
+    kept_block_reads(1.0)
     alice, bob = (User.objects.create_user(name) for name in ("alice", "bob"))
     reader = BrowserClient()
     reader.force_login(alice)

@@ -262,9 +262,8 @@ class Settings:
         """Seconds after which a Redis call counts as slow, toward opening the breaker."""
         return SLOW_SHARE_OF_TIMEOUT * self.socket_timeout
 
-    @cached_property
-    def block_cache(self) -> float:
-        return float(_get("WHOS_ONLINE_BLOCK_CACHE"))
+    # How long, in seconds, a process keeps a block's read (rendering.blockcache).
+    block_cache = 1.0
 
     # Caps, so no anonymous visitor can grow Redis without bound: guests counted exactly
     # (about 10 MB; "approximate" has no cap) and live rooms (registering one more drops

@@ -93,12 +93,6 @@ SETTINGS: tuple[Setting, ...] = (
         check="whos_online.E013",
     ),
     Setting(
-        "WHOS_ONLINE_BLOCK_CACHE", 1.0, "`int` or `float` (seconds)",
-        "How long a process keeps the block's summary (per site or room, staff or "
-        "visitors' view, list limit). `0` reads Redis for every block.",
-        NUMBER, 0,
-    ),
-    Setting(
         "WHOS_ONLINE_IS_BOT", "whos_online.defaults.is_bot", CALLABLE,
         'Called with the request of a would-be guest; `True` means "not a visitor": not '
         "counted, no cookie. `None` counts every request.",
@@ -169,6 +163,9 @@ REMOVED = {
     "or socket_timeout (Django's RedisCache)",
     "WHOS_ONLINE_TRACK_PAGES": "rooms say where members are: the in_room decorator and "
     "{% whos_here %}",
+    "WHOS_ONLINE_BLOCK_CACHE": "a process keeps a block's read for 1 s; a test that records "
+    "someone other than through a page calls whos_online.testing.reset() before reading the "
+    "block",
 }
 # The headers WHOS_ONLINE_PROXIES may name; a bare count or list means the first.
 PROXY_HEADERS = ("X-Forwarded-For", "Forwarded")
@@ -188,8 +185,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Rooms", ("WHOS_ONLINE_ROOMS", "WHOS_ONLINE_ACCESS", "WHOS_ONLINE_ROOM_MAX_AGE")),
     ("Live blocks", ("WHOS_ONLINE_WEBSOCKET_URL", "WHOS_ONLINE_HEARTBEAT")),
     ("Redis", (
-        "WHOS_ONLINE_KEY_PREFIX", "WHOS_ONLINE_BLOCK_CACHE",
-        "WHOS_ONLINE_REDIS_CLIENT",
+        "WHOS_ONLINE_KEY_PREFIX", "WHOS_ONLINE_REDIS_CLIENT",
     )),
 )  # fmt: skip
 
