@@ -30,8 +30,8 @@ def test_defaults() -> None:
 
 def test_override_settings_is_seen_and_undone() -> None:
     with override_settings(WHOS_ONLINE_MAX_AGE=timedelta(hours=1)):
-        assert (conf.max_age, conf.cookie_age, conf.idle_after) == (3600.0, 1800, 1800.0)
-    assert (conf.max_age, conf.cookie_age, conf.idle_after) == (600.0, 300, 300.0)
+        assert (conf.max_age, conf.cookie_age) == (3600.0, 1800)
+    assert (conf.max_age, conf.cookie_age) == (600.0, 300)
 
 
 def test_the_settings_fixture_is_seen(settings: Any) -> None:
@@ -57,7 +57,6 @@ DEFAULTS = [
     ("max_guests", 100_000),
     ("max_rooms", 10_000),
     ("ipv6_prefix", 64),
-    ("idle_after", 300.0),
     ("retention", 600.0),  # the window
     ("window_minutes", 10),
     ("redis_client", None),
@@ -101,7 +100,6 @@ def test_the_default_callables(unset: None, people: Any) -> None:
     [
         ("WHOS_ONLINE_CACHE_ALIAS", "presence", "cache_alias", "presence"),
         ("WHOS_ONLINE_GUESTS", None, "track_guests", False),
-        ("WHOS_ONLINE_MAX_AGE", 120, "idle_after", 60.0),
         ("WHOS_ONLINE_MAX_AGE", 120, "cookie_age", 60),
         ("WHOS_ONLINE_LIST_LIMIT", 7, "list_limit", 7),
         ("WHOS_ONLINE_PROXIES", 2, "proxy_count", 2),

@@ -164,10 +164,6 @@ class Settings:
         return self.max_age if room is None else self.room_max_age
 
     @cached_property
-    def idle_after(self) -> float:
-        return HALF_WINDOW * self.max_age
-
-    @cached_property
     def retention(self) -> float:
         """How long members' last-seen times are kept: at least the window."""
         value = _get("WHOS_ONLINE_RETENTION")
