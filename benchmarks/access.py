@@ -43,9 +43,11 @@ def main() -> None:
         ],
         CACHES={"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": args.redis}},
         WHOS_ONLINE_KEY_PREFIX=prefix,
-        WHOS_ONLINE_BLOCK_CACHE=3600,
     )
     django.setup()
+    from whos_online.conf import Settings
+
+    Settings.block_cache = 3600.0  # every block shows the kept read
     from types import SimpleNamespace
 
     from django.contrib.auth.models import AnonymousUser, User

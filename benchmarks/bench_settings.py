@@ -55,6 +55,10 @@ CACHES = {
         "OPTIONS": {
             "PARSER_CLASS": "redis._parsers._RESP2Parser",
             "CONNECTION_POOL_KWARGS": {"command_packer": PYTHON_PACKER},
+            # The shared machine's Redis sometimes stalls for a few hundred ms: longer than
+            # the default 0.25 s, so whos_online does not fail open (and the run is not
+            # refused) then.
+            "SOCKET_TIMEOUT": 5,
         },
     }
 }
@@ -71,6 +75,3 @@ WHOS_ONLINE_KEY_PREFIX = PREFIX
 # 300 s they expired mid-run, and those cases recorded); no cost measured here depends
 # on either.
 WHOS_ONLINE_MAX_AGE = 7200
-# The shared machine's Redis sometimes stalls for a few hundred ms: longer than the
-# default 0.25 s, so whos_online does not fail open (and the run is not refused) then.
-WHOS_ONLINE_SOCKET_TIMEOUT = 5

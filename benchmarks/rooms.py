@@ -37,9 +37,14 @@ def main() -> None:
     settings.configure(
         SECRET_KEY="bench-rooms",
         INSTALLED_APPS=["django.contrib.auth", "django.contrib.contenttypes", "whos_online"],
-        CACHES={"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": args.redis}},
+        CACHES={
+            "default": {
+                "BACKEND": "django_redis.cache.RedisCache",
+                "LOCATION": args.redis,
+                "OPTIONS": {"SOCKET_TIMEOUT": 10},
+            }
+        },
         WHOS_ONLINE_KEY_PREFIX=prefix,
-        WHOS_ONLINE_SOCKET_TIMEOUT=10,
     )
     django.setup()
     from unittest import mock

@@ -96,11 +96,13 @@ def pushed(page: WebsocketCommunicator, kind: str) -> Callable[[], bool]:
 async def scenario(server: RedisServer) -> list[list[Any]]:
     page = await socket(AnonymousUser())
     tabs = [await socket(Member(pk)) for pk in range(1, MEMBERS + 1)]
-    await seconds_until(lambda: answer(presence.user_count) == MEMBERS)
+    await seconds_until(lambda: answer(lambda: presence.summary(limit=0).user_count) == MEMBERS)
     rows = []
 
     server.restart()  # empty
-    took = await seconds_until(lambda: answer(presence.user_count) == MEMBERS)
+    took = await seconds_until(
+        lambda: answer(lambda: presence.summary(limit=0).user_count) == MEMBERS
+    )
     rows.append(
         [
             "restarted empty, nobody visiting",
@@ -138,7 +140,9 @@ async def scenario(server: RedisServer) -> list[list[Any]]:
     told = await seconds_until(pushed(page, "presence_unavailable"))
     await asyncio.sleep(max(FAULT - told, 0))
     server.start()  # empty
-    took = await seconds_until(lambda: answer(presence.user_count) == MEMBERS - MEMBERS // 2)
+    took = await seconds_until(
+        lambda: answer(lambda: presence.summary(limit=0).user_count) == MEMBERS - MEMBERS // 2
+    )
     state = await seconds_until(pushed(page, "presence_state"))
     rows.append(
         [

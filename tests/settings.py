@@ -51,18 +51,13 @@ CACHES = {
     "default": {
         "BACKEND": "django_redis.cache.RedisCache",
         "LOCATION": "redis://fakeredis-tests:6379/0",
-        "OPTIONS": {"CONNECTION_POOL_KWARGS": {"connection_class": CountedFakeConnection}},
+        "OPTIONS": {
+            "CONNECTION_POOL_KWARGS": {"connection_class": CountedFakeConnection},
+            "SOCKET_TIMEOUT": 2,  # as tests/conftest.py's caches: SUITE_SOCKET_TIMEOUT
+        },
     }
 }
 # The suite keeps whos_online on "default" and each test on a key prefix of its
 # own; tests/test_checks.py unsilences W010 where it tests it.
 SILENCED_SYSTEM_CHECKS = ["whos_online.W010"]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-# Tests read the block right after recording someone; the per-process block
-# cache (tests/test_blockcache.py turns it on) would show them the earlier read.
-WHOS_ONLINE_BLOCK_CACHE = 0
-# A process waiting for a CPU on a busy machine is, to whos_online, a process waiting
-# for Redis: with the default 0.25 s (a slow-call budget of 0.1 s) a loaded run skips
-# Redis now and then, and a test of what was recorded turns red. The tests of
-# timeouts and slowness set their own; tests/test_conf.py checks the default.
-WHOS_ONLINE_SOCKET_TIMEOUT = 2

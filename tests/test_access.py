@@ -13,6 +13,7 @@ import pytest
 import redis
 from django.contrib.auth.models import AnonymousUser, User
 
+from tests import online_now
 from tests.conftest import BrowserAsyncClient, BrowserClient
 from tests.test_consumers import eventually, run, tab, until
 from tests.test_middleware import async_get
@@ -78,8 +79,8 @@ def test_every_answer_on_every_surface(
         assert ("1 member" in html or "2 members" in html) == (shown != NOTHING)
         if shown == NOTHING:
             assert "whos-online" not in html and "whos-here" not in html
-    in_room = presence.user_count(room="thread:1") + presence.guest_count(room="thread:1")
-    in_board = presence.user_count(room="topic:2") + presence.guest_count(room="topic:2")
+    in_room = online_now.user_count(room="thread:1") + online_now.guest_count(room="thread:1")
+    in_board = online_now.user_count(room="topic:2") + online_now.guest_count(room="topic:2")
     assert (in_room, in_board) == ((2, 2) if joins else (1, 1))
 
     endpoint = client.get("/whos-online/")
@@ -144,7 +145,7 @@ def test_a_policy_that_raises_shows_nothing_and_is_logged_once(
     pages.append(BrowserClient().get("/block/"))
     assert [page.status_code for page in pages] == [200, 200, 200]
     assert all(b"alice" not in page.content and b"whos-" not in page.content for page in pages)
-    assert presence.user_count(room="thread:1") == 1  # carol was not put in the room
+    assert online_now.user_count(room="thread:1") == 1  # carol was not put in the room
     assert BrowserClient().get("/whos-online/").status_code == 403
 
     async def socket() -> None:
@@ -157,9 +158,9 @@ def test_a_policy_that_raises_shows_nothing_and_is_logged_once(
 
 
 def test_a_counts_viewer_never_gets_a_cached_list_of_names(
-    redis_db: redis.Redis, people: Any, settings: Any
+    redis_db: redis.Redis, people: Any, settings: Any, kept_block_reads: Any
 ) -> None:
-    settings.WHOS_ONLINE_BLOCK_CACHE = 60
+    kept_block_reads(60)
     settings.WHOS_ONLINE_ACCESS = "whos_online.access.names_to_members"
     alice, bob = people("alice", "bob")
     presence.record_user(alice)
@@ -182,7 +183,7 @@ def test_an_async_view_asks_a_policy_that_reads_the_database_off_the_event_loop(
     client = BrowserAsyncClient()
     client.force_login(bob)
     html = async_get(client, path).content.decode()
-    assert listed(html) == ["bob", "alice"] and presence.user_count(room=room) == 2
+    assert listed(html) == ["bob", "alice"] and online_now.user_count(room=room) == 2
     assert not [r for r in caplog.records if r.name == "whos_online.access"]
 
 
@@ -207,7 +208,7 @@ def test_the_helpdesk_policy_names_agents_to_agents_and_counts_to_customers(
         ticket = client.get("/thread/1/")
         assert ticket.status_code == 200 and b"whos-here" not in ticket.content
         assert client.get("/whos-online/").status_code == 200
-    assert presence.user_count(room="thread:1") == 1  # the customer was put in no room
+    assert online_now.user_count(room="thread:1") == 1  # the customer was put in no room
     assert listed(agents.get("/thread/1/").content.decode()) == ["agent", "alice"]
     assert "customer" in listed(agents.get("/block/").content.decode())
-    assert presence.user_count(room="thread:1") == 2
+    assert online_now.user_count(room="thread:1") == 2

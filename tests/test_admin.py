@@ -17,8 +17,9 @@ from django.utils.dateformat import format as format_date
 from django.utils.timezone import localtime
 
 from tests.conftest import NOW, BrowserClient, on_one_day
-from whos_online import chart, presence, push
+from whos_online import chart, presence
 from whos_online.models import OnlineNow
+from whos_online.store import stats
 
 pytestmark = pytest.mark.django_db
 
@@ -48,7 +49,7 @@ def test_prune_samples_the_counts_for_the_chart(
         presence.record_guest("203.0.113.1")
         presence.record_user(bob)
         prune()
-        samples = presence.history()
+        samples = stats.history()
     assert [(s.users, s.guests) for s in samples] == [(1, 0), (2, 1)]
     assert samples[1].at.timestamp() - samples[0].at.timestamp() == 60
 
@@ -61,7 +62,7 @@ def test_history_keeps_a_day(redis_db: redis.Redis, settings: Any) -> None:
         prune()
         traveller.shift(13 * 3600)
         prune()
-        assert len(presence.history()) == 2
+        assert len(stats.history()) == 2
 
 
 def text(html: str) -> str:
@@ -246,56 +247,6 @@ def test_redis_down_says_so_and_is_no_error(dead_redis: None) -> None:
     response = staff().get(PAGE)
     assert response.status_code == 200
     assert "Redis is unavailable" in response.content.decode()
-
-
-def test_staff_see_the_page_each_member_was_last_on_when_pages_are_tracked(
-    redis_db: redis.Redis, settings: Any
-) -> None:
-    settings.WHOS_ONLINE_TRACK_PAGES = True
-    client = BrowserClient()
-    client.force_login(User.objects.create_user("alice"))
-    client.get("/block/")
-    html = staff().get(PAGE).content.decode()
-    assert "<th>Page</th>" in html and "<code>/block/</code>" in html
-    block = client.get("/block/").content.decode()  # alice is no staff
-    assert "/block/" not in block.split("<section")[1]
-
-
-def test_a_long_path_wraps_only_after_a_slash_inside_it(
-    redis_db: redis.Redis, settings: Any
-) -> None:
-    """On a phone the column is narrow: "/thread/7/" may wrap as "/thread/" "7/", never
-    inside "thread"; the table's CSS no longer breaks anywhere."""
-    settings.WHOS_ONLINE_TRACK_PAGES = True
-    client = BrowserClient()
-    client.force_login(User.objects.create_user("alice"))
-    client.get("/thread/7/")
-    html = staff().get(PAGE).content.decode()
-    assert "<code>/thread/<wbr>7/</code>" in html
-    assert "overflow-wrap: anywhere" not in html
-
-
-def test_a_member_whose_page_opened_a_socket_keeps_that_page(
-    redis_db: redis.Redis, settings: Any
-) -> None:
-    """The socket's record keeps the card the page's record stored, page and all."""
-    from asgiref.sync import async_to_sync
-
-    from tests.test_consumers import eventually, tab
-
-    settings.WHOS_ONLINE_TRACK_PAGES = True
-    alice = User.objects.create_user("alice")
-    client = BrowserClient()
-    client.force_login(alice)
-    client.get("/live-block/")
-
-    async def open_and_close() -> None:
-        socket = await tab(alice)
-        await eventually(lambda: str(alice.pk) in push.connected())
-        await socket.disconnect()
-
-    async_to_sync(open_and_close)()
-    assert "<code>/live-block/</code>" in staff().get(PAGE).content.decode()
 
 
 @pytest.mark.parametrize("mode", ["exact", "approximate"])

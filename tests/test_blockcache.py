@@ -1,7 +1,7 @@
-"""The block's summary is read from Redis once per WHOS_ONLINE_BLOCK_CACHE seconds per process.
+"""The block's summary is read from Redis once per ``conf.block_cache`` (1 s) per process.
 
-The rest of the suite turns the cache off (tests/settings.py); here it is on, at
-its default of one second, and time is travelled.
+The rest of the suite turns the cache off (tests/conftest.py's ``kept_block_reads``);
+here it is on, at its one second, and time is travelled.
 """
 
 from __future__ import annotations
@@ -22,12 +22,13 @@ from django.test import RequestFactory
 from django.test.signals import template_rendered
 from django.utils import timezone, translation
 
-from tests.conftest import NOW, BrowserAsyncClient, BrowserClient, RoundTrips
+from tests import online_now
+from tests.conftest import NOW, BrowserAsyncClient, BrowserClient, RoundTrips, socket_timeout
 from tests.test_faults import members
 from tests.test_hidden import staff_client
 from tests.test_middleware import async_get
 from whos_online import presence
-from whos_online.conf import Settings
+from whos_online.conf import Settings, conf
 from whos_online.rendering import blockcache
 from whos_online.rendering.block import members_html
 from whos_online.store import reading, scripts
@@ -39,8 +40,8 @@ POLL = {"X-Whos-Online": "poll"}
 
 
 @pytest.fixture
-def traveller(settings: Any) -> Iterator[Any]:
-    settings.WHOS_ONLINE_BLOCK_CACHE = 1.0
+def traveller(settings: Any, kept_block_reads: Any) -> Iterator[Any]:
+    kept_block_reads(1.0)
     with time_machine.travel(NOW, tick=False) as travelling:
         yield travelling
 
@@ -170,7 +171,7 @@ def test_a_page_served_while_a_read_hangs_never_shows_a_block_past_the_limit(
 ) -> None:
     """Under an ASGI server: one request's read hangs on a sick Redis; another's waits out
     the socket timeout and shows the last block while it is young enough."""
-    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.25  # the default
+    socket_timeout(settings, 0.25)  # the default
     presence.record_user(User.objects.create_user("alice"))
     assert names(summary()) == ["alice"]
     entered, release = threading.Event(), threading.Event()
@@ -180,7 +181,7 @@ def test_a_page_served_while_a_read_hangs_never_shows_a_block_past_the_limit(
             entered.set()
             assert release.wait(10)
         else:  # the page's own read times out
-            traveller.shift(settings.WHOS_ONLINE_SOCKET_TIMEOUT)
+            traveller.shift(conf.socket_timeout)
         raise redis.TimeoutError("Timeout reading from socket")
 
     monkeypatch.setattr(reading, "read", hanging)
@@ -224,9 +225,9 @@ def test_a_clock_that_went_back_makes_the_block_due_and_never_stretches_it(
 
 
 def test_the_cache_keeps_the_256_blocks_read_last(
-    redis_db: redis.Redis, traveller: Any, settings: Any
+    redis_db: redis.Redis, traveller: Any, settings: Any, kept_block_reads: Any
 ) -> None:
-    settings.WHOS_ONLINE_BLOCK_CACHE = 60
+    kept_block_reads(60)
 
     def kept() -> set[str]:
         return {key[0] for key in blockcache._entries}
@@ -270,8 +271,9 @@ def test_zero_reads_redis_for_every_block(
     round_trips: RoundTrips,
     traveller: Any,
     monkeypatch: pytest.MonkeyPatch,
+    kept_block_reads: Any,
 ) -> None:
-    settings.WHOS_ONLINE_BLOCK_CACHE = 0
+    kept_block_reads(0)
     alice = member("alice")
     round_trips.clear()
     for _ in range(5):
@@ -328,7 +330,7 @@ def test_a_guest_refused_at_the_cap_is_not_merged_into_the_cached_block(
     # yet the cookie is set: they wait for it to expire, as the flood does.
     assert "1 user online: 0 members, 1 guest" in refused.content.decode()
     assert "online" in refused.cookies
-    assert presence.guest_count() == 1
+    assert online_now.guest_count() == 1
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ import pytest
 import redis
 from django.http import HttpRequest
 
+from tests import online_now
 from tests.conftest import BrowserClient, RoundTrips, names
-from whos_online import presence
 
 pytestmark = pytest.mark.django_db
 
@@ -54,21 +54,21 @@ def test_not_a_guest_and_no_cookie(round_trips: RoundTrips, headers: dict[str, s
     response = BrowserClient().get("/", headers=headers)
     assert response.status_code == 200
     assert round_trips.count == 0  # not even a write that a later prune would undo
-    assert presence.guest_count() == 0
+    assert online_now.guest_count() == 0
     # A cookie on a prefetch would hide the real visit that follows it.
     assert "online" not in response.cookies
 
 
 def test_head_is_not_a_visit(redis_db: redis.Redis) -> None:
     assert BrowserClient().head("/").status_code == 200
-    assert presence.guest_count() == 0
+    assert online_now.guest_count() == 0
 
 
 def test_a_real_browser_after_its_prefetch_is_counted(redis_db: redis.Redis) -> None:
     client = BrowserClient()
     client.get("/", headers={"User-Agent": CHROME, "Sec-Purpose": "prefetch"})
     client.get("/", headers={"User-Agent": CHROME})
-    assert presence.guest_count() == 1
+    assert online_now.guest_count() == 1
 
 
 def test_members_are_recorded_whatever_their_user_agent(redis_db: redis.Redis, people: Any) -> None:
@@ -76,23 +76,23 @@ def test_members_are_recorded_whatever_their_user_agent(redis_db: redis.Redis, p
     client = BrowserClient()
     client.force_login(alice)
     client.get("/", headers={"User-Agent": GOOGLEBOT})
-    assert names(presence.online_users()) == ["alice"]
+    assert names(online_now.online_users()) == ["alice"]
 
 
 def test_the_filter_is_pluggable_by_dotted_path(redis_db: redis.Redis, settings: Any) -> None:
     settings.WHOS_ONLINE_IS_BOT = "tests.test_bots.only_staff_tools"
     BrowserClient().get("/", headers={"User-Agent": GOOGLEBOT}, REMOTE_ADDR="203.0.113.1")
     BrowserClient().get("/", headers={"User-Agent": "uptime-checker/1"}, REMOTE_ADDR="203.0.113.2")
-    assert presence.guest_count() == 1
+    assert online_now.guest_count() == 1
 
 
 def test_the_filter_can_be_a_callable_or_off(redis_db: redis.Redis, settings: Any) -> None:
     settings.WHOS_ONLINE_IS_BOT = only_staff_tools
     BrowserClient().get("/", headers={"User-Agent": "uptime-checker/1"}, REMOTE_ADDR="203.0.113.1")
-    assert presence.guest_count() == 0
+    assert online_now.guest_count() == 0
     settings.WHOS_ONLINE_IS_BOT = None
     BrowserClient().get("/", headers={"User-Agent": ""}, REMOTE_ADDR="203.0.113.2")
-    assert presence.guest_count() == 1
+    assert online_now.guest_count() == 1
 
 
 @pytest.mark.parametrize("padding, counted", [(505, False), (506, True)])
@@ -101,7 +101,7 @@ def test_only_the_first_512_characters_of_a_user_agent_are_matched(
 ) -> None:
     # "bingbot" ends at character 512, or at 513 where the cut leaves "bingbo"
     BrowserClient().get("/", headers={"User-Agent": "x" * padding + "bingbot"})
-    assert presence.guest_count() == int(counted)
+    assert online_now.guest_count() == int(counted)
 
 
 def test_the_filter_is_asked_once_per_request_even_when_the_page_shows_the_block(

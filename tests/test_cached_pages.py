@@ -147,11 +147,11 @@ def test_the_staff_viewer_fills_in_their_own_view_from_the_endpoint(site: Browse
 
 
 def test_a_cached_block_leaves_out_its_own_viewer(
-    site: BrowserClient, settings: Any, people: Any
+    site: BrowserClient, settings: Any, people: Any, kept_block_reads: Any
 ) -> None:
     """A member's first page lists them even before the block cache reads again; a page
     a cache keeps for anyone shows what the cache read, not the first viewer's name."""
-    settings.WHOS_ONLINE_BLOCK_CACHE = 60
+    kept_block_reads(60)
     with time_machine.travel(NOW, tick=False) as clock:
         BrowserClient().get("/page/", REMOTE_ADDR="203.0.113.9")  # the visitors' view, read
         clock.shift(1)

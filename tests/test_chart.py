@@ -1,6 +1,6 @@
 """The admin's chart, read off the SVG the "Online now" page returns.
 
-The samples are made up (``presence.history`` patched) so that every scale,
+The samples are made up (``stats.history`` patched) so that every scale,
 gridline, label and hover column lands on a number worked out by hand. The
 plot box is x 44..708 and y 22..216 of a 720 x 240 view box.
 """
@@ -20,7 +20,7 @@ import redis
 from django.contrib.auth.models import User
 
 from tests.conftest import BrowserClient
-from whos_online import presence
+from whos_online.store import stats
 from whos_online.store.stats import Sample
 
 pytestmark = pytest.mark.django_db
@@ -51,7 +51,7 @@ def draw(redis_db: redis.Redis, settings: Any, monkeypatch: pytest.MonkeyPatch) 
     client.force_login(User.objects.create_user("boss", is_staff=True))
 
     def svg(samples: list[Sample]) -> ET.Element:
-        monkeypatch.setattr(presence, "history", lambda *args: samples)
+        monkeypatch.setattr(stats, "history", lambda *args: samples)
         html = client.get(PAGE).content.decode()
         found = re.search(r'<svg class="whos-online-chart".*?</svg>', html, re.DOTALL)
         assert found, "no chart on the page"

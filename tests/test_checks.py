@@ -12,9 +12,9 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 from django.db import models
 
-from tests.conftest import django_redis_cache
+from tests.conftest import django_redis_cache, socket_timeout
 from whos_online.checks import settings as settings_checks
-from whos_online.settings_table import DEFAULTS, SETTINGS, Setting
+from whos_online.settings_table import DEFAULTS, REMOVED, SETTINGS, Setting
 
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
 SESSION = "django.contrib.sessions.middleware.SessionMiddleware"
@@ -97,12 +97,9 @@ def test_cache_alias_not_django_redis(settings: Any) -> None:
         ("WHOS_ONLINE_GUESTS", "yes"),
         ("WHOS_ONLINE_GUESTS", False),
         ("WHOS_ONLINE_LIST_LIMIT", -1),
-        ("WHOS_ONLINE_SOCKET_TIMEOUT", 0),
         ("WHOS_ONLINE_KEY_PREFIX", 3),
         ("WHOS_ONLINE_RETENTION", "30 days"),
         ("WHOS_ONLINE_RETENTION", timedelta(0)),
-        ("WHOS_ONLINE_BLOCK_CACHE", -1),
-        ("WHOS_ONLINE_BLOCK_CACHE", None),
         ("WHOS_ONLINE_HEARTBEAT", "25"),
         ("WHOS_ONLINE_HEARTBEAT", 0),
     ],
@@ -114,12 +111,10 @@ def test_settings_of_the_wrong_type_or_range(settings: Any, name: str, value: An
 
 def test_good_values_of_every_accepted_type(settings: Any) -> None:
     settings.WHOS_ONLINE_MAX_AGE = timedelta(minutes=15)
-    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 1
     settings.WHOS_ONLINE_LIST_LIMIT = 0
     settings.WHOS_ONLINE_PROXIES = 2
     settings.WHOS_ONLINE_IS_BOT = None
     settings.WHOS_ONLINE_RETENTION = timedelta(days=30)
-    settings.WHOS_ONLINE_BLOCK_CACHE = 0
     settings.WHOS_ONLINE_HEARTBEAT = 2.5
     assert ids() == []
 
@@ -179,18 +174,49 @@ def test_callable_settings_that_cannot_be_used(
 
 @pytest.mark.parametrize("timeout", [0.001, 5])
 def test_socket_timeout_out_of_range(settings: Any, timeout: float) -> None:
-    settings.WHOS_ONLINE_SOCKET_TIMEOUT = timeout
+    socket_timeout(settings, timeout)
     assert ids() == ["whos_online.W003"]
+
+
+def test_the_cache_s_own_socket_timeout_in_either_backend_s_name(settings: Any) -> None:
+    settings.CACHES = {
+        **settings.CACHES,
+        "django": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:6390/1",
+            "OPTIONS": {"socket_timeout": 9},
+        },
+    }
+    settings.WHOS_ONLINE_CACHE_ALIAS = "django"
+    assert ids() == ["whos_online.W003"]
+    socket_timeout(settings, 0.5)
+    assert ids() == []
+
+
+def test_each_removed_setting_still_set_is_told_its_replacement(settings: Any) -> None:
+    for name in REMOVED:
+        setattr(settings, name, b"")
+    found = messages()
+    assert [(m.id, m.msg) for m in found] == [
+        ("whos_online.W015", f"{name} is set, but whos_online no longer reads it.")
+        for name in REMOVED
+    ]
+    assert [m.hint for m in found] == [f"Remove it; instead, {hint}." for hint in REMOVED.values()]
+    assert found[0].hint == (
+        "Remove it; instead, give WHOS_ONLINE_PROXIES under the header's name, e.g. "
+        '{"Forwarded": ["10.0.0.0/8"]}.'
+    )
 
 
 def test_every_message_has_a_hint(settings: Any) -> None:
     settings.MIDDLEWARE = [SESSION, AUTH]
     settings.WHOS_ONLINE_ROOM_MAX_AGE = 900
     settings.WHOS_ONLINE_PROXIES = -1
-    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 9
+    socket_timeout(settings, 9)
+    settings.WHOS_ONLINE_TRACK_PAGES = True
     settings.WHOS_ONLINE_IS_BOT = 42
     found = [m for m in run_checks() if m.id and m.id.startswith("whos_online.")]
-    assert len(found) == 6  # W010 (the suite silences it) among them
+    assert len(found) == 7  # W010 (the suite silences it) among them
     assert all(m.hint for m in found)
 
 
@@ -211,14 +237,24 @@ def test_trusted_proxies_that_are_not_networks(settings: Any, value: Any) -> Non
 
 
 def test_trusted_proxies_of_addresses_and_networks(settings: Any) -> None:
-    settings.WHOS_ONLINE_PROXIES = ["10.0.0.0/8", "192.0.2.1", "fd00::/8", "10.1.2.3/8"]
-    settings.WHOS_ONLINE_PROXY_HEADER = "Forwarded"
+    networks = ["10.0.0.0/8", "192.0.2.1", "fd00::/8", "10.1.2.3/8"]
+    settings.WHOS_ONLINE_PROXIES = networks
+    assert ids() == []
+    settings.WHOS_ONLINE_PROXIES = {"Forwarded": networks}
     assert ids() == []
 
 
-def test_proxy_header_is_one_of_two(settings: Any) -> None:
-    settings.WHOS_ONLINE_PROXY_HEADER = "X-Real-IP"
-    assert ids() == ["whos_online.E011"]
+@pytest.mark.parametrize(
+    "value, error_id",
+    [
+        ({"X-Real-IP": 1}, "whos_online.E011"),
+        ({"Forwarded": "10.0.0.0/8"}, "whos_online.E010"),
+        ({"Forwarded": 1, "X-Forwarded-For": 1}, "whos_online.E010"),
+    ],
+)
+def test_proxies_under_a_header_s_name(settings: Any, value: Any, error_id: str) -> None:
+    settings.WHOS_ONLINE_PROXIES = value
+    assert ids() == [error_id]
 
 
 @pytest.mark.parametrize("value", ["/api/", 3, ["/api/", "(unclosed"], [3]])
@@ -243,8 +279,9 @@ def test_exclusions_of_regexes(settings: Any) -> None:
             "connect from.",
         ),
         (
-            {"WHOS_ONLINE_PROXY_HEADER": "X-Real-IP"},
-            "WHOS_ONLINE_PROXY_HEADER is 'X-Real-IP'.",
+            {"WHOS_ONLINE_PROXIES": {"X-Real-IP": 1}},
+            "WHOS_ONLINE_PROXIES names the header 'X-Real-IP'; until it is fixed no guest is "
+            "counted.",
             "Use one of 'X-Forwarded-For', 'Forwarded': the header your proxies write.",
         ),
         (
@@ -308,9 +345,7 @@ def test_email_login_sites_are_told_how_members_are_named(
         '(e.g. {"name": user.profile.nickname}); see the docs\' how-to "Sites whose users '
         'log in by email address".',
     )
-    settings.WHOS_ONLINE_MEMBER_CARD = (
-        "whos_online.store.members.default_card"  # set, even as default
-    )
+    settings.WHOS_ONLINE_MEMBER_CARD = "whos_online.defaults.default_card"  # set, even as default
     assert ids() == []
 
 

@@ -103,12 +103,9 @@ CASES = [
 
 
 def configure(settings: Any, setup: dict[str, Any]) -> None:
-    if "P" in setup:
-        settings.WHOS_ONLINE_PROXIES = setup["P"]
-    if "T" in setup:
-        settings.WHOS_ONLINE_PROXIES = setup["T"]
-    if "H" in setup:
-        settings.WHOS_ONLINE_PROXY_HEADER = setup["H"]
+    """P: a number of proxies, T: their networks, H: the header they are given under."""
+    proxies = setup.get("T", setup.get("P", 0))
+    settings.WHOS_ONLINE_PROXIES = {setup["H"]: proxies} if "H" in setup else proxies
 
 
 @pytest.mark.parametrize("setup, meta, expected", CASES)
@@ -215,7 +212,7 @@ def test_no_proxy_warning_where_the_settings_are_right(
 def test_the_forwarded_header_is_warned_about_where_the_site_names_it(
     redis_db: redis.Redis, settings: Any, proxy_warnings: Callable[[], list[tuple[int, str]]]
 ) -> None:
-    settings.WHOS_ONLINE_PROXY_HEADER = "Forwarded"
+    settings.WHOS_ONLINE_PROXIES = {"Forwarded": 0}
     BrowserClient().get("/", REMOTE_ADDR="127.0.0.1", HTTP_FORWARDED="for=203.0.113.7")
     [(level, message)] = proxy_warnings()
     assert level == logging.WARNING

@@ -14,6 +14,7 @@ from django.contrib.auth.models import User
 from django.core.signals import setting_changed
 from django.test import override_settings
 
+from tests.conftest import socket_timeout
 from tests.test_connection import fakeredis_client
 from whos_online import conf as conf_module
 from whos_online.conf import Settings, conf
@@ -29,8 +30,8 @@ def test_defaults() -> None:
 
 def test_override_settings_is_seen_and_undone() -> None:
     with override_settings(WHOS_ONLINE_MAX_AGE=timedelta(hours=1)):
-        assert (conf.max_age, conf.cookie_age, conf.idle_after) == (3600.0, 1800, 1800.0)
-    assert (conf.max_age, conf.cookie_age, conf.idle_after) == (600.0, 300, 300.0)
+        assert (conf.max_age, conf.cookie_age) == (3600.0, 1800)
+    assert (conf.max_age, conf.cookie_age) == (600.0, 300)
 
 
 def test_the_settings_fixture_is_seen(settings: Any) -> None:
@@ -53,17 +54,12 @@ DEFAULTS = [
     ("proxy_header", "X-Forwarded-For"),
     ("exclude_paths", None),
     ("backoff", 5.0),
-    ("socket_timeout", 0.25),
-    ("slow_call", 0.1),  # 0.4 × the socket timeout
-    ("block_cache", 1.0),
     ("max_guests", 100_000),
     ("max_rooms", 10_000),
     ("ipv6_prefix", 64),
-    ("idle_after", 300.0),
     ("retention", 600.0),  # the window
     ("window_minutes", 10),
     ("redis_client", None),
-    ("track_pages", False),
     ("guest_counting", "exact"),
     ("show_day_total", False),
     ("heartbeat", 25.0),
@@ -104,16 +100,14 @@ def test_the_default_callables(unset: None, people: Any) -> None:
     [
         ("WHOS_ONLINE_CACHE_ALIAS", "presence", "cache_alias", "presence"),
         ("WHOS_ONLINE_GUESTS", None, "track_guests", False),
-        ("WHOS_ONLINE_MAX_AGE", 120, "idle_after", 60.0),
         ("WHOS_ONLINE_MAX_AGE", 120, "cookie_age", 60),
         ("WHOS_ONLINE_LIST_LIMIT", 7, "list_limit", 7),
         ("WHOS_ONLINE_PROXIES", 2, "proxy_count", 2),
         ("WHOS_ONLINE_PROXIES", 2, "trusted_proxies", ()),
         ("WHOS_ONLINE_PROXIES", ["10.0.0.0/8"], "proxy_count", 0),
-        ("WHOS_ONLINE_PROXY_HEADER", "Forwarded", "proxy_header", "Forwarded"),
-        ("WHOS_ONLINE_SOCKET_TIMEOUT", 1, "socket_timeout", 1.0),
-        ("WHOS_ONLINE_BLOCK_CACHE", 0, "block_cache", 0.0),
-        ("WHOS_ONLINE_TRACK_PAGES", True, "track_pages", True),
+        ("WHOS_ONLINE_PROXIES", {"Forwarded": 2}, "proxy_header", "Forwarded"),
+        ("WHOS_ONLINE_PROXIES", {"Forwarded": 2}, "proxy_count", 2),
+        ("WHOS_ONLINE_PROXIES", {"X-Real-IP": 2}, "trusted_proxies", None),
         ("WHOS_ONLINE_GUESTS", "approximate", "guest_counting", "approximate"),
         ("WHOS_ONLINE_RETENTION", timedelta(days=1), "show_day_total", True),
         ("WHOS_ONLINE_RETENTION", 86399, "show_day_total", False),
@@ -136,16 +130,29 @@ def test_each_setting_is_read(
     [
         ("WHOS_ONLINE_HEARTBEAT", 25, "heartbeat_timeout", 60.0),
         ("WHOS_ONLINE_HEARTBEAT", timedelta(seconds=10), "heartbeat_timeout", 24.0),
-        ("WHOS_ONLINE_SOCKET_TIMEOUT", 0.25, "slow_call", 0.1),
-        ("WHOS_ONLINE_SOCKET_TIMEOUT", 1, "slow_call", 0.4),
     ],
 )
 def test_derived_settings_follow_theirs(
     settings: Any, setting: str, value: Any, name: str, derived: float
 ) -> None:
-    """A connection is gone after 2.4 heartbeats; a call is slow after 0.4 socket timeouts."""
+    """A connection is gone after 2.4 heartbeats."""
     setattr(settings, setting, value)
     assert getattr(conf, name) == pytest.approx(derived)
+
+
+def test_a_process_keeps_a_block_s_read_a_second(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.undo()  # the suite's: every block read afresh (tests/conftest.py)
+    assert conf.block_cache == 1.0
+
+
+def test_the_socket_timeout_is_the_cache_s_else_a_short_one(settings: Any) -> None:
+    """A call is slow after 0.4 socket timeouts."""
+    settings.CACHES = {
+        "default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": "redis://h:6390/0"}
+    }
+    assert (conf.socket_timeout, conf.slow_call) == (0.25, pytest.approx(0.1))
+    socket_timeout(settings, 1)
+    assert (conf.socket_timeout, conf.slow_call) == (1.0, pytest.approx(0.4))
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ import pytest
 import redis
 from django_redis import get_redis_connection
 
-from tests.conftest import django_redis_cache
+from tests.conftest import django_redis_cache, socket_timeout
 from whos_online import presence
 from whos_online.store import failsafe
 from whos_online.store.connection import CacheAliasError, get_client
@@ -22,16 +22,15 @@ from whos_online.store.connection import CacheAliasError, get_client
     ("db", "options"),
     [
         (7, {}),
-        (8, {"SOCKET_TIMEOUT": 30, "SOCKET_CONNECT_TIMEOUT": 30}),
+        (8, {"SOCKET_CONNECT_TIMEOUT": 30}),
         (9, {"CONNECTION_POOL_KWARGS": {"socket_timeout": 30, "socket_connect_timeout": 30}}),
     ],
 )
-def test_our_timeouts_apply_whatever_the_cache_options(
+def test_the_cache_s_socket_timeout_bounds_connects_and_replies_alike(
     settings: Any, db: int, options: dict[str, Any]
 ) -> None:
     location = f"redis://:secret@127.0.0.1:6390/{db}"
-    settings.CACHES = {"default": django_redis_cache(location, **options)}
-    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.3
+    settings.CACHES = {"default": django_redis_cache(location, SOCKET_TIMEOUT=0.3, **options)}
     kwargs = get_client().get_connection_kwargs()
     assert kwargs["socket_timeout"] == kwargs["socket_connect_timeout"] == 0.3
     # Everything else comes from the cache alias: no second connection config.
@@ -67,7 +66,7 @@ def test_one_client_until_a_setting_changes(settings: Any) -> None:
     settings.CACHES = {"default": django_redis_cache("redis://127.0.0.1:6390/3")}
     client = get_client()
     assert get_client() is client
-    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.5
+    socket_timeout(settings, 0.5)
     assert get_client().get_connection_kwargs()["socket_timeout"] == 0.5
 
 
@@ -76,7 +75,9 @@ def test_the_cache_pool_itself_is_left_alone(settings: Any) -> None:
     ours = get_client()
     theirs = get_redis_connection("default")
     assert ours.connection_pool is not theirs.connection_pool
-    assert theirs.get_connection_kwargs().get("socket_timeout") is None
+    # The cache's socket timeout is ours too; we bound connecting by it, django-redis not.
+    assert ours.get_connection_kwargs()["socket_connect_timeout"] == 2
+    assert theirs.get_connection_kwargs().get("socket_connect_timeout") is None
 
 
 def test_a_blocking_pool_is_not_ours(settings: Any) -> None:

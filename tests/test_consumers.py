@@ -24,6 +24,7 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 from django.urls import path
 
+from tests import online_now
 from tests.conftest import NOW, STAFF, BrowserClient, RoundTrips, names
 from tests.test_live import rendered_shown
 from whos_online import presence, push, testing
@@ -150,7 +151,7 @@ def test_five_tabs_are_one_member_and_the_last_to_close_takes_them_off_at_once(
         conns = conf.connections_key(None, str(alice.pk))
         await eventually(lambda: redis_db.hlen(conns) == 5)  # every tab recorded
         await until(watcher, lambda m: str(alice.pk) in m["joins"])
-        assert presence.user_count() == 2 and listed()["alice"] == "online"
+        assert online_now.user_count() == 2 and listed()["alice"] == "online"
         for closed in tabs[:4]:
             await closed.disconnect()
         assert status_of(alice.pk) == "online" and str(alice.pk) in push.connected()
@@ -285,7 +286,7 @@ def test_hidden_members_reach_staff_subscribers_alone(
 
     with time_machine.travel(NOW) as reading:
         run(scenario)
-    assert sorted(names(presence.online_users())) == ["admin", "visitor"]
+    assert sorted(names(online_now.online_users())) == ["admin", "visitor"]
 
 
 @pytest.fixture

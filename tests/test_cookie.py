@@ -15,9 +15,9 @@ import redis
 import time_machine
 from django.contrib.auth.models import User
 
+from tests import online_now
 from tests.conftest import NOW, BrowserAsyncClient, BrowserClient
 from tests.test_middleware import async_get
-from whos_online import presence
 from whos_online.conf import Settings
 
 pytestmark = pytest.mark.django_db
@@ -51,7 +51,7 @@ def test_a_cookie_copied_from_another_guest_records_the_copier(
     round_trips.clear()
     response = copier.get("/", REMOTE_ADDR=OTHER_GUEST)
     assert round_trips.records == 1
-    assert presence.guest_count() == 2
+    assert online_now.guest_count() == 2
     assert response.cookies["online"].value != value
 
 
@@ -78,9 +78,9 @@ def test_an_ipv6_guest_rotating_inside_its_64_is_recorded_again_and_counted_once
     first_cookie(client, REMOTE_ADDR="2001:db8:1:2::aaaa")
     round_trips.clear()
     client.get("/", REMOTE_ADDR="2001:db8:1:2:ffff::1")  # another address: a record
-    assert round_trips.records == 1 and presence.guest_count() == 1  # the same guest
+    assert round_trips.records == 1 and online_now.guest_count() == 1  # the same guest
     client.get("/", REMOTE_ADDR="2001:db8:1:3::1")  # another network: another guest
-    assert round_trips.records == 2 and presence.guest_count() == 2
+    assert round_trips.records == 2 and online_now.guest_count() == 2
 
 
 @pytest.mark.parametrize(("prefix", "guests"), [(48, 1), (128, 2)])
@@ -91,7 +91,7 @@ def test_a_guest_is_counted_by_the_network_the_site_counts_by(
     client = BrowserClient()
     first_cookie(client, REMOTE_ADDR="2001:db8:1:2::aaaa")
     client.get("/", REMOTE_ADDR="2001:db8:1:3::1")  # the same /48, another /64
-    assert presence.guest_count() == guests
+    assert online_now.guest_count() == guests
 
 
 @pytest.mark.parametrize("age", [300, 42])
@@ -231,12 +231,11 @@ def test_a_guest_behind_a_long_forwarding_header_is_throttled_too(
 def test_a_guest_behind_a_forwarded_header_is_throttled_by_it(
     redis_db: redis.Redis, round_trips: Any, settings: Any
 ) -> None:
-    settings.WHOS_ONLINE_PROXY_HEADER = "Forwarded"
-    settings.WHOS_ONLINE_PROXIES = 1
+    settings.WHOS_ONLINE_PROXIES = {"Forwarded": 1}
     client = BrowserClient()
     first_cookie(client, HTTP_FORWARDED=f"for={GUEST}")
     round_trips.clear()
     client.get("/", HTTP_FORWARDED=f"for={GUEST}")
     assert round_trips.count == 0
     client.get("/", HTTP_FORWARDED=f"for={OTHER_GUEST}")  # another guest behind the proxy
-    assert round_trips.records == 1 and presence.guest_count() == 2
+    assert round_trips.records == 1 and online_now.guest_count() == 2

@@ -18,12 +18,12 @@ import redis
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
+from tests import online_now
 from tests.conftest import NOW, BrowserAsyncClient, BrowserClient, RoundTrips
 from tests.test_blockcache import POLL, member, reads, traveller
 from tests.test_consumers import run, tab, until
 from tests.test_faults import members
 from tests.test_middleware import async_get
-from whos_online import presence
 from whos_online.conf import Settings, conf
 from whos_online.rendering import blockcache
 from whos_online.store import scripts
@@ -368,7 +368,7 @@ def test_behind_one_address_a_room_never_counts_more_than_the_site(
     traveller.shift(0.2)
     html = shown(office[1].get("/thread/7/", REMOTE_ADDR=CUSTOMER))  # the same guest to Redis
     assert "4 here now: 3 members, 1 guest" in html
-    assert presence.guest_count() == 1
+    assert online_now.guest_count() == 1
 
 
 # --- Logins, logouts and returns

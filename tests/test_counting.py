@@ -19,6 +19,7 @@ import time_machine
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
+from tests import online_now
 from tests.conftest import NOW, BrowserClient
 from whos_online import presence
 from whos_online.checks import settings as settings_checks
@@ -74,7 +75,7 @@ def test_approximate_guests_leave_the_window_with_their_bucket(
         assert summary_line(member_visit("alice", "/block/")) == (
             "4 users online: 1 member, 3 guests"
         )
-        assert presence.guest_count() == 3
+        assert online_now.guest_count() == 3
     # Nothing in the sorted set: the guests are only in HyperLogLogs.
     assert not redis_db.exists(f"{settings.WHOS_ONLINE_KEY_PREFIX}:guests")
 
@@ -87,12 +88,12 @@ def test_approximate_room_guests_leave_with_the_room_s_shorter_window(
     with time_machine.travel(NOW, tick=False) as traveller:
         visit("203.0.113.1", "/thread/1/")
         traveller.shift(119)
-        assert presence.guest_count(room="thread:1") == 1
+        assert online_now.guest_count(room="thread:1") == 1
         assert presence.summary(room="thread:1").guest_count == 1
         traveller.shift(61 + 60)  # one bucket past the room's window
-        assert presence.guest_count(room="thread:1") == 0
+        assert online_now.guest_count(room="thread:1") == 0
         assert presence.summary(room="thread:1").guest_count == 0
-        assert presence.guest_count() == 1  # the site's window is ten minutes
+        assert online_now.guest_count() == 1  # the site's window is ten minutes
 
 
 def test_approximate_guests_are_not_capped(
@@ -102,7 +103,7 @@ def test_approximate_guests_are_not_capped(
     monkeypatch.setattr(Settings, "max_guests", 5)
     for i in range(20):
         visit(f"203.0.113.{i}")
-    assert presence.guest_count() == 20
+    assert online_now.guest_count() == 20
     # Nobody was refused, so this is no flood: the peak is taken past the exact mode's cap.
     html = visit("203.0.113.20", "/block/")
     assert summary_line(html) == "21 users online: 0 members, 21 guests"
@@ -190,7 +191,7 @@ def test_prune_samples_guests_in_both_modes(mode: str) -> None:
         for i in range(3):
             visit(f"203.0.113.{i}")
         call_command("whos_online_prune", stdout=StringIO())
-        assert [(s.users, s.guests) for s in presence.history()] == [(0, 3)]
+        assert [(s.users, s.guests) for s in stats.history()] == [(0, 3)]
     assert presence.peak() == stats.Peak(3, NOW)
 
 
@@ -260,7 +261,7 @@ def test_rooms_count_approximate_guests_too(redis_db: redis.Redis, settings: Any
     settings.WHOS_ONLINE_GUESTS = "approximate"
     for i in range(3):
         visit(f"203.0.113.{i}", "/thread/7/")
-    assert presence.guest_count(room="thread:7") == 3
+    assert online_now.guest_count(room="thread:7") == 3
     assert presence.summary(room="thread:7").guest_count == 3
 
 
@@ -290,9 +291,7 @@ def test_a_visitor_seen_again_counts_in_each_new_hour_and_each_new_day(
 
     seen_every_5_minutes(18, range(25, 51, 5))  # 23:55 to 00:20 local
     with at(18, 52):
-        assert [
-            (d.day.isoformat(), d.members, d.guests) for d in presence.daily_visitors(days=2)
-        ] == [
+        assert [(d.day.isoformat(), d.members, d.guests) for d in stats.daily_visitors(days=2)] == [
             ("2026-03-04", 1, 1),
             ("2026-03-03", 1, 1),
         ]

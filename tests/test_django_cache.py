@@ -10,7 +10,7 @@ import pytest
 import redis
 from django.core.management import call_command
 
-from tests.conftest import BrowserClient, RoundTrips
+from tests.conftest import BrowserClient, RoundTrips, socket_timeout
 from tests.counted import listening
 from tests.test_faults import UNAVAILABLE
 from tests.test_templatetag import listed
@@ -100,7 +100,7 @@ def test_our_pool_is_the_writers_with_our_timeouts_and_never_blocks(
         ),
     }
     settings.WHOS_ONLINE_CACHE_ALIAS = "whos_online"
-    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.3
+    socket_timeout(settings, 0.3)
     pool = get_client().connection_pool
     assert type(pool) is redis.ConnectionPool and pool.max_connections == 7
     kwargs = pool.connection_kwargs

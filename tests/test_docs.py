@@ -27,7 +27,7 @@ from django.template import engines
 from django.urls import path
 
 import whos_online
-from tests import test_admin
+from tests import online_now, test_admin
 from tests.conftest import NOW, BrowserClient
 from tests.test_consumers import DEADLINE, eventually, listed, run, tab, until
 from tests.test_realtime_trust import refused
@@ -40,10 +40,11 @@ sys.path.insert(0, str(DOCS / "_ext"))
 import settings_reference  # noqa: E402  (docs/_ext: the Sphinx extension)
 
 
-def test_the_settings_page_is_the_generated_reference() -> None:
-    page = (DOCS / "reference" / "settings.md").read_text()
+def test_the_core_reference_s_settings_are_the_generated_reference() -> None:
+    page = (DOCS / "reference" / "core.md").read_text()
     assert page.count(settings_reference.MARKER) == 1
-    assert "WHOS_ONLINE_" not in page.replace(settings_reference.MARKER, "")  # none by hand
+    settings = page.split("\n## Settings\n")[1].split("\n## ")[0]
+    assert "WHOS_ONLINE_" not in settings.replace(settings_reference.MARKER, "")  # none by hand
 
 
 @pytest.mark.parametrize("setting", SETTINGS, ids=lambda setting: setting.name)
@@ -54,24 +55,24 @@ def test_every_setting_is_in_the_generated_reference(setting: Setting) -> None:
     name, default = setting.name, repr(DEFAULTS[setting.name])
     assert f"| [`{name}`](#{name.lower()}) | `{default}` |\n" in table
     [section] = [s for s in sections if s.startswith(f"({name.lower()})=\n")]
-    assert f"### `{name}`\n" in section
+    assert f"#### `{name}`\n" in section
     assert f"**Type:** {setting.takes} · **Default:** `{default}` · " in section
-    assert f"**Checked by:** [`{setting.check}`](checks.md#{setting.check[-4:].lower()})" in section
+    assert f"**Checked by:** [`{setting.check}`](#{setting.check[-4:].lower()})" in section
     assert setting.doc in section
 
 
 def test_the_reference_groups_every_setting_once_the_ones_every_site_sets_first() -> None:
     grouped = [name for _, names in GROUPS for name in names]
     assert sorted(grouped) == sorted(DEFAULTS)
-    headings = re.findall(r"^## (.+)$", settings_reference.reference(), flags=re.M)
-    assert headings[: len(GROUPS)] == [title for title, _ in GROUPS]
+    headings = re.findall(r"^### (.+)$", settings_reference.reference(), flags=re.M)
+    assert headings == [*(title for title, _ in GROUPS), "Removed settings"]
     assert headings[0] == "Every site" and "WHOS_ONLINE_CACHE_ALIAS" in GROUPS[0][1]
 
 
 def test_every_check_a_setting_names_has_its_anchor() -> None:
-    checks = (DOCS / "reference" / "checks.md").read_text()
-    for check in {setting.check for setting in SETTINGS}:
-        assert f"({check[-4:].lower()})=\n## `{check}`\n" in checks
+    checks = (DOCS / "reference" / "core.md").read_text()
+    for check in {setting.check for setting in SETTINGS} | {"whos_online.W015"}:
+        assert f"({check[-4:].lower()})=\n### `{check}`\n" in checks
 
 
 def code_blocks(text: str, language: str = r"\w+") -> list[str]:
@@ -119,9 +120,9 @@ def test_the_api_overview_runs_as_written(redis_db: Any, people: Any, rf: Any) -
     alice, bob = people("alice", "bob", is_staff=True)
     request = rf.get("/")
     request.user = alice
-    (overview,) = snippets("reference/api.md", "python")
+    (overview,) = snippets("reference/core.md", "python")
     names: dict[str, Any] = {"user": alice, "alice": alice, "bob": bob, "request": request}
-    exec(compile(overview, "docs/reference/api.md", "exec"), names)  # noqa: S102
+    exec(compile(overview, "docs/reference/core.md", "exec"), names)  # noqa: S102
     assert (names["users"], names["guests"]) == (0, 0)  # nobody stale to prune
     assert presence.status(alice) == "offline"  # the overview forgot them
 
@@ -283,7 +284,7 @@ def test_the_member_card_recipe_shows_the_profile(
         avatar=SimpleNamespace(url="/media/alice.png"),
     )
     presence.record_user(alice)
-    [member] = presence.online_users()
+    [member] = online_now.online_users()
     assert (member.name, member.url, member.avatar, member["role"]) == (
         "Alice Archer",
         "/people/alice/",
@@ -304,7 +305,7 @@ def test_the_monitors_recipe_counts_no_monitor_and_still_no_crawler(
     assert round_trips.count == 0
     response = BrowserClient().get("/", headers={"User-Agent": "Mozilla/5.0 our-monitor/2"})
     assert "online" in response.cookies
-    assert presence.guest_count() == 1
+    assert online_now.guest_count() == 1
 
 
 def holds(value: Any, wanted: Any) -> bool:
@@ -517,9 +518,9 @@ def test_the_access_recipes_show_each_viewer_what_they_say(
     install_recipe("howto/access.md", monkeypatch, settings, number=1)  # staff only
     ticket = member.get("/thread/2/")
     assert ticket.status_code == 200 and b"whos-here" not in ticket.content
-    assert presence.user_count(room="thread:2") == 0  # the customer was not put in the room
+    assert online_now.user_count(room="thread:2") == 0  # the customer was not put in the room
     assert "<bdi>customer</bdi>" not in agent_page.get("/thread/2/").content.decode()
-    assert presence.user_count(room="thread:2") == 1  # the agent is
+    assert online_now.user_count(room="thread:2") == 1  # the agent is
 
     install_recipe("howto/access.md", monkeypatch, settings, number=2)  # a help desk
     site = member.get("/block/").content.decode()
@@ -534,8 +535,8 @@ def test_the_access_recipes_show_each_viewer_what_they_say(
     assert b"whos-here" not in BrowserClient().get(page).content
     assert "<bdi>customer</bdi>" in member.get(page).content.decode()
     assert "<bdi>agent</bdi>" in agent_page.get(page).content.decode()
-    assert presence.user_count(room=f"auth.user:{customer.pk}") == 2
-    assert presence.guest_count(room=f"auth.user:{customer.pk}") == 0
+    assert online_now.user_count(room=f"auth.user:{customer.pk}") == 2
+    assert online_now.guest_count(room=f"auth.user:{customer.pk}") == 0
 
     own = run_snippet(snippets("howto/access.md", "python")[-1], "docs/howto/access.md", "site")
     answers = [own.access(user, room) for user in (agent, customer) for room in ("ticket:1", None)]

@@ -169,5 +169,5 @@ def test_the_checks_warn_that_members_are_named_by_default() -> None:
 
 
 def test_a_member_card_setting_silences_the_warning(settings: Any) -> None:
-    settings.WHOS_ONLINE_MEMBER_CARD = "whos_online.store.members.default_card"
+    settings.WHOS_ONLINE_MEMBER_CARD = "whos_online.defaults.default_card"
     assert "whos_online.W007" not in [m.id for m in checks.run_checks()]

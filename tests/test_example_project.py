@@ -77,7 +77,6 @@ for who in ("guest", "alice", "admin"):
             "blocks": len(blocks.findall(body)),
             "dot": (dot.findall(body) or [None])[0],
             "staff_coloured": body.count(f'role-staff"><img class="whos-online-avatar" src="/avatars/{pk["olivia"]}.svg"'),
-            "page_column": "<code>/thread/</code>" in body,
         }))
 """
 
@@ -301,10 +300,6 @@ def test_every_demo_page_renders_and_hides_the_hidden_member(settings: str, tmp_
     for page in ("/", "/members/", "/whos-online/", "/admin/whos_online/onlinenow/"):
         assert pages[("admin", page)]["heidi"] > 0, page
     assert pages[("admin", "heidi's profile")]["dot"] == "online"
-    # Where members were last seen (WHOS_ONLINE_TRACK_PAGES): for staff only.
-    assert pages[("admin", "/admin/whos_online/onlinenow/")]["page_column"]
-    assert pages[("admin", "/members/")]["page_column"]
-    assert not any(row["page_column"] for (who, _), row in pages.items() if who != "admin")
     # No email address in any block or in the JSON, on either site.
     assert all(row["at_in_block"] == 0 for row in pages.values()), pages
     if settings == "demo.settings":

@@ -21,7 +21,8 @@ import time_machine
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 
-from tests.conftest import FAKE_CACHE, NOW, BrowserClient, django_redis_cache
+from tests import online_now
+from tests.conftest import FAKE_CACHE, NOW, BrowserClient, django_redis_cache, socket_timeout
 from tests.counted import Wire
 from tests.test_faults import answers_again, log_records, the_error
 from whos_online import presence
@@ -78,18 +79,19 @@ def test_back_off_starts_short_then_recovers_by_itself(
 
         settings.CACHES = {"default": FAKE_CACHE}  # Redis is back
         BrowserClient().get("/")
-        assert presence.guest_count() == 0  # still inside the second back-off
+        assert online_now.guest_count() == 0  # still inside the second back-off
         traveller.shift(2 * failsafe.FIRST_BACKOFF)
         response = BrowserClient().get("/", REMOTE_ADDR="203.0.113.9")
         assert "online" in response.cookies
-        assert presence.guest_count() == 1
+        assert online_now.guest_count() == 1
         assert len(answers_again(caplog)) == 1
 
 
 @pytest.mark.parametrize(
-    "cache_options", [{}, {"SOCKET_TIMEOUT": 30, "SOCKET_CONNECT_TIMEOUT": 30}]
+    "cache_options",
+    [{}, {"SOCKET_CONNECT_TIMEOUT": 30, "CONNECTION_POOL_KWARGS": {"socket_timeout": 30}}],
 )
-def test_a_hung_redis_costs_one_short_timeout_whatever_the_cache_options(
+def test_a_hung_redis_costs_one_socket_timeout_whatever_the_other_options(
     settings: Any,
     black_hole: int,
     cache_options: dict[str, Any],
@@ -99,10 +101,10 @@ def test_a_hung_redis_costs_one_short_timeout_whatever_the_cache_options(
     settings.CACHES = {
         "default": django_redis_cache(f"redis://127.0.0.1:{black_hole}/0", **cache_options)
     }
-    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.2
+    socket_timeout(settings, 0.2)
     assert BrowserClient().get("/block/").status_code == 200
     assert BrowserClient().get("/block/").status_code == 200
-    # One wait, bounded by our timeout: with the cache's it would hang for 30 s (or forever).
+    # One wait, bounded by the socket timeout: with the others it would hang for 30 s.
     assert wire.timeouts == [0.2]
     assert isinstance(the_error(caplog), redis.TimeoutError)
 
@@ -274,7 +276,7 @@ def test_half_the_window_slow_opens_the_breaker_fewer_do_not(
     fake: FakeRedis, traveller: Any, settings: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A stall that slows the calls in flight (at most a thread pool's worth) is no outage."""
-    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.25  # a slow-call budget of 0.1 s
+    socket_timeout(settings, 0.25)  # a slow-call budget of 0.1 s
     slow, window = failsafe.SLOW_CALLS_TO_OPEN, failsafe.SLOW_WINDOW
     for takes, count in [(0.15, slow - 1), (0.05, window - slow + 1), (0.15, slow - 1)]:
         fake.takes = takes
@@ -290,7 +292,7 @@ def test_half_the_window_slow_opens_the_breaker_fewer_do_not(
     [record] = outage_records(caplog)
     assert record.getMessage().startswith(
         f"Redis is slow ({slow} of the last {window} calls waited over 0.1 s, "
-        "0.4 × WHOS_ONLINE_SOCKET_TIMEOUT;"
+        "0.4 × the socket timeout;"
     )
 
     # The probe is slow too: open again, for twice as long.
@@ -373,7 +375,7 @@ def test_one_error_line_and_one_warning_per_outage_whatever_the_fault(
 ) -> None:
     """Many calls over several failed probes, then recovery: two records, no traceback."""
     monkeypatch.setattr(Settings, "backoff", 4)
-    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.25  # the default: 0.2 s is slow
+    socket_timeout(settings, 0.25)  # the default: 0.2 s is slow
     fake.error = {
         "refused": redis.ConnectionError("Error 111 connecting. Connection refused."),
         "timeout": redis.TimeoutError("Timeout reading from socket"),
@@ -544,15 +546,15 @@ def test_the_refused_writes_line_says_reads_go_on(
 def test_ten_slow_calls_from_the_start_open_the_breaker_and_the_line_says_so(
     fake: FakeRedis, settings: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.25  # a slow-call budget of 0.1 s
+    socket_timeout(settings, 0.25)  # a slow-call budget of 0.1 s
     fake.takes = 0.15
     for _ in range(10):
         assert failsafe.call(fake) == "ok"
     assert failsafe.call(fake) is failsafe.UNAVAILABLE and fake.calls == 10
     [record] = outage_records(caplog)
     assert record.getMessage() == (
-        "Redis is slow (10 of the last 20 calls waited over 0.1 s, 0.4 × "
-        "WHOS_ONLINE_SOCKET_TIMEOUT; the last took 0.150 s); whos_online skips it until it "
+        "Redis is slow (10 of the last 20 calls waited over 0.1 s, 0.4 × the socket "
+        "timeout; the last took 0.150 s); whos_online skips it until it "
         "answers in time, retrying after 1 s, then at growing intervals up to 5 s."
     )
 
@@ -562,7 +564,7 @@ def test_a_busy_process_is_not_a_slow_redis(
 ) -> None:
     """Issue 38: calls made long by the process's own work (a burst of connects) never
     open the breaker, though each lasts past the budget."""
-    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.025  # a slow-call budget of 0.01 s
+    socket_timeout(settings, 0.025)  # a slow-call budget of 0.01 s
     fake.busy = 0.02
     for _ in range(failsafe.SLOW_CALLS_TO_OPEN + 1):
         assert failsafe.call(fake) == "ok" and failsafe.write(fake) == "ok"
@@ -571,7 +573,7 @@ def test_a_busy_process_is_not_a_slow_redis(
 
 
 def test_a_call_that_takes_exactly_the_budget_is_in_time(fake: FakeRedis, settings: Any) -> None:
-    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 1.25  # a slow-call budget of 0.5 s
+    socket_timeout(settings, 1.25)  # a slow-call budget of 0.5 s
     fake.takes = 0.5
     for _ in range(6):
         assert failsafe.call(fake) == "ok"

@@ -30,6 +30,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import AsyncClient, Client
 
+from tests import online_now
 from tests.conftest import (
     NOW,
     BrowserAsyncClient,
@@ -37,13 +38,14 @@ from tests.conftest import (
     django_redis_cache,
     names,
     require,
+    socket_timeout,
     tab,
 )
 from tests.counted import Wire
 from tests.redis_server import RedisServer
 from whos_online import presence
 from whos_online.conf import Settings, conf
-from whos_online.store import addresses, failsafe, sockets
+from whos_online.store import addresses, failsafe, sockets, stats
 
 pytestmark = pytest.mark.django_db
 
@@ -261,7 +263,7 @@ def test_a_server_without_the_scripts_is_sent_their_text_once(
     wire.clear()
     assert "online" in BrowserClient().get("/", REMOTE_ADDR="203.0.113.3").cookies
     assert scripts_sent(wire) == ["EVALSHA", "EVAL"]
-    assert presence.guest_count() == 3
+    assert online_now.guest_count() == 3
 
 
 # -- 2. Redis frozen -------------------------------------------------------------------
@@ -269,8 +271,8 @@ def test_a_server_without_the_scripts_is_sent_their_text_once(
 
 @pytest.mark.parametrize(
     "cache_options",
-    [{}, {"SOCKET_TIMEOUT": 30, "SOCKET_CONNECT_TIMEOUT": 30}],
-    ids=["cache-without-timeouts", "cache-with-30s-timeouts"],
+    [{}, {"SOCKET_CONNECT_TIMEOUT": 30}],
+    ids=["cache-without-a-connect-timeout", "cache-with-a-30s-connect-timeout"],
 )
 def test_frozen_redis_costs_one_timeout_then_is_left_alone(
     cache_options: dict[str, Any],
@@ -283,7 +285,7 @@ def test_frozen_redis_costs_one_timeout_then_is_left_alone(
 ) -> None:
     server = redis_servers()
     settings.CACHES = {"default": django_redis_cache(server.url, **cache_options)}
-    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.2
+    socket_timeout(settings, 0.2)
     (carol,) = people("carol")
 
     with time_machine.travel(NOW, tick=False) as traveller:
@@ -296,7 +298,7 @@ def test_frozen_redis_costs_one_timeout_then_is_left_alone(
         # The recording was sent on the live pooled connection, and its reply waited
         # for once: one socket timeout, not one per retry.
         assert wire.connects == 0 and len(wire.payloads) == 1
-        assert wire.timeouts == [0.2]  # WHOS_ONLINE_SOCKET_TIMEOUT, whatever the cache says
+        assert wire.timeouts == [0.2]  # the cache's socket timeout, connecting or not
         assert isinstance(the_error(caplog), redis.TimeoutError)
 
         wire.clear()
@@ -337,7 +339,7 @@ def test_a_slow_redis_opens_the_breaker_while_other_threads_burn_cpu(
     proxy = LatencyProxy(redis_servers().require_port())
     try:
         settings.CACHES = {"default": django_redis_cache(f"redis://127.0.0.1:{proxy.port}/0")}
-        settings.WHOS_ONLINE_SOCKET_TIMEOUT = 0.25  # the default: a slow-call budget of 0.1 s
+        socket_timeout(settings, 0.25)  # the default: a slow-call budget of 0.1 s
         proxy.delay(0.15)
         done = threading.Event()
 
@@ -522,7 +524,7 @@ def test_on_a_replica_a_member_whose_socket_aged_out_is_not_counted(
         settings.CACHES = {"default": django_redis_cache(replica.url)}
         online = presence.summary()
         assert (online.user_count, names(online.members)) == (1, ["bob"])
-        assert presence.user_count() == 1
+        assert online_now.user_count() == 1
         with replica.client() as direct:
             assert direct.zcard(kept) == 2  # the replica kept her: the read passed over
 
@@ -551,10 +553,10 @@ def test_on_a_read_only_replica_every_read_reads(
         online = presence.summary(day=True)
         assert (online.user_count, online.guest_count, online.day_total) == (2, 1, 3)
         assert names(online.members) == ["bob", "alice"] and online.peak.count == 3
-        assert (presence.user_count(), presence.guest_count()) == (2, 1)
+        assert (online_now.user_count(), online_now.guest_count()) == (2, 1)
         assert presence.statuses([alice, bob]) == {alice: "online", bob: "online"}
         assert presence.last_seen(alice) == NOW
-        assert [(day.members, day.guests) for day in presence.daily_visitors(days=1)] == [(2, 1)]
+        assert [(day.members, day.guests) for day in stats.daily_visitors(days=1)] == [(2, 1)]
         with replica.client() as direct:
             assert set(direct.scan_iter()) == before
             assert "errorstat_READONLY" not in direct.info("errorstats")  # nothing refused

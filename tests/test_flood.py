@@ -17,6 +17,7 @@ import redis
 import time_machine
 from django.core.management import call_command
 
+from tests import online_now
 from tests.conftest import NOW, BrowserClient
 from whos_online import presence
 from whos_online.conf import Settings, conf
@@ -57,7 +58,7 @@ def test_a_flood_keeps_the_guests_counted_before_it_and_pins_no_peak(
             assert visit(address, "/block/").status_code == 200
         counted = {m.decode() for m in redis_db.zrange(guests_key, 0, -1)}
         assert {addresses.guest_id(a) for a in REAL_GUESTS} <= counted
-        assert presence.guest_count() == 100
+        assert online_now.guest_count() == 100
         # The counts on the way up to the cap were the flood too: the peak is the
         # one from before the window the flood came in.
         assert presence.peak() == stats.Peak(30, NOW)
@@ -67,7 +68,7 @@ def test_a_flood_keeps_the_guests_counted_before_it_and_pins_no_peak(
         # The flood leaves the window; newcomers are let in again.
         traveller.shift(301)
         visit("203.0.113.50")
-        assert presence.guest_count() == 1
+        assert online_now.guest_count() == 1
 
 
 def test_a_flood_within_the_window_of_a_first_peak_leaves_none(
@@ -79,7 +80,7 @@ def test_a_flood_within_the_window_of_a_first_peak_leaves_none(
     with time_machine.travel(NOW, tick=False):
         for i in range(10):
             BrowserClient().get("/block/", REMOTE_ADDR=f"10.0.0.{i}")
-        assert presence.guest_count() == 5
+        assert online_now.guest_count() == 5
         assert presence.peak() is None
         assert "Most ever online" not in BrowserClient().get("/block/").content.decode()
 
@@ -110,7 +111,7 @@ def test_a_guest_refused_at_the_cap_is_no_error(
     assert visit_one.status_code == visit_two.status_code == 200
     assert "1 guest" in visit_two.content.decode()
     # Refused means not counted anywhere: not in the day's unique visitors either.
-    assert presence.daily_visitors(days=1)[0].guests == 1
+    assert stats.daily_visitors(days=1)[0].guests == 1
 
 
 def test_reset_peak_forgets_a_pinned_peak(redis_db: redis.Redis, settings: Any) -> None:

@@ -19,11 +19,11 @@ from django.conf import settings
 from django.core.management import call_command
 from django.urls import reverse
 
+from tests import online_now
 from tests.conftest import BrowserClient, names
 from tests.settings_forum import ATTACHMENTS_CACHE
 from tests.test_docs import apply_settings, snippets
 from tests.test_rooms import listed, logged_in, room_keys
-from whos_online import presence
 from whos_online.checks import deployment as deployment_checks
 
 __test__ = "machina" in settings.INSTALLED_APPS
@@ -87,8 +87,8 @@ def test_a_member_reading_a_topic_is_listed_in_its_room(board: dict[str, Any], p
     # machina's own page (its namespaced links resolved), with the block the site added
     assert "Topic number 1" in html and f'href="{reverse("forum:index")}"' in html
     assert "2 here now: 2 members, 0 guests" in html and listed(html) == ["bob", "alice"]
-    assert names(presence.online_users(room=("topic", first.pk))) == ["bob", "alice"]
-    assert presence.online_users(room=("topic", second.pk)) == []
+    assert names(online_now.online_users(room=("topic", first.pk))) == ["bob", "alice"]
+    assert online_now.online_users(room=("topic", second.pk)) == []
 
 
 # docs/howto/third-party-views.md's settings for machina's topic page: the string, in its
@@ -109,7 +109,7 @@ def test_each_setting_the_how_to_shows_lists_the_reader_in_the_topics_room(
     [alice] = people("alice")
     html = logged_in(alice).get(board["urls"][1]).content.decode()
     assert "1 here now: 1 member, 0 guests" in html and listed(html) == ["alice"]
-    assert presence.online_users(room=("topic", board["topics"][0].pk)) == []
+    assert online_now.online_users(room=("topic", board["topics"][0].pk)) == []
 
 
 def test_a_member_who_moves_to_another_topic_leaves_the_first(
@@ -121,8 +121,8 @@ def test_a_member_who_moves_to_another_topic_leaves_the_first(
     bob.get(board["urls"][0])
     html = alice.get(board["urls"][1]).content.decode()
     assert listed(html) == ["alice"]
-    assert names(presence.online_users(room=f"topic:{first.pk}")) == ["bob"]
-    assert names(presence.online_users(room=f"topic:{second.pk}")) == ["alice"]
+    assert names(online_now.online_users(room=f"topic:{first.pk}")) == ["bob"]
+    assert names(online_now.online_users(room=f"topic:{second.pk}")) == ["alice"]
 
 
 def test_a_guest_on_the_private_forum_is_sent_to_log_in_and_recorded_nowhere(
@@ -134,7 +134,7 @@ def test_a_guest_on_the_private_forum_is_sent_to_log_in_and_recorded_nowhere(
     assert response.status_code == 302
     assert response["Location"] == f"/login/?next={topic_url}"
     assert room_keys(redis_db, settings) == []
-    assert presence.guest_count(room=f"topic:{board['topics'][0].pk}") == 0
+    assert online_now.guest_count(room=f"topic:{board['topics'][0].pk}") == 0
 
 
 def test_a_member_refused_a_forum_gets_its_403_and_is_recorded_nowhere(

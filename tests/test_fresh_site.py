@@ -375,7 +375,7 @@ def real_time_site(path: Path, redis_db: redis.Redis, settings: Any) -> Site:
     add_login_page(path)
     site = Site(path)
     site.quickstart += "\n".join(settings_snippets()) + "\n" + files["mysite/settings.py"]
-    use(site, redis_db, settings, WHOS_ONLINE_SOCKET_TIMEOUT=30)
+    use(site, redis_db, settings, **{'CACHES["whos_online"]["OPTIONS"]["socket_timeout"]': 30})
     assert site.manage("migrate", "-v", "0").returncode == 0
     return site
 

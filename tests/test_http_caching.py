@@ -8,9 +8,9 @@ import pytest
 import redis
 from django.core.cache import caches
 
+from tests import online_now
 from tests.conftest import BrowserClient, names
 from tests.urls import PAYLOAD
-from whos_online import presence
 
 pytestmark = pytest.mark.django_db
 
@@ -52,7 +52,7 @@ def test_a_cached_page_never_replays_one_visitors_cookie(page_cache: str, people
     # each cookie is the one its own session would get: the next request is throttled
     for client in (first, second):
         assert "online" not in client.get("/counter/").cookies
-    assert set(names(presence.online_users())) == {"alice", "bob"}
+    assert set(names(online_now.online_users())) == {"alice", "bob"}
 
 
 def test_the_response_that_sets_the_cookie_is_private(page_cache: str) -> None:
@@ -72,7 +72,7 @@ def test_guests_served_from_the_cache_still_count(page_cache: str) -> None:
     else:
         # a response carrying a Set-Cookie is private: never stored, rendered again
         assert second.content != first_body
-    assert presence.guest_count() == 2
+    assert online_now.guest_count() == 2
     assert "online" in second.cookies
     # once the cookie holds off the writes, the page is cacheable again
     third = visitor.get("/counter/", REMOTE_ADDR="203.0.113.2")
@@ -94,7 +94,7 @@ def test_streaming_and_file_responses_pass_through_untouched(
     assert response.streaming
     assert b"".join(response.streaming_content) == PAYLOAD
     assert "online" in response.cookies
-    assert presence.guest_count() == 1
+    assert online_now.guest_count() == 1
 
 
 def test_a_site_counting_no_guests_leaves_their_pages_cookie_free_and_shared(
@@ -105,4 +105,4 @@ def test_a_site_counting_no_guests_leaves_their_pages_cookie_free_and_shared(
     assert "online" not in first.cookies and "private" not in first.get("Cache-Control", "")
     second = BrowserClient().get("/counter/", REMOTE_ADDR="203.0.113.2")
     assert second.content == first.content  # one rendering, served to every guest
-    assert presence.guest_count() == 0
+    assert online_now.guest_count() == 0

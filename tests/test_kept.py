@@ -16,6 +16,7 @@ import pytest
 import redis
 import time_machine
 
+from tests import online_now
 from tests.conftest import NOW, STAFF, hiding, names, tab
 from whos_online import presence
 from whos_online.conf import conf
@@ -68,15 +69,15 @@ def test_a_page_view_moves_a_kept_members_place(redis_db: redis.Redis, people: A
         traveller.shift(10)
         sockets.connect(tabs[0])
         beat(traveller, tabs, 25, 700)  # the window starts at +100: both by their sockets
-        assert names(presence.online_users()) == ["alice", "bob"]
+        assert names(online_now.online_users()) == ["alice", "bob"]
         before = presence.summary(limit=1)
         presence.record_user(bob)
-        assert presence.user_count() == 2
-        assert names(presence.online_users()) == ["bob", "alice"]
+        assert online_now.user_count() == 2
+        assert names(online_now.online_users()) == ["bob", "alice"]
         beat(traveller, tabs, 725, 1400)  # the window starts at +800: by their sockets again
         block = presence.summary(limit=1)
         assert (names(block.members), block.user_count, block.more) == (["bob"], 2, 1)
-        assert names(presence.online_users()) == ["bob", "alice"]
+        assert names(online_now.online_users()) == ["bob", "alice"]
         assert presence.statuses([alice, bob]) == {alice: "online", bob: "online"}
     assert names(before.members) == ["alice"]
     assert redis_db.zscore(conf.socket_keys().kept_users, str(bob.pk)) == T + 700
@@ -97,14 +98,14 @@ def test_a_sign_that_aged_out_leaves_the_index(redis_db: redis.Redis, people: An
         beat(traveller, [tabs[bob]], 75, 125)  # alice's process died after +50
         sockets.check([None])  # swept: alice's last beat is a close now
         beat(traveller, [tabs[bob]], 150, 625)
-        assert presence.user_count() == 3
-        assert names(presence.online_users()) == ["carol", "bob", "alice"]
+        assert online_now.user_count() == 3
+        assert names(online_now.online_users()) == ["carol", "bob", "alice"]
         assert indexed(redis_db) == {
             "users": [str(u.pk) for u in (alice, bob, carol)],
             "hidden": [],
         }
         beat(traveller, [tabs[bob]], 650, 675)  # the window starts at +75
-        assert names(presence.online_users()) == ["bob"] and presence.user_count() == 1
+        assert names(online_now.online_users()) == ["bob"] and online_now.user_count() == 1
         assert len(indexed(redis_db)["users"]) == 3  # a read writes nothing
         presence.prune()
         assert indexed(redis_db) == {"users": [str(bob.pk)], "hidden": []}
@@ -146,12 +147,12 @@ def test_a_room_keeps_members_by_its_own_window_and_a_move_takes_them_out(
             sockets.connect(opened)
             traveller.shift(1)
         beat(traveller, tabs, 25, 400)  # inside the site's window by their connect, not the room's
-        assert presence.user_count(room="topic:1") == presence.user_count() == 2
-        assert names(presence.online_users(room="topic:1")) == ["bob", "alice"]
+        assert online_now.user_count(room="topic:1") == online_now.user_count() == 2
+        assert names(online_now.online_users(room="topic:1")) == ["bob", "alice"]
         presence.record_user(alice, room="topic:2")  # she moved on: out of topic:1
-        assert names(presence.online_users(room="topic:1")) == ["bob"]
+        assert names(online_now.online_users(room="topic:1")) == ["bob"]
         beat(traveller, tabs, 425, 450)  # her topic:1 socket beats, but she is not listed there
-        assert presence.user_count(room="topic:1") == 1
+        assert online_now.user_count(room="topic:1") == 1
         assert indexed(redis_db, "topic:1") == {"users": [str(bob.pk)], "hidden": []}
 
 
@@ -175,7 +176,7 @@ def test_prune_takes_a_stale_member_out_of_the_index_and_passes_over_a_kept_one(
             "hidden": [],
         }
         presence.prune()
-        assert names(presence.online_users()) == ["bob"] and presence.last_seen(alice) is None
+        assert names(online_now.online_users()) == ["bob"] and presence.last_seen(alice) is None
 
 
 def test_after_a_loss_a_connected_member_is_kept_again(redis_db: redis.Redis, people: Any) -> None:
@@ -189,7 +190,7 @@ def test_after_a_loss_a_connected_member_is_kept_again(redis_db: redis.Redis, pe
         sockets.heartbeat([connection])  # at +25: she is back, her card with her
         assert indexed(redis_db) == {"users": [str(alice.pk)], "hidden": []}
         beat(traveller, [connection], 50, 1000)
-        assert names(presence.online_users()) == ["alice"] and presence.user_count() == 1
+        assert names(online_now.online_users()) == ["alice"] and online_now.user_count() == 1
         assert redis_db.zscore(conf.socket_keys().kept_users, str(alice.pk)) == T + 25
 
 
@@ -231,4 +232,4 @@ def test_a_member_logged_out_and_back_is_kept_by_the_socket_still_open(
         traveller.shift(10)
         presence.record_user(alice)
         beat(traveller, [connection], 25, 700)
-        assert names(presence.online_users()) == ["alice"] and presence.user_count() == 1
+        assert names(online_now.online_users()) == ["alice"] and online_now.user_count() == 1

@@ -19,6 +19,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.template import engines
 from django.urls import include, path, set_script_prefix, set_urlconf
 
+from tests import online_now
 from tests.conftest import BrowserAsyncClient, BrowserClient, names
 from tests.test_middleware import async_get
 from whos_online import presence
@@ -217,9 +218,9 @@ def test_polls_are_not_visits(redis_db: redis.Redis) -> None:
     client = member("alice")
     presence.forget_user(User.objects.get(username="alice"))
     response = client.get("/whos-online/", headers=POLL)
-    assert presence.online_users() == [] and "online" not in response.cookies
+    assert online_now.online_users() == [] and "online" not in response.cookies
     client.get("/")  # a page view is
-    assert names(presence.online_users()) == ["alice"]
+    assert names(online_now.online_users()) == ["alice"]
 
 
 def test_redis_down_is_a_200_with_the_unavailable_block(dead_redis: None) -> None:
@@ -326,9 +327,9 @@ def test_a_live_room_block_subscribes_to_its_room_only_over_the_websocket(
 
 
 def test_polls_answered_from_the_block_cache_get_the_same_body_and_etag(
-    redis_db: redis.Redis, settings: Any
+    redis_db: redis.Redis, settings: Any, kept_block_reads: Any
 ) -> None:
-    settings.WHOS_ONLINE_BLOCK_CACHE = 60
+    kept_block_reads(60)
     member("alice").get("/")
     first = BrowserClient().get("/whos-online/", headers=POLL)
     second = BrowserClient().get("/whos-online/", headers=POLL)
@@ -339,9 +340,9 @@ def test_polls_answered_from_the_block_cache_get_the_same_body_and_etag(
 
 
 def test_a_page_with_a_plain_and_a_live_block_gets_each_as_asked(
-    redis_db: redis.Redis, settings: Any
+    redis_db: redis.Redis, settings: Any, kept_block_reads: Any
 ) -> None:
-    settings.WHOS_ONLINE_BLOCK_CACHE = 60  # one summary, and its renderings, for all three
+    kept_block_reads(60)  # one summary, and its renderings, for all three
     page = engines["django"].from_string(
         "{% load whos_online %}{% whos_online %}|{% whos_online live=30 %}|"
         "{% whos_online live=60 %}|{% whos_online %}"
@@ -356,9 +357,9 @@ urlpatterns = [path("elsewhere/", include("whos_online.urls"))]
 
 
 def test_a_live_block_polls_the_endpoint_of_the_requests_urlconf(
-    redis_db: redis.Redis, settings: Any
+    redis_db: redis.Redis, settings: Any, kept_block_reads: Any
 ) -> None:
-    settings.WHOS_ONLINE_BLOCK_CACHE = 60
+    kept_block_reads(60)
     template = engines["django"].from_string("{% load whos_online %}{% whos_online live=30 %}")
     assert 'data-whos-online-url="/whos-online/"' in template.render({})
     set_urlconf(__name__)  # what a request with its own urlconf (per-host sites) gets

@@ -8,8 +8,8 @@ from typing import Any
 
 import redis
 
+from tests import online_now
 from tests.conftest import BROWSER
-from whos_online import presence
 
 
 def test_a_visitor_counts_on_their_first_page_and_is_then_throttled(
@@ -27,4 +27,4 @@ def test_a_visitor_counts_on_their_first_page_and_is_then_throttled(
     for _ in range(3):
         browser.open(f"{live_server.url}/").read()
     assert round_trips.records == 1  # the cookie held off the writes
-    assert presence.guest_count() == 1
+    assert online_now.guest_count() == 1

@@ -38,8 +38,8 @@ from typing import Any
 
 import pytest
 
+from tests import online_now
 from tests.conftest import REAL_CACHE, REDIS_URL, names, require
-from whos_online import presence
 from whos_online.conf import conf
 from whos_online.store import addresses
 from whos_online.store.connection import get_client
@@ -232,9 +232,9 @@ def test_thousands_of_visitors_are_counted_exactly(
         # Throttled: one recording response per identity, none on the other pages.
         assert played["cookie_mismatches"] == [], (played["cookie_mismatches"][:10], server_log)
 
-        assert presence.user_count() == MEMBERS, server_log
-        assert presence.guest_count() == GUESTS, server_log
-        listed = presence.online_users()
+        assert online_now.user_count() == MEMBERS, server_log
+        assert online_now.guest_count() == GUESTS, server_log
+        listed = online_now.online_users()
         assert sorted(names(listed)) == sorted(played["members"])
         pks = site_pks(site_env)
         assert {member.pk for member in listed} == {pks[name] for name in played["members"]}

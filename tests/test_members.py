@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import FrozenInstanceError, replace
+from dataclasses import FrozenInstanceError
 from datetime import datetime, timedelta, timezone
 from types import SimpleNamespace
 from typing import Any
@@ -14,6 +14,7 @@ import time_machine
 from django.core import checks
 from django.template import engines
 
+from tests import online_now
 from tests.conftest import NOW, BrowserClient, names
 from whos_online import presence
 from whos_online.store import failsafe
@@ -67,11 +68,11 @@ def test_a_rename_shows_within_the_cookie_age_and_keeps_presence(
         client.get("/")
         user.username = "alicia"
         user.save()
-        assert names(presence.online_users()) == ["alice"]
+        assert names(online_now.online_users()) == ["alice"]
         traveller.shift(timedelta(seconds=301))  # the cookie has expired in the browser
         del client.cookies["online"]
         assert "<bdi>alicia</bdi>" in client.get("/block/").content.decode()
-        assert presence.user_count() == 1  # one member, renamed: nobody left behind
+        assert online_now.user_count() == 1  # one member, renamed: nobody left behind
 
 
 def test_the_card_is_capped_and_unsafe_links_are_dropped(
@@ -87,7 +88,7 @@ def test_the_card_is_capped_and_unsafe_links_are_dropped(
     presence.record_user(user)
     raw = redis_db.hget(f"{settings.WHOS_ONLINE_KEY_PREFIX}:cards", str(user.pk))
     assert len(raw) <= MAX_CARD_BYTES
-    (member,) = presence.online_users()
+    (member,) = online_now.online_users()
     assert (member.name, member.url, member.avatar) == (
         "N" * 150,
         None,
@@ -112,16 +113,18 @@ def test_a_page_of_fifty_avatars_costs_one_round_trip(
     assert words == ["online"] * 10 + ["offline"] * 40
 
 
-def test_pages_are_for_staff_only(redis_db: redis.Redis, settings: Any, people: Any) -> None:
-    settings.WHOS_ONLINE_TRACK_PAGES = True
-    alice, boss = people("alice"), people("boss", is_staff=True)
-    logged_in(alice[0]).get("/block/")
-    guest = json.loads(BrowserClient().get("/whos-online/", HTTP_X_WHOS_ONLINE="poll").content)
-    staff = json.loads(logged_in(boss[0]).get("/whos-online/", HTTP_X_WHOS_ONLINE="poll").content)
-    assert [m.get("where") for m in guest["members"]] == [None]
-    assert {m["name"]: m.get("where") for m in staff["members"]}["alice"] == "/block/"
-    assert {m.name: m.where for m in presence.online_users()}["alice"] is None
-    assert {m.name: m.where for m in presence.online_users(viewer=boss[0])}["alice"] == "/block/"
+def test_the_page_an_older_card_keeps_is_shown_to_nobody(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    """Cards written while WHOS_ONLINE_TRACK_PAGES kept the member's page for staff still
+    hold it after an upgrade: read back, it is dropped, never shown as an extra field."""
+    (alice,), (boss,) = people("alice"), people("boss", is_staff=True)
+    logged_in(alice).get("/block/")
+    cards = f"{settings.WHOS_ONLINE_KEY_PREFIX}:cards"
+    redis_db.hset(cards, str(alice.pk), '{"name":"alice","where":"/private/messages/"}')
+    staff = logged_in(boss).get("/whos-online/", HTTP_X_WHOS_ONLINE="poll").content.decode()
+    assert "alice" in staff and "/private/messages/" not in staff
+    assert [m.extra for m in online_now.online_users(viewer=boss)] == [{}, {}]
 
 
 def test_a_login_during_an_outage_never_counts_the_person_twice(
@@ -130,13 +133,13 @@ def test_a_login_during_an_outage_never_counts_the_person_twice(
     (alice,) = people("alice")
     client = BrowserClient()
     client.get("/", REMOTE_ADDR="203.0.113.7")
-    assert presence.guest_count() == 1
+    assert online_now.guest_count() == 1
     # Redis fails the login's write, so the guest entry stays for now.
     monkeypatch.setattr(failsafe.breaker, "admit", lambda write: None)  # Redis skipped
     client.force_login(alice)
     monkeypatch.undo()
     client.get("/", REMOTE_ADDR="203.0.113.7")  # Redis is back: the next request records
-    assert (presence.user_count(), presence.guest_count()) == (1, 0)
+    assert (online_now.user_count(), online_now.guest_count()) == (1, 0)
 
 
 def test_email_login_models_without_a_card_callable_are_warned(
@@ -148,7 +151,7 @@ def test_email_login_models_without_a_card_callable_are_warned(
     assert w007() == []
     monkeypatch.setattr(django_user_model, "USERNAME_FIELD", "email")
     assert w007() == ["whos_online.W007"]
-    settings.WHOS_ONLINE_MEMBER_CARD = "whos_online.store.members.default_card"
+    settings.WHOS_ONLINE_MEMBER_CARD = "whos_online.defaults.default_card"
     assert w007() == []
 
 
@@ -164,32 +167,28 @@ def member(card: Any = None, pk: Any = b"7", score: float = T) -> Any:
 
 
 @pytest.mark.parametrize(
-    ("card", "where", "stored"),
+    ("card", "stored"),
     [
         (
             {"name": "Zoë", "url": "http://example.com/zoe", "avatar": "/media/z.png"},
-            None,
             '{"name":"Zoë","url":"http://example.com/zoe","avatar":"/media/z.png"}',
         ),
-        ({"name": "x", "url": "javascript:alert(1)", "avatar": "data:,x"}, None, '{"name":"x"}'),
-        # The page is the one recorded, never a card's own "where"; capped like a URL.
-        ({"name": "x", "where": "/fake/"}, None, '{"name":"x"}'),
-        ({"name": "x"}, "/p" + "a" * 600, '{"name":"x","where":"/p' + "a" * 498 + '"}'),
-        ({"name": "x", "url": "/" + "u" * 600}, None, '{"name":"x","url":"/' + "u" * 499 + '"}'),
+        ({"name": "x", "url": "javascript:alert(1)", "avatar": "data:,x"}, '{"name":"x"}'),
+        # "where" was the page of WHOS_ONLINE_TRACK_PAGES: older cards' is never shown.
+        ({"name": "x", "where": "/fake/"}, '{"name":"x"}'),
+        ({"name": "x", "url": "/" + "u" * 600}, '{"name":"x","url":"/' + "u" * 499 + '"}'),
         (
             {"name": "x", "posts": 5, "staff": True, "score": 1.5, "badge": None, "tags": ["a"]},
-            None,
             '{"name":"x","posts":5,"staff":true,"score":1.5,"badge":null,"tags":"[\'a\']"}',
         ),
         (
             {"name": "x", "k" * 150: "v" * 150, **{f"f{i}": i for i in range(6)}},
-            None,
             '{"name":"x","' + "k" * 100 + '":"' + "v" * 100 + '","f0":0,"f1":1,"f2":2,"f3":3}',
         ),
     ],
 )
-def test_what_a_card_stores(card: dict[str, Any], where: str | None, stored: str) -> None:
-    assert card_json(card, where) == stored
+def test_what_a_card_stores(card: dict[str, Any], stored: str) -> None:
+    assert card_json(card) == stored
 
 
 def test_a_card_over_the_byte_cap_keeps_only_the_name_and_links() -> None:
@@ -261,20 +260,10 @@ def test_what_templates_and_the_live_endpoint_get() -> None:
         "role": "mod",
     }
     assert shown.as_json() == expected
-    tracked = read_member(b"7", T, card_json({"name": "Ann", "role": "mod"}, "/p/"), "online", True)
-    assert tracked.as_json()["where"] == "/p/" and replace(tracked, where=None).as_json() == {
-        "pk": "7",
-        "name": "Ann",
-        "url": None,
-        "avatar": None,
-        "status": "online",
-        "hidden": True,
-        "role": "mod",
-    }
 
 
 def test_a_member_read_back_is_the_member_built_from_its_fields() -> None:
-    card = card_json({"name": "Ann", "url": "/a/", "avatar": "/a.png", "role": "mod"}, "/p/")
+    card = card_json({"name": "Ann", "url": "/a/", "avatar": "/a.png", "role": "mod"})
     read = read_member(b"7", T - 90, card, "idle", True)
     built = Member(
         pk="7",
@@ -284,7 +273,6 @@ def test_a_member_read_back_is_the_member_built_from_its_fields() -> None:
         last_seen=datetime.fromtimestamp(T - 90, tz=timezone.utc),
         status="idle",
         hidden=True,
-        where="/p/",
         extra={"role": "mod"},
     )
     assert read == built

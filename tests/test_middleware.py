@@ -16,6 +16,7 @@ from django.template import engines
 from django.test import AsyncClient, Client, RequestFactory
 from django.utils.http import http_date
 
+from tests import online_now
 from tests.conftest import BROWSER, NOW, BrowserAsyncClient, BrowserClient, names
 from whos_online import presence
 from whos_online.middleware import WhosOnlineMiddleware
@@ -44,7 +45,7 @@ def test_first_visit_counts_the_guest_and_sets_the_cookie(
     response = client.get("/", REMOTE_ADDR="203.0.113.7")
     assert response.status_code == 200
     assert round_trips.commands == [["EVALSHA"]]
-    assert presence.guest_count() == 1
+    assert online_now.guest_count() == 1
     cookie = response.cookies["online"]
     assert cookie["max-age"] == 300
     assert cookie["httponly"] and cookie["samesite"] == "Lax" and not cookie["secure"]
@@ -97,7 +98,7 @@ def test_without_the_cookie_a_member_costs_one_round_trip(
     round_trips.clear()
     client.get("/")
     assert round_trips.commands == [["EVALSHA"]]
-    assert names(presence.online_users()) == ["alice"]
+    assert names(online_now.online_users()) == ["alice"]
 
 
 def test_cookie_age_throttles_and_expiry_records_again(
@@ -126,9 +127,9 @@ def test_login_shows_the_member_at_once_and_the_cookie_does_not_hide_them(
     redis_db: redis.Redis, client: Client, alice: User, round_trips: Any
 ) -> None:
     client.get("/")  # a guest with a throttle cookie
-    assert names(presence.online_users()) == []
+    assert names(online_now.online_users()) == []
     client.force_login(alice)  # user_logged_in
-    assert names(presence.online_users()) == ["alice"]
+    assert names(online_now.online_users()) == ["alice"]
     round_trips.clear()
     client.get("/")  # new session key: the guest's cookie no longer counts
     assert round_trips.commands == [["EVALSHA"]]
@@ -142,10 +143,10 @@ def test_a_guest_who_logs_in_stops_counting_as_a_guest(
 ) -> None:
     client.get("/", REMOTE_ADDR="203.0.113.7")
     BrowserClient().get("/", REMOTE_ADDR="198.51.100.1")  # someone else
-    assert presence.guest_count() == 2
+    assert online_now.guest_count() == 2
     client.post("/login/", {"username": "alice", "password": "pw"}, REMOTE_ADDR="203.0.113.7")
-    assert names(presence.online_users()) == ["alice"]
-    assert presence.guest_count() == 1
+    assert names(online_now.online_users()) == ["alice"]
+    assert online_now.guest_count() == 1
 
 
 def test_logout_takes_the_member_off_at_once(
@@ -154,9 +155,9 @@ def test_logout_takes_the_member_off_at_once(
     client.force_login(alice)
     client.get("/")
     client.logout()  # user_logged_out
-    assert names(presence.online_users()) == []
+    assert names(online_now.online_users()) == []
     client.get("/")
-    assert names(presence.online_users()) == []
+    assert names(online_now.online_users()) == []
 
 
 def test_switching_accounts_records_the_new_one(
@@ -167,7 +168,7 @@ def test_switching_accounts_records_the_new_one(
     client.get("/")
     client.force_login(bob)
     client.get("/")
-    assert set(names(presence.online_users())) == {"alice", "bob"}
+    assert set(names(online_now.online_users())) == {"alice", "bob"}
 
 
 def test_a_forged_cookie_records_anyway(
@@ -190,7 +191,7 @@ def test_a_cookie_from_another_session_records_anyway(
     presence.forget_user(bob)
     bobs.cookies["online"] = stolen
     response = bobs.get("/")
-    assert names(presence.online_users()) == ["bob", "alice"]
+    assert names(online_now.online_users()) == ["bob", "alice"]
     assert response.cookies["online"].value != stolen
 
 
@@ -199,16 +200,16 @@ def test_guests_are_not_tracked_when_disabled(
 ) -> None:
     settings.WHOS_ONLINE_GUESTS = None
     client.get("/")
-    assert presence.guest_count() == 0
+    assert online_now.guest_count() == 0
     client.force_login(alice)
     client.get("/")
-    assert names(presence.online_users()) == ["alice"]
+    assert names(online_now.online_users()) == ["alice"]
 
 
 def test_x_forwarded_for_is_ignored_by_default(redis_db: redis.Redis) -> None:
     for spoofed in ["198.51.100.1", "198.51.100.2", "198.51.100.3"]:
         BrowserClient().get("/", REMOTE_ADDR="203.0.113.7", HTTP_X_FORWARDED_FOR=spoofed)
-    assert presence.guest_count() == 1
+    assert online_now.guest_count() == 1
 
 
 def test_with_one_proxy_the_rightmost_forwarded_address_is_the_guest(
@@ -221,7 +222,7 @@ def test_with_one_proxy_the_rightmost_forwarded_address_is_the_guest(
             "/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR=f"{spoofed}, 203.0.113.7"
         )
     BrowserClient().get("/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR="203.0.113.8")
-    assert presence.guest_count() == 2
+    assert online_now.guest_count() == 2
 
 
 def test_with_two_proxies_the_second_from_the_right_counts(
@@ -230,9 +231,9 @@ def test_with_two_proxies_the_second_from_the_right_counts(
     settings.WHOS_ONLINE_PROXIES = 2
     BrowserClient().get("/", HTTP_X_FORWARDED_FOR="198.51.100.1, 203.0.113.7, 10.0.0.2")
     BrowserClient().get("/", HTTP_X_FORWARDED_FOR="198.51.100.2, 203.0.113.7, 10.0.0.3")
-    assert presence.guest_count() == 1
+    assert online_now.guest_count() == 1
     presence.record_guest("203.0.113.7")
-    assert presence.guest_count() == 1
+    assert online_now.guest_count() == 1
 
 
 @pytest.mark.parametrize(
@@ -247,20 +248,20 @@ def test_an_unusable_address_is_not_recorded_and_is_no_error(
 ) -> None:
     response = BrowserClient().get("/", **meta)  # type: ignore[arg-type]
     assert response.status_code == 200
-    assert presence.guest_count() == 0
+    assert online_now.guest_count() == 0
 
 
 def test_too_few_forwarded_hops_records_no_guest(redis_db: redis.Redis, settings: Any) -> None:
     settings.WHOS_ONLINE_PROXIES = 2
     assert BrowserClient().get("/", HTTP_X_FORWARDED_FOR="203.0.113.7").status_code == 200
-    assert presence.guest_count() == 0
+    assert online_now.guest_count() == 0
 
 
 def test_async_client_records_and_then_throttles(redis_db: redis.Redis, round_trips: Any) -> None:
     client = BrowserAsyncClient()
     first = async_get(client, "/", REMOTE_ADDR="203.0.113.7")
     assert first.status_code == 200 and "online" in first.cookies
-    assert presence.guest_count() == 1
+    assert online_now.guest_count() == 1
     client.cookies["online"] = first.cookies["online"].value
     round_trips.clear()
     second = async_get(client, "/")
@@ -280,14 +281,14 @@ def test_over_an_async_handler_it_says_it_is_async_as_djangos_docs_ask() -> None
 def test_an_async_view_showing_its_room_counts_its_guest_there(redis_db: redis.Redis) -> None:
     response = async_get(BrowserAsyncClient(), "/lobby/", REMOTE_ADDR="203.0.113.7")
     assert "1 here now" in response.content.decode()  # recorded and read before the view
-    assert presence.guest_count(room="lobby") == 1 and presence.guest_count() == 1
+    assert online_now.guest_count(room="lobby") == 1 and online_now.guest_count() == 1
 
 
 def test_async_client_records_members(redis_db: redis.Redis, alice: User, round_trips: Any) -> None:
     client = BrowserAsyncClient()
     client.force_login(alice)
     async_get(client, "/")
-    assert names(presence.online_users()) == ["alice"]
+    assert names(online_now.online_users()) == ["alice"]
 
 
 def test_a_renamed_session_cookie_is_seen_at_once(
@@ -298,7 +299,7 @@ def test_a_renamed_session_cookie_is_seen_at_once(
     settings.SESSION_COOKIE_NAME = "renamed"
     client.force_login(alice)  # a new identity, in the session cookie's new name
     assert "online" in client.get("/").cookies
-    assert [m.name for m in presence.online_users()] == ["alice"]
+    assert [m.name for m in online_now.online_users()] == ["alice"]
 
 
 def test_a_head_request_is_a_visit_the_default_bot_filter_drops_for_guests(
@@ -308,27 +309,13 @@ def test_a_head_request_is_a_visit_the_default_bot_filter_drops_for_guests(
     member.force_login(alice)
     presence.forget_user(alice)  # recorded again below by the HEAD alone
     assert "online" in member.head("/").cookies
-    assert names(presence.online_users()) == ["alice"]
-    assert presence.guest_count() == 0
+    assert names(online_now.online_users()) == ["alice"]
+    assert online_now.guest_count() == 0
     BrowserClient().head("/", REMOTE_ADDR="203.0.113.7")
-    assert presence.guest_count() == 0  # bots.is_bot: a HEAD is no person at a screen
+    assert online_now.guest_count() == 0  # bots.is_bot: a HEAD is no person at a screen
     settings.WHOS_ONLINE_IS_BOT = None
     BrowserClient().head("/", REMOTE_ADDR="203.0.113.7")
-    assert presence.guest_count() == 1
-
-
-@pytest.mark.parametrize("track", [True, False], ids=["tracked", "untracked"])
-def test_the_page_a_member_is_on_is_kept_only_when_the_site_tracks_pages(
-    redis_db: redis.Redis, settings: Any, alice: User, people: Any, track: bool
-) -> None:
-    settings.WHOS_ONLINE_TRACK_PAGES = track
-    (boss,) = people("boss", is_staff=True)
-    client = BrowserClient()
-    client.force_login(alice)
-    presence.forget_user(alice)  # recorded again by the page below
-    client.get("/block/")
-    where = {m.name: m.where for m in presence.online_users(viewer=boss)}
-    assert where == {"alice": "/block/" if track else None}
+    assert online_now.guest_count() == 1
 
 
 def test_an_anonymous_session_without_a_usable_address_gets_no_cookie_so_it_retries(
@@ -337,9 +324,9 @@ def test_an_anonymous_session_without_a_usable_address_gets_no_cookie_so_it_retr
     client = BrowserClient()
     client.cookies[settings.SESSION_COOKIE_NAME] = "no-such-session"
     response = client.get("/", REMOTE_ADDR="junk")
-    assert "online" not in response.cookies and presence.guest_count() == 0
+    assert "online" not in response.cookies and online_now.guest_count() == 0
     assert "online" in client.get("/", REMOTE_ADDR="203.0.113.7").cookies
-    assert presence.guest_count() == 1
+    assert online_now.guest_count() == 1
 
 
 def test_a_member_another_middleware_signs_in_without_a_session_cookie_is_a_member(
@@ -350,16 +337,16 @@ def test_a_member_another_middleware_signs_in_without_a_session_cookie_is_a_memb
     settings.MIDDLEWARE = [*settings.MIDDLEWARE[:2], remote, *settings.MIDDLEWARE[2:]]
     settings.AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.RemoteUserBackend"]
     response = Client().get("/block/", REMOTE_USER="alice", HTTP_USER_AGENT=BROWSER)
-    assert names(presence.online_users()) == ["alice"] and presence.guest_count() == 0
+    assert names(online_now.online_users()) == ["alice"] and online_now.guest_count() == 0
     assert "<bdi>alice</bdi>" in response.content.decode()
 
 
 def test_a_block_in_an_async_view_never_reads_redis_on_the_event_loop(
-    redis_db: redis.Redis, settings: Any, monkeypatch: pytest.MonkeyPatch
+    redis_db: redis.Redis, settings: Any, monkeypatch: pytest.MonkeyPatch, kept_block_reads: Any
 ) -> None:
     """The newcomer's page reads in the middleware's thread and shows them; a throttled
     page shows the kept read, and one that is due is refreshed in a thread."""
-    settings.WHOS_ONLINE_BLOCK_CACHE = 1
+    kept_block_reads(1)
     on_the_loop: list[bool] = []
     read = reading.read
 
@@ -390,4 +377,4 @@ def test_a_tag_rendered_without_the_middleware_writes_nothing(
         engines["django"].from_string("{% load whos_online %}{% whos_online %}").render({}, request)
     )
     assert "0 users online" in html
-    assert round_trips.records == 0 and presence.guest_count() == 0
+    assert round_trips.records == 0 and online_now.guest_count() == 0

@@ -17,6 +17,7 @@ from django.contrib.auth.models import User
 from django.http import HttpResponse
 from django.test import Client, RequestFactory
 
+from tests import online_now
 from tests.conftest import BROWSER, BrowserAsyncClient, BrowserClient
 from tests.test_middleware import async_get
 from whos_online import presence
@@ -28,7 +29,7 @@ CSRF = "django.middleware.csrf.CsrfViewMiddleware"
 
 
 def nothing_recorded(response: Any) -> None:
-    assert presence.guest_count() == 0 and presence.user_count() == 0
+    assert online_now.guest_count() == 0 and online_now.user_count() == 0
     assert "online" not in response.cookies
 
 
@@ -162,7 +163,7 @@ def test_paths_the_site_excludes(redis_db: redis.Redis, settings: Any) -> None:
     client = BrowserClient()
     for path in ["/counter/", "/counter/?page=2", "/thread/7/"]:
         nothing_recorded(client.get(path))
-    assert presence.guest_count(room="thread:7") == 0
+    assert online_now.guest_count(room="thread:7") == 0
     assert "online" in client.get("/").cookies  # elsewhere: a visit
 
 
@@ -185,7 +186,7 @@ def test_the_async_handler_skips_the_same_requests(redis_db: redis.Redis, settin
 def test_the_async_handler_records_after_an_async_view(redis_db: redis.Redis) -> None:
     response = async_get(BrowserAsyncClient(), "/lobby/")
     assert "online" in response.cookies
-    assert presence.guest_count() == 1
+    assert online_now.guest_count() == 1
 
 
 def test_a_plain_client_without_a_user_agent_is_still_no_guest(redis_db: redis.Redis) -> None:
@@ -202,5 +203,5 @@ def test_only_a_2xx_or_3xx_response_is_a_visit(
 
     middleware = WhosOnlineMiddleware(view)
     response = middleware(RequestFactory().get("/", HTTP_USER_AGENT=BROWSER))
-    assert presence.guest_count() == int(counted)
+    assert online_now.guest_count() == int(counted)
     assert ("online" in response.cookies) is counted

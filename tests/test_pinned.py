@@ -24,7 +24,7 @@ from django.http import HttpResponse
 from django.template import engines
 from django.test import RequestFactory
 
-from tests.conftest import BROWSER, NOW, BrowserAsyncClient, BrowserClient, hiding
+from tests.conftest import BROWSER, FAKE_CACHE, NOW, BrowserAsyncClient, BrowserClient, hiding
 from whos_online.models import OnlineNow
 from whos_online.room_names import room_name
 from whos_online.rooms.pages import in_room
@@ -297,14 +297,17 @@ DOCUMENTED_DEFAULTS = {
     "WHOS_ONLINE_GUESTS": "exact",
     "WHOS_ONLINE_LIST_LIMIT": 100,
     "WHOS_ONLINE_PROXIES": 0,
-    "WHOS_ONLINE_SOCKET_TIMEOUT": 0.25,
-    "WHOS_ONLINE_BLOCK_CACHE": 1.0,
     "WHOS_ONLINE_RETENTION": None,
     "WHOS_ONLINE_REDIS_CLIENT": None,
-    "WHOS_ONLINE_IS_BOT": "whos_online.visitors.bots.is_bot",
-    "WHOS_ONLINE_MEMBER_CARD": "whos_online.store.members.default_card",
-    "WHOS_ONLINE_TRACK_PAGES": False,
+    "WHOS_ONLINE_IS_BOT": "whos_online.defaults.is_bot",
+    "WHOS_ONLINE_MEMBER_CARD": "whos_online.defaults.default_card",
 }
+
+
+def socket_timeout(seconds: float) -> dict[str, Any]:
+    """The suite's cache with ``seconds`` of socket timeout in its OPTIONS."""
+    options = {**FAKE_CACHE["OPTIONS"], "SOCKET_TIMEOUT": seconds}
+    return {"CACHES": {"default": {**FAKE_CACHE, "OPTIONS": options}}}
 
 
 def test_every_default_written_out_passes(settings: Any) -> None:
@@ -344,11 +347,10 @@ def test_a_wrong_value_is_told_the_documented_default(settings: Any, name: str) 
         ({"WHOS_ONLINE_RETENTION": 1}, []),
         ({"WHOS_ONLINE_RETENTION": 0}, ["E005"]),
         ({"WHOS_ONLINE_GUESTS": None}, []),
-        ({"WHOS_ONLINE_SOCKET_TIMEOUT": 0.0009}, ["E005"]),
-        ({"WHOS_ONLINE_SOCKET_TIMEOUT": 0.01}, []),
-        ({"WHOS_ONLINE_SOCKET_TIMEOUT": 2}, []),
-        ({"WHOS_ONLINE_SOCKET_TIMEOUT": 0.0099}, ["W003"]),
-        ({"WHOS_ONLINE_SOCKET_TIMEOUT": 2.01}, ["W003"]),
+        (socket_timeout(0.01), []),
+        (socket_timeout(2), []),
+        (socket_timeout(0.0099), ["W003"]),
+        (socket_timeout(2.01), ["W003"]),
     ],
 )
 def test_check_boundaries(settings: Any, values: dict[str, Any], expected: list[str]) -> None:
@@ -402,10 +404,17 @@ SESSION = "django.contrib.sessions.middleware.SessionMiddleware"
             "Fix or remove it (the default is 'whos_online').",
         ),
         (
-            {"WHOS_ONLINE_SOCKET_TIMEOUT": 5},
-            "WHOS_ONLINE_SOCKET_TIMEOUT is 5 s: too short fails on a healthy loopback Redis, too "
-            "long holds requests when Redis hangs.",
-            "Use a value between 0.01 and 2 seconds.",
+            socket_timeout(5),
+            "The socket timeout of the cache 'default' is 5 s: too short fails on a healthy "
+            "loopback Redis, too long holds requests when Redis hangs.",
+            "Set its OPTIONS' SOCKET_TIMEOUT (django-redis) or socket_timeout (Django's "
+            "RedisCache) between 0.01 and 2 seconds, or remove it (the default is 0.25).",
+        ),
+        (
+            {"WHOS_ONLINE_TRACK_PAGES": True},
+            "WHOS_ONLINE_TRACK_PAGES is set, but whos_online no longer reads it.",
+            "Remove it; instead, rooms say where members are: the in_room decorator and "
+            "{% whos_here %}.",
         ),
         (
             {"WHOS_ONLINE_PROXIES": "10.0.0.0/8"},

@@ -11,7 +11,9 @@ import pytest
 import redis
 import time_machine
 
-from tests.conftest import NOW, names, tab
+from tests import online_now
+from tests.conftest import NOW, django_redis_cache, names, require, tab
+from tests.redis_server import RedisServer
 from whos_online import presence, push
 from whos_online.conf import Settings, conf
 from whos_online.store import sockets, stats
@@ -34,9 +36,9 @@ def test_online_users_most_recent_first_with_limit(redis_db: redis.Redis, people
         for user in people("alice", "bob", "carol"):
             presence.record_user(user)
             traveller.shift(10)
-        assert names(presence.online_users()) == ["carol", "bob", "alice"]
-        assert names(presence.online_users(limit=2)) == ["carol", "bob"]
-        assert presence.user_count() == 3
+        assert names(online_now.online_users()) == ["carol", "bob", "alice"]
+        assert names(online_now.online_users(limit=2)) == ["carol", "bob"]
+        assert online_now.user_count() == 3
 
 
 def test_members_leave_the_window_without_pruning(
@@ -49,11 +51,11 @@ def test_members_leave_the_window_without_pruning(
         presence.record_guest("203.0.113.7")
         traveller.shift(timedelta(minutes=9))
         presence.record_user(bob)
-        assert names(presence.online_users()) == ["bob", "alice"]
+        assert names(online_now.online_users()) == ["bob", "alice"]
         traveller.shift(timedelta(minutes=1, seconds=1))
-        assert names(presence.online_users()) == ["bob"]
+        assert names(online_now.online_users()) == ["bob"]
         assert names(presence.summary().members) == ["bob"]
-        assert (presence.user_count(), presence.guest_count()) == (1, 0)
+        assert (online_now.user_count(), online_now.guest_count()) == (1, 0)
 
 
 def test_score_is_last_seen_and_never_moves_backwards(redis_db: redis.Redis, people: Any) -> None:
@@ -74,7 +76,7 @@ def test_forget_user_takes_the_member_and_the_card(
     (alice,) = people("alice")
     presence.record_user(alice)
     assert presence.forget_user(alice) is True
-    assert presence.online_users() == []
+    assert online_now.online_users() == []
     assert redis_db.hlen(f"{settings.WHOS_ONLINE_KEY_PREFIX}:cards") == 0
     assert presence.forget_user(alice.pk) is False
 
@@ -83,7 +85,7 @@ def test_forget_guest_takes_the_guest_off_the_count(redis_db: redis.Redis) -> No
     presence.record_guest("203.0.113.7")
     presence.record_guest("203.0.113.8")
     assert presence.forget_guest("203.0.113.7") is True
-    assert presence.guest_count() == 1
+    assert online_now.guest_count() == 1
     assert presence.forget_guest("203.0.113.7") is False
 
 
@@ -92,7 +94,7 @@ def test_forget_guest_takes_the_guest_off_the_count(redis_db: redis.Redis) -> No
     [
         # A logout reads the member's rooms first: the script is given their keys.
         (lambda: presence.forget_user(1), [["HVALS"], ["EVALSHA"]]),
-        (lambda: presence.user_count(), [["EVALSHA"]]),
+        (lambda: online_now.user_count(), [["EVALSHA"]]),
         (lambda: stats.reset_peak(), [["HMGET", "DEL"]]),
     ],
     ids=["forget_user", "user_count", "reset_peak"],
@@ -145,7 +147,7 @@ def test_prune_removes_only_stale_members_and_their_cards(
         traveller.shift(301)  # guests leave with the window, as members
         users, guests, _ = presence.prune()
         assert (users, guests) == (1, 2)
-        assert presence.guest_count() == 1
+        assert online_now.guest_count() == 1
         users = redis_db.zrange(f"{settings.WHOS_ONLINE_KEY_PREFIX}:users", 0, -1)
         assert users == [str(recent.pk).encode()]
         assert redis_db.hkeys(cards) == [str(recent.pk).encode()]
@@ -215,7 +217,7 @@ def test_names_round_trip_as_utf8(redis_db: redis.Redis, people: Any) -> None:
     name = "Zoë <b>&\"' evil \U0001f600" + "x" * 100
     (user,) = people(name)
     presence.record_user(user)
-    assert names(presence.online_users()) == [name]
+    assert names(online_now.online_users()) == [name]
 
 
 @pytest.mark.parametrize(
@@ -231,7 +233,7 @@ def test_one_address_spelled_two_ways_is_one_guest(
 ) -> None:
     presence.record_guest(same)
     presence.record_guest(other)
-    assert presence.guest_count() == 1
+    assert online_now.guest_count() == 1
 
 
 def test_no_raw_ip_is_stored(redis_db: redis.Redis, settings: Any) -> None:
@@ -277,8 +279,8 @@ def test_heartbeats_keep_members_inside_the_window_and_never_reorder_the_list(
         for step in range(1, 50):  # 25 s apart, each process beating every 50 s
             traveller.move_to(NOW + timedelta(seconds=25 * step))
             sockets.heartbeat([on_a if step % 2 else on_b])
-            lists.append(names(presence.online_users()))
-            counts.append(presence.user_count())
+            lists.append(names(online_now.online_users()))
+            counts.append(online_now.user_count())
     inside = 600 // 25  # carol's page view leaves the window after 602 s
     assert lists == [["carol", "bob", "alice"]] * inside + [["bob", "alice"]] * (49 - inside)
     assert counts == [3] * inside + [2] * (49 - inside)
@@ -292,8 +294,8 @@ def test_connect_records_the_member_and_returns_when(
     with time_machine.travel(NOW, tick=False):
         at = sockets.connect(tab(alice, room=room))
         assert at == NOW.timestamp()
-        assert names(presence.online_users()) == ["alice"]
-        assert names(presence.online_users(room=room)) == ["alice"]
+        assert names(online_now.online_users()) == ["alice"]
+        assert names(online_now.online_users(room=room)) == ["alice"]
         assert push.connected(room=room) == [str(alice.pk)]
 
 
@@ -341,7 +343,7 @@ def test_rooms_keep_no_peak(redis_db: redis.Redis, settings: Any, people: Any) -
 def test_daily_visitors_lists_at_most_30_days(
     redis_db: redis.Redis, days: int, listed: int
 ) -> None:
-    assert len(presence.daily_visitors(days=days)) == listed
+    assert len(stats.daily_visitors(days=days)) == listed
 
 
 def test_record_user_returns_the_visit_and_the_members_card(
@@ -375,7 +377,7 @@ def test_history_keeps_the_samples_of_the_last_24_hours(
         presence.prune()
         traveller.shift(24 * 3600)  # the first sample is a day and a second old
         presence.prune()
-        assert [s.at for s in presence.history()] == [
+        assert [s.at for s in stats.history()] == [
             NOW + timedelta(seconds=1),
             NOW + timedelta(seconds=24 * 3600 + 1),
         ]
@@ -422,23 +424,22 @@ def test_history_holds_2880_samples_at_most(redis_db: redis.Redis, settings: Any
         redis_db.zadd(key, {f"{now - 20 * i:.3f}:0:0": now - 20 * i for i in range(1, 2881)})
         presence.prune()
         assert redis_db.zcard(key) == 2880  # the oldest made room for this one
-        assert presence.history()[-1].at == NOW
+        assert stats.history()[-1].at == NOW
 
 
 def test_the_public_api_is_what_all_names_and_its_options_are_keywords() -> None:
     import inspect
 
     assert all(hasattr(presence, name) for name in presence.__all__)
+    assert len(presence.__all__) <= 15
     # The one thing a call is about may be positional; every option is a keyword.
     about = {"record_user": "user", "record_guest": "ip", "forget_user": "user"}
     about |= {"forget_guest": "ip", "in_room": "room", "status": "user", "last_seen": "user"}
     about |= {"statuses": "users", "last_seen_many": "users"}
-    about |= {"is_bot": "request", "default_card": "user"}
-    wrappers = {"fail_open", "fail_open_write"}  # (func, /, *args, **kwargs): func's own
-    for name in set(presence.__all__) - wrappers:
+    for name in set(presence.__all__) - {"fail_open"}:  # (func, /, *args, **kwargs): func's own
         function = getattr(presence, name)
         if not inspect.isfunction(function):
-            continue  # Summary, Member, the types the calls return, UNAVAILABLE
+            continue  # UNAVAILABLE
         positional = [
             parameter.name
             for parameter in inspect.signature(function).parameters.values()
@@ -446,6 +447,27 @@ def test_the_public_api_is_what_all_names_and_its_options_are_keywords() -> None
         ]
         assert positional == ([about[name]] if name in about else []), name
     # One way to ask for the staff view.
-    for name in ("summary", "online_users", "status", "statuses", "last_seen", "last_seen_many"):
+    for name in ("summary", "status", "statuses", "last_seen", "last_seen_many"):
         options = inspect.signature(getattr(presence, name)).parameters
         assert "viewer" in options and "include_hidden" not in options, name
+
+
+def test_fail_open_skips_the_writes_a_read_only_redis_refuses_and_still_reads(
+    tmp_path: Any, settings: Any, people: Any, closed_port: int
+) -> None:
+    """One wrapper for both: presence's writes go behind the write circuit, so a replica
+    that refuses them (READONLY) still answers every read, which goes behind the read one."""
+    require("redis-server")
+    (alice,) = people("alice")
+    server = RedisServer(directory=tmp_path / "primary").start()
+    try:
+        settings.CACHES = {"default": django_redis_cache(server.url)}
+        presence.record_user(alice)
+        with server.client() as direct:
+            direct.replicaof("127.0.0.1", closed_port)  # a replica of a lost primary
+        assert presence.fail_open(presence.record_user, alice) is presence.UNAVAILABLE
+        assert names(presence.fail_open(presence.summary).members) == ["alice"]
+        assert presence.fail_open(presence.forget_user, alice) is presence.UNAVAILABLE
+        assert presence.fail_open(presence.status, alice) == "online"
+    finally:
+        server.close()

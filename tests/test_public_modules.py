@@ -107,8 +107,8 @@ def test_the_docs_give_the_public_names_and_each_one_home() -> None:
         "whos_online.presence.in_room",
         "whos_online.presence.fail_open",
         "whos_online.presence.Peak",
-        "whos_online.presence.default_card",
-        "whos_online.presence.is_bot",
+        "whos_online.defaults.default_card",
+        "whos_online.defaults.is_bot",
         "whos_online.contrib.channels.consumers.PresenceMixin",
         "whos_online.push.open_connection",
         "whos_online.push.notices",
@@ -134,11 +134,11 @@ def public_names(module: ModuleType) -> set[str]:
 
 
 def test_the_public_modules_share_no_name() -> None:
-    from whos_online import access, push
+    from whos_online import access, defaults, push
     from whos_online.contrib.channels import consumers
 
     public = {module.__name__: public_names(module) for module in (presence, push, consumers)}
-    public |= {module.__name__: public_names(module) for module in (access, testing)}
+    public |= {module.__name__: public_names(module) for module in (access, defaults, testing)}
     assert public["whos_online.testing"] == {"reset"}
     shared = {
         (first, second): public[first] & public[second]
@@ -176,10 +176,12 @@ def test_reset_closes_the_breaker_a_failed_test_left_open(
         assert block_members(reader) == ["alice"]
 
 
-def test_reset_forgets_the_kept_block_read(redis_db: redis.Redis, settings: Any) -> None:
+def test_reset_forgets_the_kept_block_read(
+    redis_db: redis.Redis, settings: Any, kept_block_reads: Any
+) -> None:
     """A block read is kept for a second: without ``reset`` the next test's page would
     show it instead of what that test recorded."""
-    settings.WHOS_ONLINE_BLOCK_CACHE = 1.0
+    kept_block_reads(1.0)
     alice, bob = (User.objects.create_user(name) for name in ("alice", "bob"))
     reader = BrowserClient()
     reader.force_login(alice)

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.conftest import REAL_CACHE, STAFF, require
+from tests import online_now
+from tests.conftest import REAL_CACHE, STAFF, require, socket_timeout
 from tests.test_browser import (
     NAMES,
     ROOT,
@@ -70,7 +71,7 @@ def server(tmp_path: Any, settings: Any) -> Iterator[Server]:
     settings.WHOS_ONLINE_KEY_PREFIX = prefix
     settings.WHOS_ONLINE_HEARTBEAT = HEARTBEAT  # this process reads as the server does
     settings.WHOS_ONLINE_MAX_AGE = MAX_AGE
-    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 2
+    socket_timeout(settings, 2)
     with running_demo(
         tmp_path,
         prefix,
@@ -267,7 +268,7 @@ def test_a_room_the_site_did_not_declare_is_closed_with_4403_and_not_retried(
         with pytest.raises(ConnectionClosed) as closed:
             socket.recv(timeout=10)
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 4403
-    assert connected_names("staff-only") == set() and presence.user_count(room="staff-only") == 0
+    assert connected_names("staff-only") == set() and online_now.user_count(room="staff-only") == 0
 
     context = browser.new_context()
     try:

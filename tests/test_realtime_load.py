@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import django_redis_cache, require
+from tests.conftest import django_redis_cache, require, socket_timeout
 from tests.load_site import uvicorn
 from tests.redis_server import RedisServer
 from whos_online import push
@@ -61,7 +61,7 @@ def worker(own_redis: RedisServer, tmp_path: Path, settings: Any) -> Iterator[tu
     settings.CACHES = {"default": django_redis_cache(own_redis.url)}
     settings.WHOS_ONLINE_KEY_PREFIX = prefix
     settings.WHOS_ONLINE_HEARTBEAT = HEARTBEAT  # connected() reads as the worker does
-    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 5
+    socket_timeout(settings, 5)
     env = uvicorn.environment(own_redis.url, prefix, tmp_path, LOAD_SITE_HEARTBEAT=str(HEARTBEAT))
     log = tmp_path / "uvicorn.log"
     with open(log, "wb") as out, uvicorn.serving(env, out) as (port, pid):

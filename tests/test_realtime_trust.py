@@ -28,7 +28,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db.backends.signals import connection_created
 from django.urls import path
 
-from tests.conftest import NOW
+from tests import online_now
+from tests.conftest import NOW, socket_timeout
 from tests.test_consumers import (
     DEADLINE,
     application,
@@ -41,7 +42,7 @@ from tests.test_consumers import (
     until,
     websockets,  # noqa: F401 (a fixture, autouse)
 )
-from whos_online import presence, push
+from whos_online import push
 from whos_online.access import RoomAccess, room_access
 from whos_online.conf import Settings, conf
 from whos_online.contrib.channels import hub
@@ -151,7 +152,7 @@ def test_a_count_only_room_never_sends_a_name(
         assert "Secret" not in str(state) and "announce" not in state
         viewers = [await tab(user, "/ws/whos-online/stream:1/") for user in (alice, bob)]
         sent = [await until(socket, lambda m: m["users"] == 2) for socket in (guest, *viewers)]
-        assert presence.user_count(room="stream:1") == 2  # counted in: names stay on the server
+        assert online_now.user_count(room="stream:1") == 2  # counted in: names stay on the server
         for message in sent:
             assert message["joins"] == {} and message["leaves"] == {} and message["more"] == 0
             assert "2 here now" in message["html"] and "<li" not in message["html"]
@@ -314,7 +315,7 @@ def test_the_room_cap_holds_with_sockets_open_and_closing_in_any_order(
     monkeypatch.setattr(Settings, "max_rooms", 5)
     # Keys are counted here, not time: on a busy machine five slow calls in a row
     # would open the circuit and skip a disconnect, leaving its keys behind.
-    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 5
+    socket_timeout(settings, 5)
     members = people(*(f"m{n}" for n in range(8)))
     prefix = settings.WHOS_ONLINE_KEY_PREFIX
 

@@ -20,6 +20,7 @@ import time_machine
 from django.contrib.auth.models import User
 from django.test import Client
 
+from tests import online_now
 from tests.conftest import NOW, BrowserClient, django_redis_cache, require
 from tests.redis_server import RedisServer
 from whos_online import presence
@@ -44,7 +45,7 @@ def browsing() -> list[Client]:
     visitors += [BrowserClient(REMOTE_ADDR=f"203.0.113.{n}") for n in range(3)]
     for visitor in visitors:
         assert "online" in visitor.get("/").cookies
-    assert (presence.user_count(), presence.guest_count()) == (2, 3)
+    assert (online_now.user_count(), online_now.guest_count()) == (2, 3)
     return visitors
 
 
@@ -63,7 +64,7 @@ def counted_again_as_cookies_expire(visitors: list[Client], traveller: Any) -> N
     traveller.shift(conf.cookie_age)
     for visitor in visitors:
         block(visitor)
-    assert (presence.user_count(), presence.guest_count()) == (2, 3)
+    assert (online_now.user_count(), online_now.guest_count()) == (2, 3)
 
 
 def test_after_a_flush_visitors_are_counted_again_as_their_cookies_expire(

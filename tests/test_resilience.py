@@ -47,9 +47,9 @@ from tests.conftest import require
 from tests.latency_proxy import LatencyProxy
 from tests.redis_server import RedisServer, spare_port
 from tests.test_load import ROOT, serving, tail
+from whos_online import settings_table
 from whos_online.conf import Settings
 from whos_online.rendering.blockcache import STALE_IF_ERROR
-from whos_online.settings_table import DEFAULTS
 
 pytestmark = pytest.mark.faults
 
@@ -60,7 +60,7 @@ OUTAGE_SECONDS = 20.0  # Redis gone for reads (dead, frozen, too slow): the issu
 FAULT_SECONDS = 6.0  # the others, past the stale window (see Fault.seconds)
 RECOVERY_SECONDS = 13.0
 BACKOFF = Settings.backoff  # the servers run with every default
-SOCKET_TIMEOUT = DEFAULTS["WHOS_ONLINE_SOCKET_TIMEOUT"]
+SOCKET_TIMEOUT = settings_table.SOCKET_TIMEOUT
 # The busy 2-core machine these run on: p99 may exceed the healthy p99 by one
 # socket timeout plus this (a probe waiting out the timeout also holds up the
 # requests queued behind it on a sync worker).

@@ -16,7 +16,16 @@ from django.core.management import call_command
 from django.http import HttpResponse
 from django.test import RequestFactory
 
-from tests.conftest import BROWSER, NOW, BrowserAsyncClient, BrowserClient, names, tab
+from tests import online_now
+from tests.conftest import (
+    BROWSER,
+    NOW,
+    BrowserAsyncClient,
+    BrowserClient,
+    names,
+    socket_timeout,
+    tab,
+)
 from tests.test_middleware import async_get
 from whos_online import presence
 from whos_online.conf import Settings, conf
@@ -50,9 +59,9 @@ def test_who_is_reading_each_thread(redis_db: redis.Redis, people: Any) -> None:
     assert '<p class="whos-here-window">Based on users active in the past 10 minutes.</p>' in html
     assert listed(html) == ["bob", "alice"] and "carol" not in html
     assert '<li class="whos-here-member whos-here-online"><bdi>bob</bdi></li>' in html
-    assert names(presence.online_users(room="thread:2")) == ["carol"]
+    assert names(online_now.online_users(room="thread:2")) == ["carol"]
     # the site-wide list still has everyone who browsed
-    assert set(names(presence.online_users())) == {"alice", "bob", "carol"}
+    assert set(names(online_now.online_users())) == {"alice", "bob", "carol"}
 
 
 def test_a_room_visit_costs_one_round_trip_and_the_list_one_more(
@@ -78,7 +87,7 @@ def test_a_move_to_another_room_of_its_kind_costs_one_round_trip_more(
     html = client.get("/thread/2/").content.decode()
     # The record names the room she left; only then are its keys known, to leave it.
     assert round_trips.commands == [["EVALSHA"]] * 3 and round_trips.ran(scripts.LEAVE_ROOM) == 1
-    assert listed(html) == ["alice"] and presence.online_users(room="thread:1") == []
+    assert listed(html) == ["alice"] and online_now.online_users(room="thread:1") == []
 
 
 def test_a_guest_is_in_one_thread_at_a_time_at_no_cost_and_without_a_key(
@@ -106,9 +115,9 @@ def test_a_guest_is_in_one_thread_at_a_time_at_no_cost_and_without_a_key(
     assert b"thread:1" in published  # live blocks of thread 1 see it
     assert "1 here now: 0 members, 1 guest" in html
     assert "1 here now: 0 members, 1 guest" in other.get("/thread/1/").content.decode()
-    assert presence.guest_count(room="lobby") == 1
+    assert online_now.guest_count(room="lobby") == 1
     guest.get("/thread/1/")  # and back
-    assert presence.guest_count(room="thread:2") == 0
+    assert online_now.guest_count(room="thread:2") == 0
     assert "2 here now: 0 members, 2 guests" in other.get("/thread/1/").content.decode()
     cookie = guest.cookies[f"{conf.cookie_name}_rooms"]
     assert cookie["httponly"] and cookie["max-age"] == 600  # the window: then in no room
@@ -123,7 +132,7 @@ def test_a_rooms_cookie_not_signed_here_is_not_read(redis_db: redis.Redis) -> No
     payload, _ = cookie.value.rsplit(":", 1)  # {"thread": "thread:1"}, and a forged signature
     guest.cookies[cookie.key] = f"{payload}:{'A' * 27}"
     guest.get("/thread/2/")
-    assert presence.guest_count(room="thread:1") == 1
+    assert online_now.guest_count(room="thread:1") == 1
 
 
 def test_a_guest_s_rooms_cookie_keeps_the_most_recent_kinds_that_fit(
@@ -145,9 +154,9 @@ def test_a_guest_s_rooms_cookie_keeps_the_most_recent_kinds_that_fit(
         sizes.append(len(cookies[f"{conf.cookie_name}_rooms"]))
     assert max(sizes) <= guest_rooms.MAX_ROOMS_VALUE
     x = "x" * 190
-    assert presence.guest_count(room=f"kind20:{x}:1") == 0  # left, named by the cookie
-    assert presence.guest_count(room=f"kind20:{x}:2") == 1
-    assert presence.guest_count(room=f"kind0:{x}:1") == 1  # let go: stays out its window
+    assert online_now.guest_count(room=f"kind20:{x}:1") == 0  # left, named by the cookie
+    assert online_now.guest_count(room=f"kind20:{x}:2") == 1
+    assert online_now.guest_count(room=f"kind0:{x}:1") == 1  # let go: stays out its window
 
 
 def test_a_room_over_the_cap_costs_one_round_trip_more_to_drop_the_oldest(
@@ -177,12 +186,12 @@ def test_async_views_can_be_rooms(redis_db: redis.Redis, people: Any) -> None:
 
     html = async_to_sync(visit)().content.decode()
     assert "1 here now: 1 member, 0 guests" in html and listed(html) == ["alice"]
-    assert names(presence.online_users(room="lobby")) == ["alice"]
+    assert names(online_now.online_users(room="lobby")) == ["alice"]
 
 
 def test_bots_do_not_enter_rooms(redis_db: redis.Redis) -> None:
     BrowserClient().get("/thread/1/", headers={"User-Agent": "Googlebot/2.1"})
-    assert presence.guest_count(room="thread:1") == 0
+    assert online_now.guest_count(room="thread:1") == 0
 
 
 def test_a_room_has_its_own_shorter_window(
@@ -204,12 +213,12 @@ def test_a_room_has_its_own_shorter_window(
         html = logged_in(carol).get("/thread/1/").content.decode()
         assert listed(html) == ["carol", "bob"] and "2 here now: 2 members, 0 guests" in html
         assert "Based on users active in the past 2 minutes." in html
-        assert presence.user_count(room="thread:1") == 2
-        assert set(names(presence.online_users())) == {"alice", "bob", "carol"}
+        assert online_now.user_count(room="thread:1") == 2
+        assert set(names(online_now.online_users())) == {"alice", "bob", "carol"}
         call_command("whos_online_prune", stdout=StringIO())
         users = redis_db.zrange(conf.keys("thread:1").users, 0, -1)
         assert sorted(users) == sorted(str(user.pk).encode() for user in (bob, carol))
-        assert "alice" in names(presence.online_users())  # the site's window is 10 minutes
+        assert "alice" in names(online_now.online_users())  # the site's window is 10 minutes
 
 
 def test_a_room_lists_a_reader_idle_after_half_its_own_window(
@@ -221,8 +230,8 @@ def test_a_room_lists_a_reader_idle_after_half_its_own_window(
         presence.record_user(alice)
         presence.record_user(alice, room="thread:1")
         traveller.shift(61)
-        [in_room] = presence.online_users(room="thread:1")
-        [on_site] = presence.online_users()
+        [in_room] = online_now.online_users(room="thread:1")
+        [on_site] = online_now.online_users()
         assert (in_room.status, on_site.status) == ("idle", "online")
 
 
@@ -286,7 +295,7 @@ def test_async_client_with_long_names(redis_db: redis.Redis) -> None:
 
 def test_a_room_name_that_is_no_text_or_empty(redis_db: redis.Redis, settings: Any) -> None:
     assert "1 here now" in BrowserClient().get("/post/7/").content.decode()
-    assert presence.guest_count(room="7") == presence.guest_count(room=7) == 1
+    assert online_now.guest_count(room="7") == online_now.guest_count(room=7) == 1
     response = BrowserClient().get("/post/0/")  # the view's room is "": no room
     assert response.status_code == 200 and "whos-here" not in response.content.decode()
     assert len(room_keys(redis_db, settings)) == 1  # room 7's guests
@@ -302,8 +311,8 @@ def test_a_room_named_by_parts_in_the_template_is_the_views_room(
     html = bob.get(f"/forum/{engine}/42/").content.decode()
     assert "<h1>Topic 42</h1>" in html
     assert "2 here now: 2 members, 0 guests" in html and listed(html) == ["bob", "alice"]
-    assert names(presence.online_users(room=("topic", 42))) == ["bob", "alice"]
-    assert presence.guest_count(room="topic:7") == 1
+    assert names(online_now.online_users(room=("topic", 42))) == ["bob", "alice"]
+    assert online_now.guest_count(room="topic:7") == 1
 
 
 def test_a_model_instance_names_its_room_by_model_and_pk(
@@ -315,7 +324,7 @@ def test_a_model_instance_names_its_room_by_model_and_pk(
     carol.save()
     html = BrowserClient().get(f"/people/{carol.pk}/").content.decode()
     assert "<h1>caroline</h1>" in html and "2 here now: 1 member, 1 guest" in html
-    assert names(presence.online_users(room=f"auth.user:{carol.pk}")) == ["dave"]
+    assert names(online_now.online_users(room=f"auth.user:{carol.pk}")) == ["dave"]
 
 
 def test_a_room_that_add_left_empty_is_an_error_under_debug(
@@ -337,7 +346,7 @@ def test_a_room_that_add_left_empty_is_a_warning_without_debug(
     [warning] = [r for r in caplog.records if r.name == "whos_online.room_names"]
     assert warning.levelname == "WARNING"
     assert warning.getMessage().startswith("whos_here: ('',) names no room: '' is empty.")
-    assert presence.guest_count(room="topic:42") == 1  # the view's room is recorded still
+    assert online_now.guest_count(room="topic:42") == 1  # the view's room is recorded still
 
 
 @pytest.mark.parametrize("debug", [True, False])
@@ -409,7 +418,7 @@ def test_prune_walks_live_rooms_in_bounded_batches(
     # 250 stale members, at most 40 removed a call: 100 + 100 + 50 in 3 + 3 + 2 calls
     assert len(prune_calls) == 8
     assert all(p.count(b":room:") <= 700 for p in prune_calls)  # 7 keys a room
-    assert all(presence.guest_count(room=f"r{room}") == 1 for room in (0, 124, 249))
+    assert all(online_now.guest_count(room=f"r{room}") == 1 for room in (0, 124, 249))
     key = f"{settings.WHOS_ONLINE_KEY_PREFIX}:room:r7:guests"
     assert redis_db.zrange(key, 0, -1) == [addresses.guest_id("203.0.113.6").encode()]
 
@@ -442,7 +451,7 @@ def test_one_address_opening_100000_rooms(
 ) -> None:
     # The rooms cap (10,000) bounds the keys; prune reads
     # only the live rooms, a page at a time. benchmarks/rooms.py times the same.
-    settings.WHOS_ONLINE_SOCKET_TIMEOUT = 5  # a shared, busy Redis: counts matter here, not time
+    socket_timeout(settings, 5)  # a shared, busy Redis: counts matter here, not time
     # The decorator's own call (presence.record_guest), pipelined 1,000 at a time
     # (the round_trips fixture loaded the scripts, so EVALSHA finds them).
     pipe = redis_db.pipeline(transaction=False)
@@ -480,7 +489,7 @@ def test_an_async_room_view_without_the_block_records_after_it_answers(
 
     request = AsyncRequestFactory().get("/kitchen/", headers={"User-Agent": BROWSER})
     assert async_to_sync(kitchen)(request).content == b"no block here"
-    assert presence.guest_count(room="kitchen") == 1
+    assert online_now.guest_count(room="kitchen") == 1
 
 
 def test_a_reader_is_in_one_topic_at_a_time_and_a_logout_leaves_every_room(
@@ -492,15 +501,15 @@ def test_a_reader_is_in_one_topic_at_a_time_and_a_logout_leaves_every_room(
     reader.get("/lobby/")  # another kind of room: she stays in both
     other.get("/thread/1/")
     reader.get("/thread/2/")  # she moved on: thread 1 no longer lists her
-    assert names(presence.online_users(room="thread:1")) == ["bob"]
-    assert names(presence.online_users(room="thread:2")) == ["alice"]
-    assert names(presence.online_users(room="lobby")) == ["alice"]
+    assert names(online_now.online_users(room="thread:1")) == ["bob"]
+    assert names(online_now.online_users(room="thread:2")) == ["alice"]
+    assert names(online_now.online_users(room="lobby")) == ["alice"]
     html = other.get("/thread/1/").content.decode()
     assert listed(html) == ["bob"] and "1 here now: 1 member, 0 guests" in html
 
     reader.logout()  # at once, from every room: no "Member #pk" left behind
     for room in ("thread:2", "lobby"):
-        assert presence.online_users(room=room) == [] and presence.user_count(room=room) == 0
-    assert names(presence.online_users()) == ["bob"]
+        assert online_now.online_users(room=room) == [] and online_now.user_count(room=room) == 0
+    assert names(online_now.online_users()) == ["bob"]
     prefix = settings.WHOS_ONLINE_KEY_PREFIX
     assert not redis_db.exists(f"{prefix}:member:{alice.pk}:rooms")

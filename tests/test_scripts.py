@@ -17,6 +17,7 @@ import pytest
 import redis
 import time_machine
 
+from tests import online_now
 from tests.conftest import (
     DECLARED_KEYS_ONLY,
     NOW,
@@ -145,7 +146,7 @@ def test_prune_passes_over_the_members_a_socket_keeps_inside_the_window(
                 sockets.disconnect(tabs[closed])  # inside until 1,100
         presence.prune(batch_size=batch_size)
         for room in (None, "r"):
-            assert sorted(names(presence.online_users(room=room))) == ["closed", "reading"]
+            assert sorted(names(online_now.online_users(room=room))) == ["closed", "reading"]
             kept = {pk.decode() for pk in redis_db.zrange(conf.keys(room).users, 0, -1)}
             assert kept == {str(reading.pk), str(closed.pk)}
         cards = {pk.decode() for pk in redis_db.hkeys(key(settings, "cards"))}
@@ -255,7 +256,7 @@ def test_every_script_touches_only_the_keys_it_declares(
         traveller.shift(301)
         presence.prune()  # alice, stale, out of every set
         # the day's counters began again with the cache clear: one guest since
-        assert [(day.members, day.guests) for day in presence.daily_visitors(days=1)] == [(0, 1)]
+        assert [(day.members, day.guests) for day in stats.daily_visitors(days=1)] == [(0, 1)]
         assert presence.forget_user(alice) is False  # pruned from the site already
         assert not recording.unrecord((str(alice.pk), True), "lobby")  # its guest keeps it
     assert [script.name for script in SCRIPTS if not round_trips.ran(script)] == []
@@ -285,10 +286,10 @@ def test_a_move_announces_the_room_left_unless_they_are_back_in_it(
             [pk, "topic:1", "topic", "x"],
         )
         assert not scripts.LEAVE_ROOM(redis_db, *late)
-        assert names(presence.online_users(room="topic:1")) == ["alice"]
+        assert names(online_now.online_users(room="topic:1")) == ["alice"]
         redis_db.hset(member_rooms, "topic", "topic:2")  # now she is elsewhere: it applies
         assert scripts.LEAVE_ROOM(redis_db, *late)
-        assert presence.online_users(room="topic:1") == []
+        assert online_now.online_users(room="topic:1") == []
         assert not scripts.LEAVE_ROOM(redis_db, *late)
     notices.close()
 
@@ -316,14 +317,14 @@ def test_a_member_seen_again_is_announced_and_a_guest_only_when_new_to_the_windo
     assert notices.get_message(timeout=5)["type"] == "subscribe"
     with time_machine.travel(NOW, tick=False) as traveller:
         for _ in range(2):
-            presence.record_user(alice, where="/a/")
+            presence.record_user(alice)
             presence.record_guest("203.0.113.1")
             traveller.shift(60)
         presence.record_user(alice, room="topic:1")
         published = []
         while (message := notices.get_message(timeout=0.5)) is not None:
             published.append(message["data"])
-    # Her card says which page she is on: each record of hers may change the block;
+    # Her card may have changed (a name, an avatar): each record of hers may change the block;
     # the guest's second record, inside the window, changes no count.
     assert published == [b"", b"", b"", b"topic:1"]
     notices.close()
@@ -341,7 +342,7 @@ def test_a_dropped_room_keeps_its_keys_if_a_visitor_registered_it_again(
         rooms = {room: conf.namespace_keys(room) for room in ("a", "b")}
         assert scripts.drop_rooms(redis_db, rooms_key=conf.rooms_key, rooms=rooms) == 1
     assert redis_db.exists(*conf.namespace_keys("a")) == 0
-    assert presence.guest_count(room="b") == 1 and presence.guest_count(room="a") == 0
+    assert online_now.guest_count(room="b") == 1 and online_now.guest_count(room="a") == 0
 
 
 def test_a_logout_leaves_the_rooms_it_read_and_not_one_joined_after(
@@ -368,8 +369,8 @@ def test_a_logout_leaves_the_rooms_it_read_and_not_one_joined_after(
         args = [pk, conf.notices_channel, "topic:1"]
         assert scripts.FORGET(redis_db, keys, args) == 1
         assert scripts.FORGET(redis_db, keys, args) == 0  # not listed any more
-    assert presence.online_users() == [] and presence.online_users(room="topic:1") == []
-    assert presence.user_count(room="lobby") == 1  # listed there still (her card went with her)
+    assert online_now.online_users() == [] and online_now.online_users(room="topic:1") == []
+    assert online_now.user_count(room="lobby") == 1  # listed there still (her card went with her)
     assert redis_db.hgetall(conf.member_rooms_key(pk)) == {b"lobby": b"lobby"}
     assert redis_db.hget(site.cards, pk) is None
 
@@ -407,7 +408,7 @@ def test_a_record_writes_the_member_their_card_counters_and_ttls(
         visit = presence.record_user(alice, guest_ip="203.0.113.1")  # logging in
         assert (visit.before, visit.refused) == (None, False)
         presence.record_user(bob)
-        assert presence.guest_count() == 1  # alice is no longer a guest too
+        assert online_now.guest_count() == 1  # alice is no longer a guest too
         traveller.shift(5)
         assert presence.record_user(alice).before == t
         assert presence.record_guest("203.0.113.2").before == t
@@ -422,9 +423,9 @@ def test_a_record_writes_the_member_their_card_counters_and_ttls(
         traveller.move_to(start + timedelta(seconds=2))  # an app server whose clock lags
         assert presence.record_user(alice).before == t + 5
         assert presence.last_seen(alice) == start + timedelta(seconds=5)
-        assert names(presence.online_users()) == ["alice", "bob"]
+        assert names(online_now.online_users()) == ["alice", "bob"]
         # The day's unique visitors: two members, two guests (alice was one before logging in).
-        (today,) = presence.daily_visitors(days=1)
+        (today,) = stats.daily_visitors(days=1)
         assert (today.members, today.guests) == (2, 2)
         assert redis_db.hget(key(settings, "cards"), str(alice.pk)) == b'{"name":"alice"}'
         assert redis_db.exists(key(settings, "hidden"), key(settings, "rooms")) == 0
@@ -437,10 +438,10 @@ def test_a_member_who_hides_moves_between_the_sets(
     settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_scripts.shy_card"
     presence.record_user(member)
     assert redis_db.zcard(key(settings, "hidden")) == 1
-    settings.WHOS_ONLINE_MEMBER_CARD = "whos_online.store.members.default_card"
+    settings.WHOS_ONLINE_MEMBER_CARD = "whos_online.defaults.default_card"
     presence.record_user(member)
     assert redis_db.zcard(key(settings, "hidden")) == 0
-    assert presence.user_count() == 1 and names(presence.online_users()) == ["shy"]
+    assert online_now.user_count() == 1 and names(online_now.online_users()) == ["shy"]
 
 
 def test_at_the_cap_a_newcomer_waits_until_a_guest_leaves_the_window(
@@ -458,7 +459,7 @@ def test_at_the_cap_a_newcomer_waits_until_a_guest_leaves_the_window(
         traveller.shift(300)
         refused = presence.record_guest("198.51.100.1")
         assert (refused.before, refused.refused) == (None, True)
-        assert (presence.guest_count(), redis_db.zcard(guests)) == (2, 2)
+        assert (online_now.guest_count(), redis_db.zcard(guests)) == (2, 2)
         assert redis_db.ttl(peak) == 600  # a flood's mark, kept as long as the window
         assert presence.record_guest("203.0.113.1").refused is False
         traveller.shift(300)  # 203.0.113.2 exactly at the window's start: still counted
@@ -466,7 +467,7 @@ def test_at_the_cap_a_newcomer_waits_until_a_guest_leaves_the_window(
         traveller.shift(1)  # now out of it
         assert presence.record_guest("198.51.100.1").refused is False
         # The oldest guest made room: the set never grows past the cap.
-        assert (presence.guest_count(), redis_db.zcard(guests)) == (2, 2)
+        assert (online_now.guest_count(), redis_db.zcard(guests)) == (2, 2)
 
 
 # TTLs counted down by travelled time: only fakeredis follows time_machine.
@@ -800,7 +801,7 @@ def test_approximate_guests_count_from_every_bucket_of_the_window(
         assert all(0 < redis_db.pttl(name) <= ttl for name, ttl in keys.items())
         assert set(redis_db.scan_iter(match=key(settings, "*"))) == set(keys)
         presence.prune()
-        assert presence.history()[-1].guests == 2
+        assert stats.history()[-1].guests == 2
     assert redis_db.exists(key(settings, "guests")) == 0  # no sorted set in this mode
 
 
@@ -812,7 +813,7 @@ def test_approximate_guests_in_a_window_of_one_bucket(redis_db: redis.Redis, set
         presence.record_guest("203.0.113.1")
         assert presence.summary().guest_count == 1
         presence.prune()
-        assert presence.history()[-1].guests == 1
+        assert stats.history()[-1].guests == 1
 
 
 # --- HEARTBEAT, DISCONNECT, and the block's merge of them
@@ -853,8 +854,8 @@ def test_heartbeats_keep_members_in_the_window_and_move_a_dead_process_members_t
         sockets.heartbeat([tabs[bob]])
         for room in (None, "r"):
             assert redis_db.zscore(conf.keys(room).users, str(bob.pk)) == T
-            assert names(presence.online_users(room=room)) == ["bob"]
-            assert presence.user_count(room=room) == 1
+            assert names(online_now.online_users(room=room)) == ["bob"]
+            assert online_now.user_count(room=room) == 1
             assert statuses(room) == {"bob": "online"}  # alice and carol are offline
         assert presence.last_seen(bob) == at(650)
         traveller.move_to(at(600))  # a process whose clock lags beats too: nothing goes back

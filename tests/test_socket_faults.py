@@ -18,6 +18,7 @@ import time_machine
 from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
 
+from tests import online_now
 from tests.conftest import NOW, django_redis_cache, require
 from tests.redis_server import RedisServer
 from tests.test_consumers import (  # noqa: F401 (public_rooms, websockets: fixtures)
@@ -30,7 +31,7 @@ from tests.test_consumers import (  # noqa: F401 (public_rooms, websockets: fixt
     until,
     websockets,
 )
-from whos_online import presence, push
+from whos_online import push
 from whos_online.contrib.channels import hub
 from whos_online.store import failsafe, sockets
 
@@ -93,14 +94,14 @@ def test_after_redis_restarts_empty_open_sockets_count_again_at_the_next_heartbe
 
     async def scenario() -> None:
         tabs = [await tab(alice), await tab(bob)]
-        await eventually(lambda: presence.user_count() == 2)
+        await eventually(lambda: online_now.user_count() == 2)
         await clock.travel(5)
         own_redis.restart()  # empty
         with own_redis.client() as direct:
             assert direct.dbsize() == 0
         await clock.travel(15)  # the heartbeat is due
         # (the first call after the restart fails on its dead connection: a back-off)
-        await clock.until(lambda: presence.user_count() == 2, within=3)
+        await clock.until(lambda: online_now.user_count() == 2, within=3)
         assert listed() == {"alice": "online", "bob": "online"}
         assert sorted(push.connected()) == sorted([str(alice.pk), str(bob.pk)])
         assert [status_of(alice.pk), status_of(bob.pk)] == ["online", "online"]
@@ -126,7 +127,7 @@ def test_a_sites_own_socket_in_a_room_counts_again_on_the_site_though_no_page_li
         await eventually(lambda: listed("lobby") == {"alice": "online"})
         own_redis.restart()  # empty
         await clock.travel(20)
-        await clock.until(lambda: presence.user_count() == 1, within=3)
+        await clock.until(lambda: online_now.user_count() == 1, within=3)
         assert listed() == {"alice": "online"} and listed("lobby") == {}
         assert push.connected() == [str(alice.pk)]
         await socket.disconnect()
@@ -145,8 +146,8 @@ def test_a_heartbeat_into_an_emptied_redis_puts_its_members_back(
     with own_redis.client() as direct:
         direct.flushdb()
         sockets.heartbeat([connection])
-        assert push.connected() == [str(alice.pk)] and presence.user_count() == 1
-        assert [member.name for member in presence.online_users()] == ["alice"]
+        assert push.connected() == [str(alice.pk)] and online_now.user_count() == 1
+        assert [member.name for member in online_now.online_users()] == ["alice"]
 
 
 def test_open_pages_are_told_the_outage_then_given_the_whole_state(
@@ -172,7 +173,7 @@ def test_open_pages_are_told_the_outage_then_given_the_whole_state(
         own_redis.start()  # empty
         # (the breaker's longest back-off, 5 s, maybe twice: each pooled connection fails once;
         # then the heartbeat, due 25 s after the first)
-        await clock.until(lambda: presence.user_count() == 1, within=30)
+        await clock.until(lambda: online_now.user_count() == 1, within=30)
         state = await until(watcher, lambda m: m["type"] == "presence_state")
         back = state if state["users"] else await until(watcher, lambda m: m["users"] == 1)
         assert list(back["joins"]) == [str(alice.pk)] and back["users"] == 1

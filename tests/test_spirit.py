@@ -18,9 +18,9 @@ import redis
 from django.conf import settings
 from django.core.management import call_command
 
+from tests import online_now
 from tests.conftest import BrowserClient, names
 from tests.test_rooms import logged_in, room_keys
-from whos_online import presence
 from whos_online.checks import deployment as deployment_checks
 
 __test__ = "spirit.core" in settings.INSTALLED_APPS
@@ -47,7 +47,7 @@ def test_a_guest_on_the_private_forum_is_still_sent_to_log_in_and_recorded_nowhe
     assert response.status_code == 302
     assert response["Location"] == f"/forum/user/login/?next={url}"
     assert room_keys(redis_db, settings) == []
-    assert presence.guest_count(room=f"topic:{topic.pk}") == 0
+    assert online_now.guest_count(room=f"topic:{topic.pk}") == 0
 
 
 def test_members_reading_a_topic_are_listed_in_its_room(
@@ -59,7 +59,7 @@ def test_members_reading_a_topic_are_listed_in_its_room(
     response = bob.get(url)
     assert response.status_code == 200
     assert "Hot compost in winter" in response.content.decode()
-    assert names(presence.online_users(room=("topic", topic.pk))) == ["bob", "alice"]
+    assert names(online_now.online_users(room=("topic", topic.pk))) == ["bob", "alice"]
 
 
 def test_the_mapping_passes_the_checks_against_spirits_urls() -> None:

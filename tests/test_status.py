@@ -11,6 +11,7 @@ import time_machine
 from django.template import engines
 from django.utils import translation
 
+from tests import online_now
 from tests.conftest import NOW, BrowserClient, tab
 from whos_online import presence, push
 from whos_online.conf import conf
@@ -125,7 +126,7 @@ def test_retention_keeps_last_seen_after_the_window(
         traveller.shift(3 * 86400)
         assert presence.last_seen(alice) == NOW
         assert presence.status(alice) == "offline"
-        assert presence.online_users() == [] and presence.user_count() == 0
+        assert online_now.online_users() == [] and online_now.user_count() == 0
         # prune honours the retention for members (the window for guests)
         assert presence.prune().users == 0
         assert presence.last_seen(alice) == NOW
@@ -199,10 +200,10 @@ def test_a_connection_keeps_its_member_online_until_the_heartbeat_timeout(
         assert presence.status(alice) == "online"
         traveller.shift(90)  # past idle, but the last heartbeat is not timed out yet
         assert presence.status(alice) == "online"
-        assert [m.status for m in presence.online_users()] == ["online"]  # the block agrees
+        assert [m.status for m in online_now.online_users()] == ["online"]  # the block agrees
         traveller.shift(1)  # its process died: the socket was the last sign of alice
         assert presence.status(alice) == "idle"
-        assert [m.status for m in presence.online_users()] == ["idle"]
+        assert [m.status for m in online_now.online_users()] == ["idle"]
 
 
 def test_a_tab_closed_after_her_cookie_would_have_expired_leaves_its_member_idle(

@@ -10,6 +10,7 @@ import redis
 import time_machine
 from celery import current_app
 
+from tests import online_now
 from tests.conftest import NOW, names
 from whos_online import presence, tasks
 
@@ -35,7 +36,7 @@ def test_celery_task_prunes_and_is_registered_by_name(
         result = tasks.celery_prune.apply(kwargs={"batch_size": 10})
     assert result.successful()
     assert result.get() == {"users": 1, "guests": 1, "batches": 4}
-    assert names(presence.online_users(limit=None)) == ["here"]
+    assert names(online_now.online_users(limit=None)) == ["here"]
     assert (
         tasks.celery_prune.name == "whos_online.prune" and "whos_online.prune" in current_app.tasks
     )
@@ -72,7 +73,7 @@ if django.VERSION >= (6, 0):
             one_stale_member_and_guest(traveller, people)
             result = tasks.django_prune.enqueue(batch_size=10)  # the default, immediate backend
         assert result.return_value == {"users": 1, "guests": 1, "batches": 4}
-        assert names(presence.online_users()) == ["here"]
+        assert names(online_now.online_users()) == ["here"]
 
 else:
 

@@ -16,10 +16,10 @@ from django.core.checks import Error
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
+from tests import online_now
 from tests.conftest import BrowserAsyncClient, BrowserClient, names, passes_on_its_own_settings
 from tests.test_middleware import async_get
 from tests.test_rooms import listed, logged_in, room_keys
-from whos_online import presence
 from whos_online.checks import deployment as deployment_checks
 
 pytestmark = pytest.mark.django_db
@@ -43,8 +43,8 @@ def test_a_reader_is_in_the_room_the_template_names(
     # bob sees himself on his first view of it.
     assert "<h1>Topic 42</h1>" in html
     assert "2 here now: 2 members, 0 guests" in html and listed(html) == ["bob", "alice"]
-    assert names(presence.online_users(room=("topic", 42))) == ["bob", "alice"]
-    assert presence.guest_count(room="topic:7") == 1
+    assert names(online_now.online_users(room=("topic", 42))) == ["bob", "alice"]
+    assert online_now.guest_count(room="topic:7") == 1
 
 
 def test_a_reader_who_moves_on_leaves_the_topic(
@@ -55,11 +55,11 @@ def test_a_reader_who_moves_on_leaves_the_topic(
     reader.get("/board/topic/one-1/")
     other.get("/board/topic/one-1/")
     reader.get("/board/topic/two-2/")
-    assert names(presence.online_users(room="topic:1")) == ["bob"]
-    assert names(presence.online_users(room="topic:2")) == ["alice"]
+    assert names(online_now.online_users(room="topic:1")) == ["bob"]
+    assert names(online_now.online_users(room="topic:2")) == ["alice"]
     reader.get("/board/topic/one-1/")  # back again: no cookie throttle for rooms
-    assert names(presence.online_users(room="topic:1")) == ["alice", "bob"]
-    assert presence.online_users(room="topic:2") == []
+    assert names(online_now.online_users(room="topic:1")) == ["alice", "bob"]
+    assert online_now.online_users(room="topic:2") == []
 
 
 def test_a_room_visit_costs_one_round_trip(
@@ -72,7 +72,7 @@ def test_a_room_visit_costs_one_round_trip(
     client.get("/board/topic/hello-42/")
     # alice into the room, then the block's list
     assert round_trips.commands == [["EVALSHA"], ["EVALSHA"]] and round_trips.records == 1
-    assert names(presence.online_users(room="topic:42")) == ["alice"]
+    assert names(online_now.online_users(room="topic:42")) == ["alice"]
 
 
 def test_async_views_are_rooms_too(redis_db: redis.Redis, rooms: None, people: Any) -> None:
@@ -81,8 +81,8 @@ def test_async_views_are_rooms_too(redis_db: redis.Redis, rooms: None, people: A
     html = async_get(client, "/board/async/5/").content.decode()
     assert "1 here now: 1 member, 0 guests" in html and listed(html) == ["alice"]
     async_get(client, "/board/topic/sync-6/")  # a sync view behind the async handler
-    assert presence.online_users(room="topic:5") == []  # one topic at a time
-    assert names(presence.online_users(room="topic:6")) == ["alice"]
+    assert online_now.online_users(room="topic:5") == []  # one topic at a time
+    assert names(online_now.online_users(room="topic:6")) == ["alice"]
 
 
 @pytest.mark.parametrize("client_class", [BrowserClient, BrowserAsyncClient])
@@ -97,7 +97,7 @@ def test_a_page_without_the_block_records_its_visitor_in_the_room(
         else async_get(client, "/board/feed/8/")
     )
     assert response.content == b"<rss>topic 8</rss>"
-    assert presence.guest_count(room="topic:8") == 1
+    assert online_now.guest_count(room="topic:8") == 1
 
 
 @pytest.mark.parametrize(
@@ -237,7 +237,7 @@ def test_a_catch_all_url_names_its_room_by_a_dotted_path(
     BrowserClient(REMOTE_ADDR="198.51.100.1").get("/about/")
     html = BrowserClient(REMOTE_ADDR="198.51.100.2").get("/about/").content.decode()
     assert "<h1>About</h1>" in html and "2 here now: 0 members, 2 guests" in html
-    assert presence.guest_count(room="page:2") == 2
+    assert online_now.guest_count(room="page:2") == 2
 
 
 def test_a_dotted_path_that_names_nothing_is_a_check_error_and_no_room(

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from django.conf import settings
 
+from tests import online_now
 from tests.conftest import BrowserClient
 from tests.test_rooms import listed, logged_in
-from whos_online import presence
 
 __test__ = "wagtail" in settings.INSTALLED_APPS
 
@@ -68,8 +68,8 @@ def test_a_reader_is_listed_in_the_pages_room_and_leaves_it_for_the_next_page(
     guest = " ".join(BrowserClient().get("/about/").content.decode().split())
     assert "2 here now: 1 member, 1 guest" in guest and here(guest) == ["alice"]
     reader.get("/")  # one page's room at a time
-    assert presence.user_count(room=room(pages["about"])) == 0
-    assert presence.user_count(room=room(pages["home"])) == 1
+    assert online_now.user_count(room=room(pages["about"])) == 0
+    assert online_now.user_count(room=room(pages["home"])) == 1
 
 
 def test_a_login_or_group_restricted_page_is_read_and_listed_by_whom_wagtail_shows_it(
@@ -80,11 +80,11 @@ def test_a_login_or_group_restricted_page_is_read_and_listed_by_whom_wagtail_sho
     bob, agent = people("bob", "agent")
     agent.groups.add(Group.objects.get(name="Agents"))
     assert BrowserClient().get("/members/").status_code == 302  # Wagtail's login redirect
-    assert presence.guest_count(room=room(pages["members"])) == 0
+    assert online_now.guest_count(room=room(pages["members"])) == 0
     assert here(logged_in(bob).get("/members/").content.decode()) == ["bob"]
     assert logged_in(bob).get("/agents/").status_code == 302  # not in the group
     assert here(logged_in(agent).get("/agents/").content.decode()) == ["agent"]
-    assert presence.user_count(room=room(pages["agents"])) == 1  # bob was put in no room
+    assert online_now.user_count(room=room(pages["agents"])) == 1  # bob was put in no room
 
     from whos_online.contrib.wagtail.pages import access
 
@@ -105,7 +105,7 @@ def test_nobody_shown_a_password_form_or_the_page_behind_it_is_listed(
     reader.post(unlock, {"password": "rose", "return_url": "/secret/"})
     html = reader.get("/secret/").content.decode()
     assert "<h1>Secret</h1>" in html and "whos-here" not in html  # the page, no room block
-    assert presence.user_count(room=room(secret)) == 0
+    assert online_now.user_count(room=room(secret)) == 0
     assert "<bdi>alice</bdi>" in html  # the site's block, in the base's footer
 
 
@@ -132,7 +132,7 @@ def test_page_room_alone_records_nobody_shown_the_password_form(
     del settings.WHOS_ONLINE_ACCESS
     reader = logged_in(*people("alice"))
     reader.get("/secret/")
-    assert presence.user_count(room=room(pages["secret"])) == 0
+    assert online_now.user_count(room=room(pages["secret"])) == 0
     restriction, secret = pages["password"], pages["secret"]
     unlock = reverse("wagtailcore_authenticate_with_password", args=[restriction.pk, secret.pk])
     reader.post(unlock, {"password": "rose", "return_url": "/secret/"})

@@ -9,14 +9,11 @@ from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
-from django.utils.html import escape
-from django.utils.safestring import SafeString
 from django.utils.text import capfirst
 
-from whos_online import chart, presence
-from whos_online.conf import conf
+from whos_online import chart
 from whos_online.models import OnlineNow
-from whos_online.store import counting, failsafe, reading
+from whos_online.store import counting, failsafe, reading, stats
 
 # Members listed on the page; the counts cover everyone.
 PAGE_LIMIT = 500
@@ -61,8 +58,8 @@ class OnlineNowAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 def _page(admin_site: str) -> dict[str, Any]:
     """Everything the page shows, read from Redis (3 round trips)."""
     online = reading.read(limit=PAGE_LIMIT, staff_view=True, day=True)  # a staff page
-    samples = presence.history()
-    days = presence.daily_visitors()  # today first
+    samples = stats.history()
+    days = stats.daily_visitors()  # today first
     # From the first day anyone came: a new site's table is not a month of zeros.
     while days and not days[-1].total:
         days.pop()
@@ -70,24 +67,10 @@ def _page(admin_site: str) -> dict[str, Any]:
         "days": days,
         "approximate": counting.approximate(),
         "online": online,
-        "members": [
-            (member, _change_url(admin_site, member.pk), _wrappable(member.where))
-            for member in online.members
-        ],
+        "members": [(member, _change_url(admin_site, member.pk)) for member in online.members],
         "chart": chart.draw(samples),
         "samples": len(samples),
-        "track_pages": conf.track_pages,
     }
-
-
-def _wrappable(where: str | None) -> SafeString | None:
-    """A page's path that a narrow table wraps after a slash, never inside a word
-    ("/about/", not "/abou t/")."""
-    if where is None:
-        return None
-    text = str(escape(where))  # escaping leaves slashes as they are
-    # Not after the leading or the trailing slash: a break there leaves a lone "/".
-    return SafeString(text[:1] + text[1:-1].replace("/", "/<wbr>") + text[1:][-1:])
 
 
 def _change_url(admin_site: str, pk: str) -> str | None:

@@ -18,7 +18,14 @@ from django.http import HttpRequest
 from django.utils.module_loading import import_string
 
 from whos_online.room_names import room_name
-from whos_online.settings_table import DEFAULTS, Network, room_spec, seconds
+from whos_online.settings_table import (
+    DEFAULTS,
+    PROXY_HEADERS,
+    SOCKET_TIMEOUT,
+    Network,
+    room_spec,
+    seconds,
+)
 
 # A connection is gone after this many heartbeats without one: two missed, and a margin.
 HEARTBEATS_TO_TIMEOUT = 2.4
@@ -157,10 +164,6 @@ class Settings:
         return self.max_age if room is None else self.room_max_age
 
     @cached_property
-    def idle_after(self) -> float:
-        return HALF_WINDOW * self.max_age
-
-    @cached_property
     def retention(self) -> float:
         """How long members' last-seen times are kept: at least the window."""
         value = _get("WHOS_ONLINE_RETENTION")
@@ -192,14 +195,31 @@ class Settings:
         return int(_get("WHOS_ONLINE_LIST_LIMIT"))
 
     @cached_property
-    def proxy_count(self) -> int:
+    def proxies(self) -> tuple[str, Any]:
+        """``WHOS_ONLINE_PROXIES`` as the header the proxies write and their number or
+        networks: X-Forwarded-For, unless the setting gives them under a header's name."""
         value = _get("WHOS_ONLINE_PROXIES")
+        if isinstance(value, dict) and len(value) == 1:
+            ((header, proxies),) = value.items()
+            return str(header), proxies
+        return PROXY_HEADERS[0], value
+
+    @cached_property
+    def proxy_header(self) -> str:
+        return self.proxies[0]
+
+    @cached_property
+    def proxy_count(self) -> int:
+        value = self.proxies[1]
         return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
     @cached_property
     def trusted_proxies(self) -> tuple[Network, ...] | None:
-        """The proxies' networks: () for a number of proxies, None for neither (check E010)."""
-        value = _get("WHOS_ONLINE_PROXIES")
+        """The proxies' networks: () for a number of proxies, None for neither or for an
+        unknown header (checks E010, E011): then no forwarding header is believed."""
+        header, value = self.proxies
+        if header not in PROXY_HEADERS:
+            return None
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
             return ()
         if not isinstance(value, (list, tuple)):
@@ -208,10 +228,6 @@ class Settings:
             return tuple(ipaddress.ip_network(str(entry), strict=False) for entry in value)
         except ValueError:
             return None
-
-    @cached_property
-    def proxy_header(self) -> str:
-        return str(_get("WHOS_ONLINE_PROXY_HEADER"))
 
     @cached_property
     def exclude_paths(self) -> re.Pattern[str] | None:
@@ -230,16 +246,20 @@ class Settings:
 
     @cached_property
     def socket_timeout(self) -> float:
-        return float(_get("WHOS_ONLINE_SOCKET_TIMEOUT"))
+        """The cache alias's socket timeout (django-redis's ``SOCKET_TIMEOUT`` or Django's
+        ``socket_timeout`` in its OPTIONS), else a short one of our own."""
+        cache: dict[str, Any] = settings.CACHES.get(self.cache_alias, {})
+        options = cache.get("OPTIONS", {})
+        value = options.get("SOCKET_TIMEOUT", options.get("socket_timeout"))
+        return SOCKET_TIMEOUT if value is None else float(value)
 
     @cached_property
     def slow_call(self) -> float:
         """Seconds after which a Redis call counts as slow, toward opening the breaker."""
         return SLOW_SHARE_OF_TIMEOUT * self.socket_timeout
 
-    @cached_property
-    def block_cache(self) -> float:
-        return float(_get("WHOS_ONLINE_BLOCK_CACHE"))
+    # How long, in seconds, a process keeps a block's read (rendering.blockcache).
+    block_cache = 1.0
 
     # Caps, so no anonymous visitor can grow Redis without bound: guests counted exactly
     # (about 10 MB; "approximate" has no cap) and live rooms (registering one more drops
@@ -268,10 +288,6 @@ class Settings:
     @cached_property
     def member_card(self) -> Callable[[Any], dict[str, Any]]:
         return cast("Callable[[Any], dict[str, Any]]", _callable("WHOS_ONLINE_MEMBER_CARD"))
-
-    @cached_property
-    def track_pages(self) -> bool:
-        return bool(_get("WHOS_ONLINE_TRACK_PAGES"))
 
     @cached_property
     def guest_counting(self) -> str:

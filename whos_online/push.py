@@ -14,7 +14,7 @@ seconds, and ``disconnect`` when it closes; a connection without a beat for 2.4 
 that is gone (its process died), which ``check`` sweeps. ``connected`` lists the
 members with a live connection. Each call is one Redis round trip (``connect`` one
 per namespace and a beat) and raises ``redis.exceptions.RedisError`` when Redis
-fails: run it through ``presence.fail_open_write`` where it must not.
+fails: run it through ``presence.fail_open`` where it must not.
 """
 
 from __future__ import annotations

@@ -75,20 +75,16 @@ SETTINGS: tuple[Setting, ...] = (
         (int,), 0,
     ),
     Setting(
-        "WHOS_ONLINE_PROXIES", 0, "`int` or list of CIDRs or addresses",
+        "WHOS_ONLINE_PROXIES", 0, "`int` or list of CIDRs or addresses, or either under a header",
         "Your reverse proxies. `0`: use `REMOTE_ADDR` and ignore the proxy header. A number "
         "`N`: use the N-th address from the right of the proxy header. A list of your "
         'proxies\' networks (e.g. `["10.0.0.0/8"]`, the safer): hops are read from '
-        "`REMOTE_ADDR` leftwards and the first address outside them is the guest. Left at "
-        "`0` behind a proxy, every guest has the proxy's address (one WARNING per process, "
-        "a logger under `whos_online`).",
+        "`REMOTE_ADDR` leftwards and the first address outside them is the guest. The header "
+        "read is `X-Forwarded-For`; for RFC 7239's `Forwarded`, give the number or list under "
+        'its name: `{"Forwarded": ["10.0.0.0/8"]}` (only that header is then read; any other '
+        "name is check `E011`). Left at `0` behind a proxy, every guest has the proxy's "
+        "address (one WARNING per process, a logger under `whos_online`).",
         check="whos_online.E010",
-    ),
-    Setting(
-        "WHOS_ONLINE_PROXY_HEADER", "X-Forwarded-For", '`"X-Forwarded-For"` or `"Forwarded"`',
-        "The header your proxies write; `\"Forwarded\"` reads RFC 7239's `for=`. Only that "
-        "one is read.",
-        check="whos_online.E011",
     ),
     Setting(
         "WHOS_ONLINE_EXCLUDE_PATHS", (), "list of regexes",
@@ -97,21 +93,7 @@ SETTINGS: tuple[Setting, ...] = (
         check="whos_online.E013",
     ),
     Setting(
-        "WHOS_ONLINE_SOCKET_TIMEOUT", 0.25, "`int` or `float` (seconds)",
-        "Connect and read timeout of whos_online's own Redis pool, whatever the cache's "
-        "OPTIONS say; a `WHOS_ONLINE_REDIS_CLIENT`'s own timeouts apply (check `W003`). A "
-        "call that waits longer than 0.4 × this (0.1 s by default) counts as slow: 10 of a "
-        "process's last 20 calls slow make it skip Redis as a failure does.",
-        NUMBER, 0.001,
-    ),
-    Setting(
-        "WHOS_ONLINE_BLOCK_CACHE", 1.0, "`int` or `float` (seconds)",
-        "How long a process keeps the block's summary (per site or room, staff or "
-        "visitors' view, list limit). `0` reads Redis for every block.",
-        NUMBER, 0,
-    ),
-    Setting(
-        "WHOS_ONLINE_IS_BOT", "whos_online.visitors.bots.is_bot", CALLABLE,
+        "WHOS_ONLINE_IS_BOT", "whos_online.defaults.is_bot", CALLABLE,
         'Called with the request of a would-be guest; `True` means "not a visitor": not '
         "counted, no cookie. `None` counts every request.",
         check="whos_online.E006",
@@ -132,19 +114,13 @@ SETTINGS: tuple[Setting, ...] = (
         check="whos_online.E008",
     ),
     Setting(
-        "WHOS_ONLINE_MEMBER_CARD", "whos_online.store.members.default_card",
+        "WHOS_ONLINE_MEMBER_CARD", "whos_online.defaults.default_card",
         "dotted path or callable",
         "Called with a member's user when they are recorded; returns the card the block "
         "shows: `name`, `url`, `avatar` and up to five small extra fields, or "
         '`"hidden": True` to keep the member out of every list but the staff\'s. The '
         "default never shows an email address and hides nobody.",
         check="whos_online.E009",
-    ),
-    Setting(
-        "WHOS_ONLINE_TRACK_PAGES", False, "`bool`",
-        "Keep the path each member was last recorded on in their card, shown to staff only "
-        'on the admin\'s "Online now" page.',
-        (bool,),
     ),
     Setting(
         "WHOS_ONLINE_HEARTBEAT", 25, "`int` or `float` (seconds) or `timedelta`",
@@ -173,21 +149,37 @@ SETTINGS: tuple[Setting, ...] = (
 )  # fmt: skip
 DEFAULTS: dict[str, Any] = {setting.name: setting.default for setting in SETTINGS}
 
+# Settings whos_online read once, and what does their work now (check W015 names it).
+REMOVED = {
+    "WHOS_ONLINE_PROXY_HEADER": "give WHOS_ONLINE_PROXIES under the header's name, e.g. "
+    '{"Forwarded": ["10.0.0.0/8"]}',
+    "WHOS_ONLINE_SOCKET_TIMEOUT": "the cache alias's OPTIONS: SOCKET_TIMEOUT (django-redis) "
+    "or socket_timeout (Django's RedisCache)",
+    "WHOS_ONLINE_TRACK_PAGES": "rooms say where members are: the in_room decorator and "
+    "{% whos_here %}",
+    "WHOS_ONLINE_BLOCK_CACHE": "a process keeps a block's read for 1 s; a test that records "
+    "someone other than through a page calls whos_online.testing.reset() before reading the "
+    "block",
+}
+# The headers WHOS_ONLINE_PROXIES may name; a bare count or list means the first.
+PROXY_HEADERS = ("X-Forwarded-For", "Forwarded")
+# The socket timeout of whos_online's Redis calls when the cache alias's OPTIONS set none.
+SOCKET_TIMEOUT = 0.25
+
 # The reference's sections, by purpose: what every site sets first, then each feature's.
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Every site", (
         "WHOS_ONLINE_CACHE_ALIAS", "WHOS_ONLINE_MAX_AGE", "WHOS_ONLINE_PROXIES",
-        "WHOS_ONLINE_PROXY_HEADER", "WHOS_ONLINE_EXCLUDE_PATHS",
+        "WHOS_ONLINE_EXCLUDE_PATHS",
     )),
     ("Who is counted and how they are shown", (
         "WHOS_ONLINE_MEMBER_CARD", "WHOS_ONLINE_GUESTS", "WHOS_ONLINE_IS_BOT",
-        "WHOS_ONLINE_LIST_LIMIT", "WHOS_ONLINE_RETENTION", "WHOS_ONLINE_TRACK_PAGES",
+        "WHOS_ONLINE_LIST_LIMIT", "WHOS_ONLINE_RETENTION",
     )),
     ("Rooms", ("WHOS_ONLINE_ROOMS", "WHOS_ONLINE_ACCESS", "WHOS_ONLINE_ROOM_MAX_AGE")),
     ("Push connections", ("WHOS_ONLINE_HEARTBEAT",)),
     ("Redis", (
-        "WHOS_ONLINE_KEY_PREFIX", "WHOS_ONLINE_SOCKET_TIMEOUT", "WHOS_ONLINE_BLOCK_CACHE",
-        "WHOS_ONLINE_REDIS_CLIENT",
+        "WHOS_ONLINE_KEY_PREFIX", "WHOS_ONLINE_REDIS_CLIENT",
     )),
 )  # fmt: skip
 

@@ -19,16 +19,12 @@ from django.contrib.auth import get_user_model
 
 from demo.people import SIMULATED, Person, get_or_create, login_of
 from whos_online import presence
-from whos_online.conf import conf
 
 # The simulation sees everyone, hidden members too, as staff do.
 STAFF = SimpleNamespace(is_staff=True)
 
 # The demo's one forum thread, with its own "who is reading" room.
 THREAD_ROOM = "thread:welcome"
-
-# Where simulated members were "last seen" (WHOS_ONLINE_TRACK_PAGES, shown to staff).
-PAGES = ("/", "/about/", "/members/", "/thread/")
 
 # Documentation ranges (RFC 5737, RFC 3849): never a real visitor's address.
 GUEST_NETWORKS = tuple(
@@ -60,7 +56,7 @@ def simulated_people(count: int, rng: random.Random, skip: set[str]) -> list[Per
 
 def online_logins() -> set[str]:
     """Who is online now (hidden members too), by login: one Redis call, one query."""
-    pks = [member.pk for member in presence.online_users(viewer=STAFF)]
+    pks = [member.pk for member in presence.summary(limit=-1, viewer=STAFF).members]
     return {login_of(user) for user in get_user_model()._default_manager.filter(pk__in=pks)}
 
 
@@ -89,12 +85,12 @@ def simulate(members: int, guests: int, rng: random.Random | None = None) -> Vis
             guest_ips.append(ip)
     # record_user makes the card, which says who is hidden (demo.cards).
     for user in users:
-        presence.record_user(user, where=rng.choice(PAGES) if conf.track_pages else None)
+        presence.record_user(user)
     for ip in guest_ips:
         presence.record_guest(ip)
     # A few of them are reading the thread.
     for user in users[:3]:
-        presence.record_user(user, room=THREAD_ROOM, where="/thread/" if conf.track_pages else None)
+        presence.record_user(user, room=THREAD_ROOM)
     for ip in guest_ips[:2]:
         presence.record_guest(ip, room=THREAD_ROOM)
     return Visitors(users, guest_ips)

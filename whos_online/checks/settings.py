@@ -12,9 +12,8 @@ from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.utils.module_loading import import_string
 
 from whos_online.conf import conf
-from whos_online.settings_table import SETTINGS, Setting, seconds
+from whos_online.settings_table import PROXY_HEADERS, REMOVED, SETTINGS, Setting, seconds
 from whos_online.store.members import logs_in_by_email
-from whos_online.visitors.client_ip import HEADERS
 
 HASH_TAG = re.compile(r"\{[^}]+\}")
 SANE_SOCKET_TIMEOUT = (0.01, 2)
@@ -71,10 +70,12 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
     if not SANE_SOCKET_TIMEOUT[0] <= conf.socket_timeout <= SANE_SOCKET_TIMEOUT[1]:
         warnings.append(
             Warning(
-                f"WHOS_ONLINE_SOCKET_TIMEOUT is {conf.socket_timeout:g} s: too short fails on a "
-                "healthy loopback Redis, too long holds requests when Redis hangs.",
-                hint=f"Use a value between {SANE_SOCKET_TIMEOUT[0]} and "
-                f"{SANE_SOCKET_TIMEOUT[1]} seconds.",
+                f"The socket timeout of the cache {conf.cache_alias!r} is "
+                f"{conf.socket_timeout:g} s: too short fails on a healthy loopback Redis, too "
+                "long holds requests when Redis hangs.",
+                hint=f"Set its OPTIONS' SOCKET_TIMEOUT (django-redis) or socket_timeout "
+                f"(Django's RedisCache) between {SANE_SOCKET_TIMEOUT[0]} and "
+                f"{SANE_SOCKET_TIMEOUT[1]} seconds, or remove it (the default is 0.25).",
                 id="whos_online.W003",
             )
         )
@@ -109,10 +110,19 @@ def check_callables(**kwargs: Any) -> list[CheckMessage]:
 
 @register(Tags.compatibility)
 def check_proxies(**kwargs: Any) -> list[CheckMessage]:
-    errors: list[CheckMessage] = []
+    if conf.proxy_header not in PROXY_HEADERS:
+        return [
+            Error(
+                f"WHOS_ONLINE_PROXIES names the header {conf.proxy_header!r}; until it is "
+                "fixed no guest is counted.",
+                hint=f"Use one of {', '.join(map(repr, PROXY_HEADERS))}: the header your "
+                "proxies write.",
+                id="whos_online.E011",
+            )
+        ]
     if conf.trusted_proxies is None:
         value = getattr(settings, "WHOS_ONLINE_PROXIES", 0)
-        errors.append(
+        return [
             Error(
                 f"WHOS_ONLINE_PROXIES is {value!r}; it must be a number of proxies (0 or more) "
                 "or a list of networks (CIDRs) or addresses. Until it is fixed no guest is "
@@ -121,16 +131,22 @@ def check_proxies(**kwargs: Any) -> list[CheckMessage]:
                 "proxies connect from.",
                 id="whos_online.E010",
             )
+        ]
+    return []
+
+
+@register(Tags.compatibility)
+def check_removed(**kwargs: Any) -> list[CheckMessage]:
+    """A setting whos_online no longer reads, still set: say what does its work now."""
+    return [
+        Warning(
+            f"{name} is set, but whos_online no longer reads it.",
+            hint=f"Remove it; instead, {instead}.",
+            id="whos_online.W015",
         )
-    if conf.proxy_header not in HEADERS:
-        errors.append(
-            Error(
-                f"WHOS_ONLINE_PROXY_HEADER is {conf.proxy_header!r}.",
-                hint=f"Use one of {', '.join(map(repr, HEADERS))}: the header your proxies write.",
-                id="whos_online.E011",
-            )
-        )
-    return errors
+        for name, instead in REMOVED.items()
+        if hasattr(settings, name)
+    ]
 
 
 @register(Tags.compatibility)

@@ -1,4 +1,4 @@
-"""The block's reads, kept per process for ``WHOS_ONLINE_BLOCK_CACHE`` seconds.
+"""The block's reads, kept per process for ``conf.block_cache`` seconds (1 s).
 
 Every page with the block would otherwise cost a Redis read, so Redis latency
 would be page latency. One rule decides which read a page shows: **a page that

@@ -42,7 +42,7 @@ on_settings_change(get_client.cache_clear)
 
 def _for_alias(alias: str) -> redis.Redis:
     """A client of our own for the first server of the alias's LOCATION (the one its
-    backend writes to), with its connection options and ``WHOS_ONLINE_SOCKET_TIMEOUT``.
+    backend writes to), with its connection options and its socket timeout (``conf.socket_timeout``).
 
     Neither backend applies a timeout unless the cache's OPTIONS set one, and
     django-redis's IGNORE_EXCEPTIONS does not cover a raw client, so a dead Redis

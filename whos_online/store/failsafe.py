@@ -10,7 +10,7 @@ read, or is slow; ``writes`` gates writes only and opens when Redis refuses one
 (READONLY, OOM), so such a Redis still serves the block, counts and statuses.
 
 Slow: SLOW_CALLS_TO_OPEN of the last SLOW_WINDOW calls waited longer than
-``conf.slow_call`` (0.4 × ``WHOS_ONLINE_SOCKET_TIMEOUT``). A call's wait is its
+``conf.slow_call`` (0.4 × the socket timeout, ``conf.socket_timeout``). A call's wait is its
 wall time less the CPU time of its own thread (``time.thread_time``), so other
 threads' work neither hides a slow Redis nor counts as waiting; what a healthy
 Redis leaves in it is the thread's turn for the GIL and a CPU. A stall slows
@@ -202,7 +202,7 @@ class Breaker:
             what = (
                 f"Redis is slow ({SLOW_CALLS_TO_OPEN} of the last {SLOW_WINDOW} calls waited "
                 f"over {conf.slow_call:g} s, {SLOW_SHARE_OF_TIMEOUT:g} × "
-                f"WHOS_ONLINE_SOCKET_TIMEOUT; the last took {took:.3f} s)"
+                f"the socket timeout; the last took {took:.3f} s)"
             )
             effect = "whos_online skips it until it answers in time"
         elif self.reads.state == CLOSED:

@@ -68,14 +68,14 @@ def logs_in_by_email(model: type) -> bool:
     return "email" in login or isinstance(field, EmailField)
 
 
-def card_of(user: Any, where: str | None = None) -> tuple[str, bool]:
+def card_of(user: Any) -> tuple[str, bool]:
     """``user``'s card as stored (``WHOS_ONLINE_MEMBER_CARD``), and whether it asks that they
     be hidden (``"hidden": True``): both come from the one call, which may read the database."""
     card = conf.member_card(user)
-    return card_json(card, where), bool(card.get("hidden"))
+    return card_json(card), bool(card.get("hidden"))
 
 
-def card_json(card: dict[str, Any], where: str | None = None) -> str:
+def card_json(card: dict[str, Any]) -> str:
     """The card as stored: known fields capped, unsafe URLs dropped, at most MAX_CARD_BYTES."""
     clean: dict[str, Any] = {"name": str(card.get("name") or "")[:MAX_NAME]}
     for key in ("url", "avatar"):
@@ -88,11 +88,9 @@ def card_json(card: dict[str, Any], where: str | None = None) -> str:
         if key not in (*CARD_FIELDS, "where", "hidden")
     }
     clean.update(list(extras.items())[:MAX_EXTRA_FIELDS])
-    if where:
-        clean["where"] = where[:MAX_URL]
     text = json.dumps(clean, ensure_ascii=False, separators=(",", ":"))
     if len(text.encode()) > MAX_CARD_BYTES:
-        # Extras go first, then the page; name and links always fit.
+        # Extras go first; name and links always fit.
         kept = {key: clean[key] for key in CARD_FIELDS if key in clean}
         text = json.dumps(kept, ensure_ascii=False, separators=(",", ":"))
     return text
@@ -114,8 +112,6 @@ class Member:
     last_seen: datetime
     status: Status
     hidden: bool = False
-    # The page the member was last recorded on (WHOS_ONLINE_TRACK_PAGES; staff only).
-    where: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -137,7 +133,7 @@ class Member:
 
     def as_json(self) -> dict[str, Any]:
         """What the live endpoint sends about this member."""
-        data = {
+        return {
             "pk": self.pk,
             "name": self.name,
             "url": self.url,
@@ -146,9 +142,6 @@ class Member:
             "hidden": self.hidden,
             **self.extra,
         }
-        if self.where is not None:
-            data["where"] = self.where
-        return data
 
 
 def read_member(pk: Any, seen: float, raw_card: Any, status: Status, hidden: bool) -> Member:
@@ -160,6 +153,7 @@ def read_member(pk: Any, seen: float, raw_card: Any, status: Status, hidden: boo
         card = {}
     if not isinstance(card, dict):
         card = {}
+    card.pop("where", None)  # the staff's page of WHOS_ONLINE_TRACK_PAGES, in older cards
     return Member(
         pk=text(pk),
         display_name=str(card.pop("name", "") or ""),
@@ -168,7 +162,6 @@ def read_member(pk: Any, seen: float, raw_card: Any, status: Status, hidden: boo
         last_seen=datetime.fromtimestamp(seen, tz=timezone.utc),
         status=status,
         hidden=hidden,
-        where=card.pop("where", None),
         extra=card,
     )
 

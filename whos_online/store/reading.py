@@ -9,7 +9,7 @@ import json
 import math
 import time
 from collections.abc import Hashable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterable, TypeVar
 
@@ -18,7 +18,7 @@ from whos_online.store import counting, scripts
 from whos_online.store.connection import get_client, text
 from whos_online.store.members import Member, read_member
 from whos_online.store.recording import member_id
-from whos_online.store.stats import Peak, count, guest_buckets, guest_cap, peak_from
+from whos_online.store.stats import Peak, guest_buckets, guest_cap, peak_from
 from whos_online.store.status import Status, beating, last_sign, status_of
 
 Key = TypeVar("Key", bound=Hashable)
@@ -59,28 +59,6 @@ class Summary:
         return max(listable - len(self.members), 0)
 
 
-def online_users(
-    *, room: str | None = None, limit: int | None = None, viewer: Any = None
-) -> list[Member]:
-    """Members seen inside the window, most recent first, at most ``limit``.
-
-    Hidden members only for a staff ``viewer`` (``viewer=request.user``).
-    """
-    limit = -1 if limit is None else limit
-    return summary(room=room, limit=limit, viewer=viewer).members
-
-
-def user_count(*, room: str | None = None) -> int:
-    """How many members (hidden ones too: a count names nobody) are inside the window."""
-    counted = count(get_client(), time.time(), room, guests=False)
-    return counted.users + counted.hidden
-
-
-def guest_count(*, room: str | None = None) -> int:
-    """How many guests were seen inside the window (approximately, in approximate mode)."""
-    return count(get_client(), time.time(), room).guests
-
-
 def summary(
     *,
     room: str | None = None,
@@ -91,7 +69,7 @@ def summary(
     """Members (at most ``limit``, default ``WHOS_ONLINE_LIST_LIMIT``), counts and peak: one round trip.
 
     Hidden members are counted, and listed only for a staff ``viewer``
-    (``viewer=request.user``), who alone also see where members were last seen.
+    (``viewer=request.user``).
     The site's peak is the kept one, or the count now if it beats it (rooms keep
     no peak); only ``prune`` writes it. With ``day`` (default: when
     ``WHOS_ONLINE_RETENTION`` is a day or more) the same call counts the site's past
@@ -164,7 +142,7 @@ def read(
         rows = sorted(rows + hidden_rows, key=lambda row: row[0], reverse=True)
         members = [member for _, member in rows[: None if limit < 0 else limit]]
     else:
-        members = [replace(m, where=None) if m.where is not None else m for _, m in rows]
+        members = [member for _, member in rows]
     # The picture changes by time alone when a listed member turns idle, the oldest sign
     # inside the window leaves it, or (approximate counting) the guest buckets move on.
     changes_at = min(idle_at, math.inf if oldest is None else float(oldest) + window)

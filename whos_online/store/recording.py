@@ -38,7 +38,6 @@ def record_user(
     user: Any,
     *,
     room: str | None = None,
-    where: str | None = None,
     guest_ip: str | Address | None = None,
 ) -> Visit:
     """Mark ``user`` as seen now (on the site, or in ``room``) with a fresh card.
@@ -47,10 +46,9 @@ def record_user(
     counted, never listed to ordinary visitors. The same write takes them out
     of the other set (so changing one's mind takes effect at the next record)
     and, given the address they browsed from as a guest (``guest_ip``), out of
-    the guests, so a login never counts one person twice. ``where`` is the page
-    (kept on the card for staff).
+    the guests, so a login never counts one person twice.
     """
-    card, hidden = card_of(user, where)
+    card, hidden = card_of(user)
     return record_member(str(user.pk), hidden, card, room, guest_ip)
 
 
@@ -66,7 +64,7 @@ def record_member(
     """record_user's Redis part: no site callable runs here (see ``sockets.open_connection``).
 
     With ``keep_card``, a card already stored stays (a socket's record: the
-    page's card knows where the member is).
+    page's card is the fresher).
     """
     now = time.time()
     keys = conf.keys(room)

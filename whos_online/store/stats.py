@@ -120,10 +120,9 @@ def prune(*, batch_size: int = 1000) -> PruneResult:
     batches += _prune_rooms(client, now - conf.room_max_age, batch_size)
     prune_key(conf.rooms_key, conf.room_max_age)
     # Cron runs this every minute or so: sample the counts for the admin's chart, raise the peak.
-    counted = count(client, now, raise_peak=True)
+    online, guests_online = count(client, now)
     pipe = client.pipeline(transaction=False)
-    online = counted.users + counted.hidden
-    pipe.zadd(conf.history_key, {f"{now:.3f}:{online}:{counted.guests}": now})
+    pipe.zadd(conf.history_key, {f"{now:.3f}:{online}:{guests_online}": now})
     pipe.zremrangebyscore(conf.history_key, "-inf", f"({now - HISTORY_SECONDS}")
     pipe.zremrangebyrank(conf.history_key, 0, -HISTORY_MAX - 1)
     pipe.expire(conf.history_key, HISTORY_SECONDS)
@@ -205,38 +204,13 @@ def guest_buckets(keys: Keys, now: float, window: float) -> list[str]:
     return counting.window_buckets(keys.guests, now, window) if counting.approximate() else []
 
 
-class Counted(NamedTuple):
-    """A namespace's counts inside the window and its peak (None when it has none)."""
-
-    users: int
-    hidden: int
-    guests: int
-    peak_count: Any
-    peak_at: Any
-
-
-def count(
-    client: Any,
-    now: float,
-    room: str | None = None,
-    *,
-    guests: bool = True,
-    raise_peak: bool = False,
-) -> Counted:
-    """The counts of the site or of ``room`` (see lua/count_and_raise_peak.lua); with
-    ``raise_peak`` (prune), the site's peak is raised if they beat it, else it only reads.
-    Without ``guests``, no approximate guest count is made (it reads 0)."""
-    keys, window = conf.keys(room), conf.window(room)
-    buckets = guest_buckets(keys, now, window) if guests else []
-    keys_and_args = (
-        [*keys, *conf.socket_keys(room), *buckets],
-        [now - window, now, PEAK_TTL if raise_peak else 0, guest_cap()],
+def count(client: Any, now: float) -> tuple[int, int]:
+    """The members (hidden ones too) and guests online (see lua/count_and_raise_peak.lua),
+    raising the site's peak if their sum beats it."""
+    keys = conf.keys()
+    users, hidden, guests, *_ = scripts.COUNT_AND_RAISE_PEAK(
+        client,
+        [*keys, *conf.socket_keys(), *guest_buckets(keys, now, conf.max_age)],
+        [now - conf.max_age, now, PEAK_TTL, guest_cap()],
     )
-    if raise_peak:
-        counted = scripts.COUNT_AND_RAISE_PEAK(client, *keys_and_args)
-    else:
-        counted = scripts.COUNT_AND_RAISE_PEAK.read(
-            client, *keys_and_args, hyperloglogs=bool(buckets)
-        )
-    users, hidden, guests_in, peak_count, peak_at = counted
-    return Counted(int(users), int(hidden), int(guests_in), peak_count, peak_at)
+    return int(users) + int(hidden), int(guests)

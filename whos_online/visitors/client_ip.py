@@ -18,9 +18,6 @@ from whos_online.conf import conf
 from whos_online.settings_table import Network
 from whos_online.store.addresses import Address
 
-# The two headers a site can choose to believe (WHOS_ONLINE_PROXY_HEADER).
-HEADERS = ("X-Forwarded-For", "Forwarded")
-
 logger = logging.getLogger(__name__)
 # Whether this process said that guests come through a proxy the settings ignore.
 _told_of_proxy = False

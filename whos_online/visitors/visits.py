@@ -141,9 +141,8 @@ class PageVisit:
         """Record a signed-in member with a fresh card, no longer as a guest. ``login``: a
         read from before counted them as someone else (the guest they were)."""
         request = self.request
-        where = request.path if conf.track_pages else None
         ip = client_address(request) if conf.track_guests else None
-        visit = failsafe.write(recording.record_user, user, room=room, where=where, guest_ip=ip)
+        visit = failsafe.write(recording.record_user, user, room=room, guest_ip=ip)
         return self._replied(room, visit, arrival=login)
 
     def record_guest(self) -> None:
