@@ -52,12 +52,14 @@ WORKERS = int(os.environ.get("MUTATE_WORKERS", "2"))  # the machine's cores are 
 # Module -> the tests that exercise it most directly (run first: -x stops at the first kill).
 TESTS = {
     "__init__.py": ["test_app.py"],
-    "admin.py": ["test_admin.py", "test_chart.py"],
+    "contrib/admin/admin.py": ["test_admin.py", "test_chart.py"],
+    "contrib/admin/checks.py": ["test_admin.py"],
+    "contrib/admin/stats.py": ["test_admin.py", "test_presence.py", "test_chart.py"],
     "rendering/announcements.py": ["test_live.py", "test_consumers.py", "test_realtime_trust.py"],
     "apps.py": ["test_app.py", "test_checks.py"],
     "rendering/blockcache.py": ["test_blockcache.py", "test_templatetag.py"],
     "visitors/bots.py": ["test_bots.py", "test_checks.py"],
-    "chart.py": ["test_chart.py", "test_admin.py"],
+    "contrib/admin/chart.py": ["test_chart.py", "test_admin.py"],
     "visitors/client_ip.py": ["test_client_ip.py", "test_middleware.py", "test_guests.py"],
     "conf.py": ["test_conf.py"],
     "store/connection.py": ["test_connection.py"],

@@ -20,6 +20,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.sessions",
     "whos_online",
+    "whos_online.contrib.admin",
     "whos_online.contrib.channels",
 ]
 MIDDLEWARE = [

@@ -13,13 +13,14 @@ import time_machine
 from django.contrib import admin
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.core.management.base import SystemCheckError
 from django.utils.dateformat import format as format_date
 from django.utils.timezone import localtime
 
 from tests.conftest import NOW, BrowserClient, on_one_day
-from whos_online import chart, presence
+from whos_online import presence
+from whos_online.contrib.admin import chart, stats
 from whos_online.models import OnlineNow
-from whos_online.store import stats
 
 pytestmark = pytest.mark.django_db
 
@@ -299,3 +300,13 @@ def test_only_active_staff_may_view_and_nobody_may_edit(
     if not allowed:  # the page itself answers with the admin's login form
         response = page.changelist_view(request).render()
         assert "not authorized to access this page" in text(response.content.decode())
+
+
+def test_the_admin_part_without_djangos_admin_fails_the_check(settings: Any) -> None:
+    settings.INSTALLED_APPS = [
+        app for app in settings.INSTALLED_APPS if app != "django.contrib.admin"
+    ]
+    with pytest.raises(SystemCheckError) as failed:
+        call_command("check")
+    assert "whos_online_admin.E001" in str(failed.value)
+    assert 'Add "django.contrib.admin" to INSTALLED_APPS' in str(failed.value)

@@ -20,8 +20,8 @@ import redis
 from django.contrib.auth.models import User
 
 from tests.conftest import BrowserClient
-from whos_online.store import stats
-from whos_online.store.stats import Sample
+from whos_online.contrib.admin import stats
+from whos_online.contrib.admin.stats import Sample
 
 pytestmark = pytest.mark.django_db
 

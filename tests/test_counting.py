@@ -24,6 +24,7 @@ from tests.conftest import NOW, BrowserClient
 from whos_online import presence
 from whos_online.checks import settings as settings_checks
 from whos_online.conf import Settings
+from whos_online.contrib.admin import stats as admin_stats
 from whos_online.store import counting, stats
 
 pytestmark = pytest.mark.django_db
@@ -191,7 +192,7 @@ def test_prune_samples_guests_in_both_modes(mode: str) -> None:
         for i in range(3):
             visit(f"203.0.113.{i}")
         call_command("whos_online_prune", stdout=StringIO())
-        assert [(s.users, s.guests) for s in stats.history()] == [(0, 3)]
+        assert [(s.users, s.guests) for s in admin_stats.history()] == [(0, 3)]
     assert presence.peak() == stats.Peak(3, NOW)
 
 
@@ -291,7 +292,9 @@ def test_a_visitor_seen_again_counts_in_each_new_hour_and_each_new_day(
 
     seen_every_5_minutes(18, range(25, 51, 5))  # 23:55 to 00:20 local
     with at(18, 52):
-        assert [(d.day.isoformat(), d.members, d.guests) for d in stats.daily_visitors(days=2)] == [
+        assert [
+            (d.day.isoformat(), d.members, d.guests) for d in admin_stats.daily_visitors(days=2)
+        ] == [
             ("2026-03-04", 1, 1),
             ("2026-03-03", 1, 1),
         ]

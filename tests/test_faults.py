@@ -45,7 +45,8 @@ from tests.counted import Wire
 from tests.redis_server import RedisServer
 from whos_online import presence
 from whos_online.conf import Settings, conf
-from whos_online.store import addresses, failsafe, sockets, stats
+from whos_online.contrib.admin import stats as admin_stats
+from whos_online.store import addresses, failsafe, sockets
 
 pytestmark = pytest.mark.django_db
 
@@ -556,7 +557,7 @@ def test_on_a_read_only_replica_every_read_reads(
         assert (online_now.user_count(), online_now.guest_count()) == (2, 1)
         assert presence.statuses([alice, bob]) == {alice: "online", bob: "online"}
         assert presence.last_seen(alice) == NOW
-        assert [(day.members, day.guests) for day in stats.daily_visitors(days=1)] == [(2, 1)]
+        assert [(day.members, day.guests) for day in admin_stats.daily_visitors(days=1)] == [(2, 1)]
         with replica.client() as direct:
             assert set(direct.scan_iter()) == before
             assert "errorstat_READONLY" not in direct.info("errorstats")  # nothing refused

@@ -21,6 +21,7 @@ from tests import online_now
 from tests.conftest import NOW, BrowserClient
 from whos_online import presence
 from whos_online.conf import Settings, conf
+from whos_online.contrib.admin import stats as admin_stats
 from whos_online.store import addresses, stats
 
 pytestmark = pytest.mark.django_db
@@ -111,7 +112,7 @@ def test_a_guest_refused_at_the_cap_is_no_error(
     assert visit_one.status_code == visit_two.status_code == 200
     assert "1 guest" in visit_two.content.decode()
     # Refused means not counted anywhere: not in the day's unique visitors either.
-    assert stats.daily_visitors(days=1)[0].guests == 1
+    assert admin_stats.daily_visitors(days=1)[0].guests == 1
 
 
 def test_reset_peak_forgets_a_pinned_peak(redis_db: redis.Redis, settings: Any) -> None:

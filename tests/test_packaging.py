@@ -68,7 +68,8 @@ def test_the_wheel_has_the_app_its_data_and_the_catalogs(dist: Path) -> None:
         "whos_online/static/whos_online/live.js",
         "whos_online/static/whos_online/whos_online.css",
         "whos_online/templates/whos_online/whos_online.html",
-        "whos_online/templates/admin/whos_online/chart.html",
+        "whos_online/contrib/admin/templates/admin/whos_online/chart.html",
+        "whos_online/contrib/admin/static/whos_online/chart.js",
         "whos_online/management/commands/whos_online_prune.py",
     } <= names
     assert not [name for name in names if name.startswith(("tests/", "example_project/"))]
@@ -123,7 +124,8 @@ def test_whos_online_imports_nothing_of_wagtail() -> None:
     without Wagtail loads every other module (apps, tags, admin, views) without it."""
     code = (
         "import sys, django; django.setup();"
-        "import whos_online.admin, whos_online.templatetags.whos_online, whos_online.urls;"
+        "import whos_online.contrib.admin.admin, whos_online.templatetags.whos_online;"
+        "import whos_online.urls;"
         "import whos_online.contrib.jinja2, whos_online.access;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'wagtail'))"
     )

@@ -16,6 +16,7 @@ from tests.conftest import NOW, django_redis_cache, names, require, tab
 from tests.redis_server import RedisServer
 from whos_online import presence, push
 from whos_online.conf import Settings, conf
+from whos_online.contrib.admin import stats as admin_stats
 from whos_online.store import sockets, stats
 
 
@@ -343,7 +344,7 @@ def test_rooms_keep_no_peak(redis_db: redis.Redis, settings: Any, people: Any) -
 def test_daily_visitors_lists_at_most_30_days(
     redis_db: redis.Redis, days: int, listed: int
 ) -> None:
-    assert len(stats.daily_visitors(days=days)) == listed
+    assert len(admin_stats.daily_visitors(days=days)) == listed
 
 
 def test_record_user_returns_the_visit_and_the_members_card(
@@ -377,7 +378,7 @@ def test_history_keeps_the_samples_of_the_last_24_hours(
         presence.prune()
         traveller.shift(24 * 3600)  # the first sample is a day and a second old
         presence.prune()
-        assert [s.at for s in stats.history()] == [
+        assert [s.at for s in admin_stats.history()] == [
             NOW + timedelta(seconds=1),
             NOW + timedelta(seconds=24 * 3600 + 1),
         ]
@@ -424,7 +425,7 @@ def test_history_holds_2880_samples_at_most(redis_db: redis.Redis, settings: Any
         redis_db.zadd(key, {f"{now - 20 * i:.3f}:0:0": now - 20 * i for i in range(1, 2881)})
         presence.prune()
         assert redis_db.zcard(key) == 2880  # the oldest made room for this one
-        assert stats.history()[-1].at == NOW
+        assert admin_stats.history()[-1].at == NOW
 
 
 def test_the_public_api_is_what_all_names_and_its_options_are_keywords() -> None:

@@ -415,15 +415,17 @@ def test_without_channels_the_realtime_package_says_what_to_install() -> None:
 
 
 def test_a_site_without_channels_or_wagtail_sets_up_checks_and_serves_the_block() -> None:
-    """The core imports no optional part (issue 50): with Channels, Daphne and Wagtail
-    refused at import, a site sets up, passes ``check`` and serves a page whose block
-    counts its visitor, and nothing under ``whos_online.contrib`` was imported."""
+    """The core imports no optional part (issue 50): with Channels, Daphne, Wagtail and
+    Django's admin refused at import, a site sets up, passes ``check`` and serves a page
+    whose block counts its visitor, and nothing under ``whos_online.contrib`` was imported."""
     code = """
 import sys
 
 class Refuse:
     def find_spec(self, name, path=None, target=None):
-        if name.partition(".")[0] in {"channels", "daphne", "wagtail"}:
+        if name.partition(".")[0] in {"channels", "daphne", "wagtail"} or name.startswith(
+            "django.contrib.admin"
+        ):
             raise ModuleNotFoundError(f"refused: {name}")
 
 sys.meta_path.insert(0, Refuse())
@@ -464,6 +466,7 @@ call_command("check", "--fail-level", "ERROR")
 browser = Client(HTTP_USER_AGENT="Mozilla/5.0 (X11; Linux x86_64) Firefox/130.0")
 print(" ".join(browser.get("/").content.decode().split()))
 print(sorted(m for m in sys.modules if m.startswith(("channels", "daphne", "wagtail",
+                                                       "django.contrib.admin",
                                                        "whos_online.contrib"))))
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

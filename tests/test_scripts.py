@@ -30,6 +30,7 @@ from tests.conftest import (
 )
 from whos_online import presence, push
 from whos_online.conf import Settings, conf
+from whos_online.contrib.admin import stats as admin_stats
 from whos_online.store import counting, recording, scripts, sockets, stats
 from whos_online.store.addresses import guest_id
 from whos_online.store.sockets import Connection
@@ -256,7 +257,7 @@ def test_every_script_touches_only_the_keys_it_declares(
         traveller.shift(301)
         presence.prune()  # alice, stale, out of every set
         # the day's counters began again with the cache clear: one guest since
-        assert [(day.members, day.guests) for day in stats.daily_visitors(days=1)] == [(0, 1)]
+        assert [(day.members, day.guests) for day in admin_stats.daily_visitors(days=1)] == [(0, 1)]
         assert presence.forget_user(alice) is False  # pruned from the site already
         assert not recording.unrecord((str(alice.pk), True), "lobby")  # its guest keeps it
     assert [script.name for script in SCRIPTS if not round_trips.ran(script)] == []
@@ -425,7 +426,7 @@ def test_a_record_writes_the_member_their_card_counters_and_ttls(
         assert presence.last_seen(alice) == start + timedelta(seconds=5)
         assert names(online_now.online_users()) == ["alice", "bob"]
         # The day's unique visitors: two members, two guests (alice was one before logging in).
-        (today,) = stats.daily_visitors(days=1)
+        (today,) = admin_stats.daily_visitors(days=1)
         assert (today.members, today.guests) == (2, 2)
         assert redis_db.hget(key(settings, "cards"), str(alice.pk)) == b'{"name":"alice"}'
         assert redis_db.exists(key(settings, "hidden"), key(settings, "rooms")) == 0
@@ -801,7 +802,7 @@ def test_approximate_guests_count_from_every_bucket_of_the_window(
         assert all(0 < redis_db.pttl(name) <= ttl for name, ttl in keys.items())
         assert set(redis_db.scan_iter(match=key(settings, "*"))) == set(keys)
         presence.prune()
-        assert stats.history()[-1].guests == 2
+        assert admin_stats.history()[-1].guests == 2
     assert redis_db.exists(key(settings, "guests")) == 0  # no sorted set in this mode
 
 
@@ -813,7 +814,7 @@ def test_approximate_guests_in_a_window_of_one_bucket(redis_db: redis.Redis, set
         presence.record_guest("203.0.113.1")
         assert presence.summary().guest_count == 1
         presence.prune()
-        assert stats.history()[-1].guests == 1
+        assert admin_stats.history()[-1].guests == 1
 
 
 # --- HEARTBEAT, DISCONNECT, and the block's merge of them

@@ -7,7 +7,7 @@ from django.utils.translation import gettext_lazy as _
 
 
 class OnlineNow(models.Model):
-    """Stands for the admin page in whos_online/admin.py; the data lives in Redis."""
+    """Stands for the admin page of whos_online.contrib.admin; the data lives in Redis."""
 
     class Meta:
         managed = False

@@ -27,6 +27,7 @@ INSTALLED_APPS = [
     # package's, to add a class per role (coloured staff names).
     "demo",
     "whos_online",
+    "whos_online.contrib.admin",  # the "Online now" page in the admin
     "whos_online.contrib.channels",  # the live blocks' WebSockets
 ]
 

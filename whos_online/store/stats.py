@@ -1,12 +1,12 @@
-"""What is kept over time: the most ever online (the peak), unique visitors per
-day, the admin's history, and ``prune`` (cron), which samples them.
+"""What is kept over time: the most ever online (the peak), and ``prune`` (cron), which
+raises it and samples the counts for the admin page's chart (whos_online.contrib.admin).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 from whos_online.conf import Keys, conf
@@ -46,31 +46,6 @@ def peak_from(count: Any = None, at: Any = None) -> Peak | None:
     if count is None or at is None:
         return None
     return Peak(int(count), datetime.fromtimestamp(float(at), tz=timezone.utc))
-
-
-@dataclass(frozen=True)
-class DayVisitors:
-    """Unique members and guests seen on one day (the site's time zone); both approximate."""
-
-    day: date
-    members: int
-    guests: int
-
-    @property
-    def total(self) -> int:
-        return self.members + self.guests
-
-
-def daily_visitors(*, days: int = 30) -> list[DayVisitors]:
-    """Unique visitors of each of the last ``days`` days (at most 30), today first: one round trip."""
-    today = counting.local_date(time.time())
-    dates = [today - timedelta(days=back) for back in range(min(days, counting.DAYS_KEPT - 2))]
-    keys = [conf.day_key(who, day) for day in dates for who in ("members", "guests")]
-    counts = iter(scripts.COUNT_EACH(get_client(), keys, []))
-    return [
-        DayVisitors(day, int(members), int(guests))
-        for day, members, guests in zip(dates, counts, counts)
-    ]
 
 
 class PruneResult(NamedTuple):
@@ -169,29 +144,9 @@ def _prune_rooms(client: Any, cutoff: float, batch_size: int) -> int:
         skip, start = (skip + ties if last == start else ties), last
 
 
-@dataclass(frozen=True)
-class Sample:
-    """The counts at one moment, as ``whos_online_prune`` sampled them."""
-
-    at: datetime
-    users: int
-    guests: int
-
-
 HISTORY_SECONDS = 24 * 3600
 # One sample a minute fills a day; a cron running more often cannot grow it further.
 HISTORY_MAX = 2 * 24 * 60
-
-
-def history(*, seconds: float = HISTORY_SECONDS) -> list[Sample]:
-    """Samples of the last ``seconds`` (at most a day), oldest first."""
-    raw = get_client().zrange(conf.history_key, time.time() - seconds, "+inf", byscore=True)
-    samples = []
-    for member in raw:
-        at, users, guests = text(member).split(":")
-        moment = datetime.fromtimestamp(float(at), tz=timezone.utc)
-        samples.append(Sample(moment, int(users), int(guests)))
-    return samples
 
 
 def guest_cap() -> int:

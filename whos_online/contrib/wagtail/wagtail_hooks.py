@@ -1,7 +1,9 @@
-"""Wagtail's admin menu gets "Online now", the staff page (``admin.py``), for staff.
+"""Wagtail's admin menu gets "Online now", the staff page of ``whos_online.contrib.admin``,
+for staff.
 
 Wagtail imports ``wagtail_hooks`` from each installed app: this one's once
-``whos_online.contrib.wagtail`` is in ``INSTALLED_APPS``.
+``whos_online.contrib.wagtail`` is in ``INSTALLED_APPS``. Without the admin part the
+page is not routed, and the item is not shown.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ PAGE = "admin:whos_online_onlinenow_changelist"
 
 
 class OnlineNowMenuItem(MenuItem):  # type: ignore[misc]
-    """Shown to whom the page is (active staff), where Django's admin is routed (the
-    Wagtail starter's ``django-admin/``)."""
+    """Shown to whom the page is (active staff), where it is routed: the admin part
+    installed, Django's admin in the URLconf (the Wagtail starter's ``django-admin/``)."""
 
     def is_shown(self, request: HttpRequest) -> bool:
         user: Any = request.user

@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.utils.dateformat import format as format_date
 from django.utils.translation import gettext, ngettext
 
-from whos_online.store.stats import Sample
+from whos_online.contrib.admin.stats import Sample
 
 WIDTH, HEIGHT = 720, 240
 # Room for the y labels (left), the peak's label (top) and the x labels (bottom).

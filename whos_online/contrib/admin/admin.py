@@ -11,9 +11,10 @@ from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
 from django.utils.text import capfirst
 
-from whos_online import chart
+from whos_online.conf import conf
+from whos_online.contrib.admin import chart, stats
 from whos_online.models import OnlineNow
-from whos_online.store import counting, failsafe, reading, stats
+from whos_online.store import failsafe, reading
 
 # Members listed on the page; the counts cover everyone.
 PAGE_LIMIT = 500
@@ -65,7 +66,7 @@ def _page(admin_site: str) -> dict[str, Any]:
         days.pop()
     return {
         "days": days,
-        "approximate": counting.approximate(),
+        "approximate": conf.guest_counting == "approximate",
         "online": online,
         "members": [(member, _change_url(admin_site, member.pk)) for member in online.members],
         "chart": chart.draw(samples),
