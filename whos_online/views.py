@@ -6,14 +6,22 @@ import hashlib
 import json
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseForbidden,
+)
 from django.utils.cache import get_conditional_response, patch_cache_control
-from django.views.decorators.http import require_GET
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_safe
 
 from whos_online.conf import conf
 from whos_online.rendering.announcements import SHOWN_HEADER, since_shown
 from whos_online.rendering.block import SITE_TEMPLATE, render_block, site_block
 from whos_online.store.reading import Summary
+from whos_online.visitors.beacon import signed_rooms
+from whos_online.visitors.visits import page_of
 
 
 @require_GET
@@ -44,6 +52,22 @@ def live(request: HttpRequest) -> HttpResponse:
     # again. No Vary for SHOWN_HEADER: the ETag is of the body, announcement included.
     patch_cache_control(response, private=True, no_cache=True)
     return response
+
+
+@require_safe
+@never_cache
+def beacon(request: HttpRequest) -> HttpResponse:
+    """The beacon of a block on a page a cache shares (``visitors.beacon``): the
+    middleware records its visitor on the site as for any page, with their cookie, and
+    here in the ``room`` the page showed, each signed by the block. A 400 for a room not
+    signed here, which records nobody."""
+    rooms = signed_rooms(request.GET.getlist("room"))
+    if rooms is None:
+        return HttpResponseBadRequest()
+    page = page_of(request)
+    for room in rooms:
+        page.enter(room)  # type: ignore[union-attr]
+    return HttpResponse(status=204)
 
 
 def _body(online: Summary | None, html: str, said: str, names: bool) -> tuple[bytes, str]:
