@@ -57,17 +57,20 @@ def live(request: HttpRequest) -> HttpResponse:
 @require_safe
 @never_cache
 def beacon(request: HttpRequest) -> HttpResponse:
-    """The beacon of a block on a page a cache shares (``visitors.beacon``): the
-    middleware records its visitor on the site as for any page, with their cookie, and
-    here in the ``room`` the page showed, each signed by the block. A 400 for a room not
-    signed here, which records nobody."""
-    rooms = signed_rooms(request.GET.getlist("room"))
-    if rooms is None:
+    """The beacon of a block on a page a cache shares (``visitors.beacon``): records its
+    visitor as the middleware records a page's, on the site (the middleware then gives
+    them their cookie) and in each ``room`` the page showed, signed by the block. A 400
+    for a room not signed here, which records nobody."""
+    rooms, page = signed_rooms(request.GET.getlist("room")), page_of(request)
+    if rooms is None or page is None:
         return HttpResponseBadRequest()
-    page = page_of(request)
+    page.record_due()
     for room in rooms:
-        page.enter(room)  # type: ignore[union-attr]
+        page.enter(room)
     return HttpResponse(status=204)
+
+
+beacon.records_its_visitor = True  # type: ignore[attr-defined]
 
 
 def _body(online: Summary | None, html: str, said: str, names: bool) -> tuple[bytes, str]:

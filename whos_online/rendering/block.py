@@ -242,8 +242,17 @@ def render_block(
         return _render(engine, name, block, context)
     flags = (context.autoescape, context.use_l10n, context.use_tz) if context else None
     key: tuple[Any, ...] = (name, engine, get_language(), get_current_timezone(), flags)
-    varies = ("room", "window_minutes", "live", "live_url", "ws_url", "fill", "counts_only")
-    varies += ("beacon", "renew")
+    varies = (
+        "room",
+        "window_minutes",
+        "live",
+        "live_url",
+        "ws_url",
+        "fill",
+        "counts_only",
+        "beacon",
+        "renew",
+    )
     key += tuple(block.get(vary) for vary in varies)
     done = online.rendered.get(key)
     if done is None:

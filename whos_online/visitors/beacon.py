@@ -13,7 +13,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core import signing
 from django.http import HttpRequest, HttpResponseBase
-from django.utils.cache import cc_delim_re, get_max_age
+from django.utils.cache import get_max_age
 
 ROOM_SALT = "whos_online.beacon"
 UPDATE_CACHE = "django.middleware.cache.UpdateCacheMiddleware"
@@ -30,8 +30,7 @@ def shared(request: HttpRequest, response: HttpResponseBase) -> bool:
     if request.method not in ("GET", "HEAD"):
         return False
     said = {
-        part.split("=")[0].strip().lower()
-        for part in cc_delim_re.split(response.get("Cache-Control", ""))
+        part.split("=")[0].strip().lower() for part in response.get("Cache-Control", "").split(",")
     }
     if said & {"private", "no-store"}:
         return False
