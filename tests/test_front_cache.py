@@ -6,17 +6,19 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import redis
+import time_machine
 from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse
 from django.template import engines
 from django.test import Client
 from django.urls import include, path
 
-from tests.conftest import BrowserClient
+from tests.conftest import NOW, BrowserClient
 from whos_online import presence
 from whos_online.conf import Settings, conf
 from whos_online.rooms.pages import in_room
@@ -78,12 +80,19 @@ def site_cache(settings: Any, redis_db: redis.Redis) -> Any:
     caches["pages"].clear()
 
 
+@pytest.fixture
+def traveller() -> Iterator[Any]:
+    with time_machine.travel(NOW, tick=False) as travelling:
+        yield travelling
+
+
 @pytest.mark.parametrize(("url", "rooms"), [("/", 0), ("/topic/1/", 1)])
 def test_the_site_cache_serves_guests_and_the_beacon_counts_them(
-    site_cache: Any, people: Any, url: str, rooms: int
+    site_cache: Any, traveller: Any, people: Any, url: str, rooms: int
 ) -> None:
     (shy,) = people("shy")
     site_cache.WHOS_ONLINE_MEMBER_CARD = "tests.test_cached_pages.private_card"
+    site_cache.WHOS_ONLINE_BLOCK_CACHE = 30
     member = BrowserClient()
     member.force_login(shy)  # hidden: no guest may see their name
     assert "(hidden)" not in member.get(url).content.decode()  # private: not stored
@@ -105,6 +114,7 @@ def test_the_site_cache_serves_guests_and_the_beacon_counts_them(
         assert guest.get(url, REMOTE_ADDR=f"198.51.100.{n}").content == first.content
     assert views[kind] == 2  # every new and returning guest served from the cache
 
+    traveller.shift(30)  # one block-cache period
     lounge = member.get("/lounge/").content.decode()  # a member's next page
     assert "11 guests" in lounge
     assert presence.guest_count(room="topic:1") == (11 if rooms else 0)
