@@ -40,6 +40,7 @@ def live(request: HttpRequest) -> HttpResponse:
     block = site_block(request)  # the tag's own read, so the same staff rule, without live=
     if block is None:  # WHOS_ONLINE_ACCESS shows this viewer nothing
         return HttpResponseForbidden()
+    block["beacon"] = None  # the page's own block has sent it
     html = render_block(SITE_TEMPLATE, block)
     online = block["online"]
     said = since_shown(request.headers.get(SHOWN_HEADER), online) if online else ""
