@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import getpass
 import http.cookiejar
+import shutil
 import subprocess
 import time
 import urllib.request
@@ -15,11 +16,13 @@ from typing import Any
 import pytest
 import redis
 from django.test import Client
-from django.urls import include, path
+from django.urls import include, path, re_path
 from django.views.decorators.cache import cache_control
+from django.views.static import serve
 
 from tests.conftest import BROWSER
 from tests.redis_server import spare_port
+from tests.test_cached_pages import STATIC
 from tests.test_front_cache import beacons, room_page, site_page, views
 from whos_online import presence
 
@@ -30,6 +33,7 @@ urlpatterns = [
     path("topic/1/", shared(room_page)),
     path("lounge/", room_page),
     path("whos-online/", include("whos_online.urls")),
+    re_path(r"^assets/(?P<path>.*)$", serve, {"document_root": STATIC}),  # beacon.js
 ]
 
 # nginx keeps a page by URL, bypasses the cache for a signed-in member (docs/howto/
@@ -139,3 +143,48 @@ def test_nginx_serves_guests_and_the_beacon_counts_them(
     lounge = member.get(nginx + "/lounge/")[0]
     assert "11 guests" in lounge  # the first by their own page, the others by the beacon
     assert presence.guest_count(room="topic:1") == (11 if rooms else 0)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("redis_db", ["fake"], indirect=True)  # one browser run is enough
+def test_in_chromium_the_beacon_counts_guests_nginx_serves(
+    nginx: str, transactional_db: None, settings: Any
+) -> None:
+    """beacon.js once per cookie period on a site page, on every room page; the
+    ``<noscript>`` image without scripts. Playwright runs inside the test: its event
+    loop would bar the database from fixtures' teardown."""
+    from playwright.sync_api import sync_playwright
+
+    settings.STATIC_URL = "/assets/"
+    for page in ("/", "/topic/1/"):
+        Browser("198.51.100.1").get(nginx + page)  # stored
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=shutil.which("chromium"))
+        context = chromium.new_context(
+            user_agent=BROWSER,  # not HeadlessChrome's, which is a crawler's
+            extra_http_headers={"X-Forwarded-For": "198.51.100.7"},
+        )
+        tab = context.new_page()
+        sent: list[str] = []
+        tab.on("request", lambda request: sent.append(request.url))
+        with tab.expect_response(lambda answer: "/beacon/" in answer.url) as beacon:
+            assert tab.goto(nginx).headers["x-cache-status"] == "HIT"  # type: ignore[union-attr]
+        assert beacon.value.status == 204
+        assert "online" in {cookie["name"] for cookie in context.cookies()}
+        assert presence.guest_count() == 2
+
+        tab.reload(wait_until="networkidle")  # the cookie holds: no beacon
+        with tab.expect_response(lambda answer: "/beacon/?room=" in answer.url):
+            tab.goto(nginx + "/topic/1/")  # a room page: its beacon names the room
+
+        without_scripts = chromium.new_context(
+            java_script_enabled=False,
+            user_agent=BROWSER,
+            extra_http_headers={"X-Forwarded-For": "198.51.100.8"},
+        ).new_page()
+        with without_scripts.expect_response(lambda answer: "/beacon/" in answer.url):
+            without_scripts.goto(nginx)  # the <noscript> image
+        chromium.close()
+    assert len([url for url in sent if "/beacon/" in url]) == 2
+    assert presence.guest_count(room="topic:1") == 2
+    assert presence.guest_count() == 3
