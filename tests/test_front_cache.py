@@ -122,14 +122,18 @@ def test_the_site_cache_serves_guests_and_the_beacon_counts_them(
     assert all("sessionid" not in guest.cookies for guest in guests)
 
 
-def test_a_members_beacon_on_a_cached_page_counts_the_member(site_cache: Any, people: Any) -> None:
+def test_a_members_beacon_on_a_cached_page_counts_the_member_where_they_read(
+    site_cache: Any, people: Any
+) -> None:
+    site_cache.WHOS_ONLINE_TRACK_PAGES = True
     BrowserClient().get("/topic/1/", REMOTE_ADDR="198.51.100.1")  # stored
-    (alice,) = people("alice")
+    (alice,) = people("alice", is_staff=True)
     member = BrowserClient()
     member.force_login(alice)
     page = member.get("/topic/1/").content.decode()  # the guests' copy
-    member.get(beacons(page)[1])
-    assert [m.name for m in presence.summary(room="topic:1").members] == ["alice"]
+    member.get(beacons(page)[1], HTTP_REFERER="http://testserver/topic/1/")
+    (shown,) = presence.summary(room="topic:1", viewer=alice).members
+    assert (shown.name, shown.where) == ("alice", "/topic/1/")
 
 
 @pytest.mark.parametrize(
