@@ -12,13 +12,14 @@ from typing import Any
 import pytest
 import redis
 import time_machine
+from asgiref.sync import async_to_sync
 from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse
 from django.template import engines
 from django.test import Client
 from django.urls import include, path
 
-from tests.conftest import NOW, BrowserClient
+from tests.conftest import NOW, BrowserAsyncClient, BrowserClient
 from whos_online import presence
 from whos_online.conf import Settings, conf
 from whos_online.rooms.pages import in_room
@@ -178,3 +179,13 @@ def test_a_flood_of_beacons_stays_under_the_guest_cap(
             BrowserClient().get(beacon, REMOTE_ADDR=f"10.0.{n}.1")
     assert presence.guest_count() == 5
     assert presence.guest_count(room="topic:1") <= 5
+
+
+def test_the_beacon_counts_under_asgi(site_cache: Any) -> None:
+    page = BrowserClient().get("/topic/1/", REMOTE_ADDR="198.51.100.1").content.decode()
+    guest = BrowserAsyncClient()
+    for beacon in beacons(page):
+        answer = async_to_sync(guest.get)(beacon, REMOTE_ADDR="198.51.100.2")
+        assert answer.status_code == 204
+    assert {"online", "online_rooms"} <= set(guest.cookies)
+    assert presence.guest_count(room="topic:1") == 2
