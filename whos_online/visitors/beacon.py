@@ -3,9 +3,10 @@
 A page a cache in front may keep for anyone (``shared``) must be the same bytes for
 every guest, so the middleware sets no cookie on it. The block on it carries the
 beacon instead (``beacon.js``, or an ``<img>`` without scripts): a request to
-``whos_online:beacon`` with the visitor's cookies, which the middleware records
-as any page view, and with the rooms the page showed, signed here when the block
-was rendered so that a client cannot name a room of its own.
+``whos_online:beacon`` with the visitor's cookies and the rooms the page showed,
+signed here when the block was rendered so that a client cannot name a room of its
+own. Its view records the visitor as the middleware records a page's, once the
+rooms verify, and the middleware sets their cookies on its answer.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@
     rooms = rooms.concat(said.searchParams.getAll("room"));
     renew = Math.max(renew, +block.getAttribute("data-whos-online-renew") || 0);
   });
+  if (!url) return;
   var key = "whos-online-beacon", now = Date.now();
   try {
     if (!rooms.length && +localStorage.getItem(key) > now) return;
