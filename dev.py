@@ -99,6 +99,7 @@ EVERYTHING_ELSE = ["-m", " or ".join(SLOW)]  # one at a time: they measure throu
 DEBIAN_PACKAGES = {
     "chromium": ("chromium",),
     "gettext": ("xgettext", "msgmerge", "msgfmt"),
+    "nginx-light": ("nginx",),
     "redis-server": ("redis-server",),
     "redis-tools": ("redis-cli",),
 }

@@ -137,6 +137,7 @@ AVAILABLE = {
     "chromium": shutil.which("chromium") is not None,
     "playwright": importlib.util.find_spec("playwright") is not None,
     "gettext": all(shutil.which(tool) for tool in ("xgettext", "msgmerge", "msgfmt")),
+    "nginx": shutil.which("nginx") is not None,
 }
 NEEDS_BY_MODULE = {
     "test_load.py": ("REDIS_URL",),
@@ -151,6 +152,7 @@ NEEDS_BY_MODULE = {
     "test_sentinel.py": ("redis-server",),
     "test_cluster.py": ("redis-server", "redis-cli"),
     "test_catalogs.py": ("gettext",),
+    "test_nginx_cache.py": ("nginx",),
 }
 HOW_TO_GET = {
     "REDIS_URL": "set REDIS_URL, e.g. redis://127.0.0.1:6379/15, or install redis-server "
@@ -160,6 +162,7 @@ HOW_TO_GET = {
     "chromium": "`python3 dev.py setup`, or apt-get install chromium",
     "playwright": "pip install --group browser",
     "gettext": "`python3 dev.py setup`, or apt-get install gettext",
+    "nginx": "`python3 dev.py setup`, or apt-get install nginx-light",
 }
 
 

@@ -50,7 +50,8 @@ def test_setup_installs_every_tool_the_tests_need_and_the_workflow_s_packages() 
     installs the same list)."""
     packages = dev().DEBIAN_PACKAGES
     tools = {tool for needed in packages.values() for tool in needed}
-    assert tools == {"chromium", "xgettext", "msgmerge", "msgfmt", "redis-server", "redis-cli"}
+    expected = {"chromium", "xgettext", "msgmerge", "msgfmt", "redis-server", "redis-cli", "nginx"}
+    assert tools == expected
     assert sorted(workflow()["env"]["DEBIAN_PACKAGES"].split()) == sorted(packages)
 
 

@@ -98,7 +98,8 @@ def test_the_jinja_blocks_are_live_only_when_asked(redis_db: redis.Redis, settin
     request.user = AnonymousUser()
     jinja = engines["jinja2"]
     static = jinja.from_string("{{ whos_online() }}{{ whos_here('lobby') }}")
-    assert "data-whos-online" not in static.render(request=request)
+    shown = static.render(request=request)
+    assert "data-whos-online-url" not in shown and "data-whos-online-ws" not in shown
     live = jinja.from_string("{{ whos_online(live=30) }}{{ whos_here('lobby', live=True) }}")
     page = live.render(request=request)
     assert 'data-whos-online-refresh="30" data-whos-online-ws="/ws/whos-online/"' in page

@@ -64,6 +64,8 @@ class WhosOnlineMiddleware:
         """
         page: PageVisit = request.whos_online  # type: ignore[attr-defined]
         page.viewed = True
+        if getattr(view, "records_its_visitor", False):  # as Django's csrf_exempt is read
+            return  # the beacon, once its input holds (``views.beacon``)
         page.record_due()
         room = url_room(request)
         if room is not None:

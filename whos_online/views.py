@@ -5,15 +5,24 @@ from __future__ import annotations
 import hashlib
 import json
 from typing import Any
+from urllib.parse import urlsplit
 
-from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseForbidden,
+)
 from django.utils.cache import get_conditional_response, patch_cache_control
-from django.views.decorators.http import require_GET
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_safe
 
 from whos_online.conf import conf
 from whos_online.rendering.announcements import SHOWN_HEADER, since_shown
 from whos_online.rendering.block import SITE_TEMPLATE, render_block, site_block
 from whos_online.store.reading import Summary
+from whos_online.visitors.beacon import signed_rooms
+from whos_online.visitors.visits import page_of
 
 
 @require_GET
@@ -32,6 +41,7 @@ def live(request: HttpRequest) -> HttpResponse:
     block = site_block(request)  # the tag's own read, so the same staff rule, without live=
     if block is None:  # WHOS_ONLINE_ACCESS shows this viewer nothing
         return HttpResponseForbidden()
+    block["beacon"] = None  # the page's own block has sent it
     html = render_block(SITE_TEMPLATE, block)
     online = block["online"]
     said = since_shown(request.headers.get(SHOWN_HEADER), online) if online else ""
@@ -44,6 +54,27 @@ def live(request: HttpRequest) -> HttpResponse:
     # again. No Vary for SHOWN_HEADER: the ETag is of the body, announcement included.
     patch_cache_control(response, private=True, no_cache=True)
     return response
+
+
+@require_safe
+@never_cache
+def beacon(request: HttpRequest) -> HttpResponse:
+    """The beacon of a block on a page a cache shares (``visitors.beacon``): records its
+    visitor as the middleware records a page's, on the site (the middleware then gives
+    them their cookie) and in each ``room`` the page showed, signed by the block. A 400
+    for a room not signed here, which records nobody."""
+    rooms, page = signed_rooms(request.GET.getlist("room")), page_of(request)
+    if rooms is None or page is None:
+        return HttpResponseBadRequest()
+    # A member's card says the page they read (WHOS_ONLINE_TRACK_PAGES), not the beacon.
+    request.path = urlsplit(request.headers.get("Referer", "")).path or request.path
+    page.record_due()
+    for room in rooms:
+        page.enter(room)
+    return HttpResponse(status=204)
+
+
+beacon.records_its_visitor = True  # type: ignore[attr-defined]
 
 
 def _body(online: Summary | None, html: str, said: str, names: bool) -> tuple[bytes, str]:

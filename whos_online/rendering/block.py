@@ -33,6 +33,7 @@ from whos_online.conf import conf
 from whos_online.rendering import announcements, blockcache
 from whos_online.room_names import checked_room
 from whos_online.store import failsafe, reading, recording
+from whos_online.visitors.beacon import room_token
 from whos_online.visitors.visits import access_of, page_of
 
 logger = logging.getLogger(__name__)
@@ -47,7 +48,13 @@ UNAVAILABLE_WORD = "unavailable"
 SITE_TEMPLATE = "whos_online/whos_online.html"
 ROOM_TEMPLATE = "whos_online/room.html"
 # Every template the blocks render, for telling whos_online's own from a site's override.
-TEMPLATES = (SITE_TEMPLATE, ROOM_TEMPLATE, "whos_online/counts.html", "whos_online/members.html")
+TEMPLATES = (
+    SITE_TEMPLATE,
+    ROOM_TEMPLATE,
+    "whos_online/counts.html",
+    "whos_online/members.html",
+    "whos_online/beacon.html",
+)
 OWN_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 
@@ -76,13 +83,25 @@ def site_html(
     return SafeString("") if block is None else render_block(SITE_TEMPLATE, block, context)
 
 
-def _mark_if_own_view(request: Any) -> None:
+def _mark_if_own_view(request: Any) -> bool:
     """A member's block is their own view (staff see hidden members, a policy may show
     members more): the middleware makes the response ``private`` with ``Vary: Cookie``
-    (see docs/howto/cached-pages.md). A guest's is everyone's view, a page a cache may keep."""
+    (see docs/howto/cached-pages.md). A guest's is everyone's view, a page a cache may
+    keep: True, its block carries the beacon."""
     page = page_of(request)
     if page is not None and page.member is not None:
         page.private = True
+        return False
+    return page is not None
+
+
+def beacon_url(room: str | None = None) -> str | None:
+    """The beacon's URL for a guest's block (``visitors.beacon``), None without the URLconf."""
+    try:
+        url = reverse("whos_online:beacon")
+    except NoReverseMatch:
+        return None
+    return url if room is None else f"{url}?room={quote(room_token(room), safe='')}"
 
 
 def shown_access(request: Any, room: str | None) -> RoomAccess | None:
@@ -106,10 +125,11 @@ def site_block(request: Any, live: int = 0, cached: bool = False) -> dict[str, A
     granted = shown_access(None if cached else request, None)
     if granted is None:
         return None
-    if not cached:
-        _mark_if_own_view(request)
+    beacon = cached or _mark_if_own_view(request)
     online = blockcache.for_request(request, names=granted.names, shared=cached)
     block: dict[str, Any] = {
+        "beacon": beacon_url() if beacon else None,
+        "renew": conf.cookie_age,
         "online": online,
         "members_html": lambda: members_html(online, "whos-online"),  # made if rendered
         "window_minutes": conf.window_minutes,
@@ -160,7 +180,7 @@ def room_block(request: Any, name: str, live: bool = False) -> dict[str, Any] | 
     granted = shown_access(request, name)
     if granted is None:
         return None
-    _mark_if_own_view(request)
+    beacon = _mark_if_own_view(request)
     online = blockcache.for_request(request, name, granted.names)
     ws_url = conf.websocket_url
     live = live and bool(ws_url)
@@ -168,6 +188,7 @@ def room_block(request: Any, name: str, live: bool = False) -> dict[str, Any] | 
         "online": online,
         "members_html": lambda: members_html(online, "whos-here"),  # made if rendered
         "room": name,
+        "beacon": beacon_url(name) if beacon else None,
         "window_minutes": conf.room_window_minutes,
         "request": request,
         "ws_url": f"{ws_url}{quote(name, safe='')}/" if live else None,
@@ -221,7 +242,17 @@ def render_block(
         return _render(engine, name, block, context)
     flags = (context.autoescape, context.use_l10n, context.use_tz) if context else None
     key: tuple[Any, ...] = (name, engine, get_language(), get_current_timezone(), flags)
-    varies = ("room", "window_minutes", "live", "live_url", "ws_url", "fill", "counts_only")
+    varies = (
+        "room",
+        "window_minutes",
+        "live",
+        "live_url",
+        "ws_url",
+        "fill",
+        "counts_only",
+        "beacon",
+        "renew",
+    )
     key += tuple(block.get(vary) for vary in varies)
     done = online.rendered.get(key)
     if done is None:

@@ -19,6 +19,7 @@ from whos_online.conf import conf
 from whos_online.room_names import room_kind
 from whos_online.store import failsafe, recording
 from whos_online.store.addresses import Address, guest_id
+from whos_online.visitors.beacon import shared
 from whos_online.visitors.client_ip import client_address, note_unknown_proxy
 from whos_online.visitors.cookie import recorded_at, set_cookie
 from whos_online.visitors.guests import guest_rooms, keep_guest_rooms
@@ -215,10 +216,14 @@ class PageVisit:
 
     def respond(self, response: HttpResponseBase) -> HttpResponseBase:
         """The cookies the records call for (only when recorded, so a failed write is
-        retried), and ``private`` for a page that shows its viewer's own view."""
+        retried), and ``private`` for a page that shows its viewer's own view. A guest's
+        page a cache may share gets no cookie: its block's beacon brings them."""
         if self.private:
             patch_cache_control(response, private=True)
             patch_vary_headers(response, ["Cookie"])
+        due = self.recorded_site or self.moved_rooms is not None
+        if due and self.member is None and shared(self.request, response):
+            return response
         if self.recorded_site:
             set_cookie(self.request, response)
         if self.moved_rooms is not None:
