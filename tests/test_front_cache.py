@@ -187,3 +187,22 @@ def test_the_beacon_counts_under_asgi(site_cache: Any) -> None:
         assert answer.status_code == 204
     assert {"online", "online_rooms"} <= set(guest.cookies)
     assert online_now.guest_count(room="topic:1") == 2
+
+
+def test_a_page_that_counted_its_guest_tells_beacon_js_and_a_shared_one_does_not(
+    site_cache: Any, people: Any
+) -> None:
+    """``Server-Timing: whos-online-counted`` on a guest's page Django answered and recorded
+    them on (beacon.js then sends nothing); never on a page a cache may share, nor on a
+    member's, nor on a throttled guest's page that recorded nothing."""
+    first = BrowserClient().get("/topic/1/", REMOTE_ADDR="198.51.100.1")  # stored, shared
+    assert "Server-Timing" not in first and not first.cookies
+    site_cache.MIDDLEWARE = SITE_CACHE[1:-1]  # no cache: each page is the guest's own
+    guest = BrowserClient()
+    for _ in range(2):  # a room records them on every view
+        page = guest.get("/topic/1/", REMOTE_ADDR="198.51.100.2")
+        assert page["Server-Timing"] == "whos-online-counted" and beacons(page.content.decode())
+    assert "Server-Timing" not in guest.get("/", REMOTE_ADDR="198.51.100.2")  # the cookie holds
+    member = BrowserClient()
+    member.force_login(people("alice")[0])
+    assert "Server-Timing" not in member.get("/topic/1/")

@@ -176,6 +176,9 @@ def test_in_chromium_the_beacon_counts_guests_nginx_serves(
         tab.reload(wait_until="networkidle")  # the cookie holds: no beacon
         with tab.expect_response(lambda answer: "/beacon/?room=" in answer.url):
             tab.goto(nginx + "/topic/1/")  # a room page: its beacon names the room
+        lounge = tab.goto(nginx + "/lounge/", wait_until="networkidle")  # not shared:
+        assert lounge.headers["server-timing"] == "whos-online-counted"  # type: ignore[union-attr]
+        # counted by its own response, so its beacon sends nothing
 
         without_scripts = chromium.new_context(
             java_script_enabled=False,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.http import (
     HttpRequest,
@@ -66,8 +65,6 @@ def beacon(request: HttpRequest) -> HttpResponse:
     rooms, page = signed_rooms(request.GET.getlist("room")), page_of(request)
     if rooms is None or page is None:
         return HttpResponseBadRequest()
-    # A member's card says the page they read (WHOS_ONLINE_TRACK_PAGES), not the beacon.
-    request.path = urlsplit(request.headers.get("Referer", "")).path or request.path
     page.record_due()
     for room in rooms:
         page.enter(room)

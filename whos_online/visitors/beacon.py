@@ -21,6 +21,9 @@ UPDATE_CACHE = "django.middleware.cache.UpdateCacheMiddleware"
 # A page may show a few rooms; more, or a longer token, is forged and not worth a look.
 MAX_ROOMS = 10
 MAX_TOKEN = 500
+# The Server-Timing metric of a guest's page that counted them (and was not shared):
+# beacon.js reads it and sends nothing.
+COUNTED = "whos-online-counted"
 
 
 def shared(request: HttpRequest, response: HttpResponseBase) -> bool:

@@ -19,7 +19,7 @@ from whos_online.conf import conf
 from whos_online.room_names import room_kind
 from whos_online.store import failsafe, recording
 from whos_online.store.addresses import Address, guest_id
-from whos_online.visitors.beacon import shared
+from whos_online.visitors.beacon import COUNTED, shared
 from whos_online.visitors.client_ip import client_address, note_unknown_proxy
 from whos_online.visitors.cookie import recorded_at, set_cookie
 from whos_online.visitors.guests import guest_rooms, keep_guest_rooms
@@ -222,8 +222,12 @@ class PageVisit:
             patch_cache_control(response, private=True)
             patch_vary_headers(response, ["Cookie"])
         due = self.recorded_site or self.moved_rooms is not None
-        if due and self.member is None and shared(self.request, response):
-            return response
+        if due and self.member is None:
+            if shared(self.request, response):
+                return response
+            # Counted by this very response: the block's beacon.js need not count them again.
+            timing = response.get("Server-Timing")
+            response["Server-Timing"] = f"{timing}, {COUNTED}" if timing else COUNTED
         if self.recorded_site:
             set_cookie(self.request, response)
         if self.moved_rooms is not None:

@@ -1,6 +1,7 @@
 // Counts a guest on a page a cache may share (docs/howto/cached-pages.md): one request
 // the cache never serves, with the rooms the page shows, or with none at most once per
 // cookie period (the "online" cookie it brings holds off the server's writes till then).
+// Nothing when the page's own response counted them (Server-Timing: whos-online-counted).
 (function () {
   "use strict";
   if (window.whosOnlineBeacon) return; // both blocks load this script
@@ -14,6 +15,10 @@
     renew = Math.max(renew, +block.getAttribute("data-whos-online-renew") || 0);
   });
   if (!url) return;
+  // A page Django answered itself says so when it counted its guest (visitors/beacon.py).
+  var navigation = performance.getEntriesByType ? performance.getEntriesByType("navigation") : [];
+  var timing = (navigation[0] && navigation[0].serverTiming) || [];
+  if (timing.some(function (metric) { return metric.name === "whos-online-counted"; })) return;
   var key = "whos-online-beacon", now = Date.now();
   try {
     if (!rooms.length && +localStorage.getItem(key) > now) return;
