@@ -28,13 +28,14 @@ def render(source: str, **context: Any) -> str:
     return engines["django"].from_string("{% load whos_online %}" + source).render(context)
 
 
-# now 1,000; window 600 s, idle after 300 s (the cookie's life), heartbeat timeout 60 s
+# now 1,000; window 600 s, idle after 300 s (the cookie's life); beat: when the member's
+# connections are alive until (their last heartbeat plus its timeout)
 @pytest.mark.parametrize(
     ("score", "beat", "left", "expected"),
     [
-        (None, 990, None, "offline"),  # logged out or never seen: a socket alone is no one
-        (100, 950, None, "online"),  # a beating socket, however old the page view
-        (100, 930, None, "idle"),  # its process died 70 s ago (not yet swept)
+        (None, 1050, None, "offline"),  # logged out or never seen: a socket alone is no one
+        (100, 1000, None, "online"),  # a beating socket, however old the page view
+        (100, 990, None, "idle"),  # its process died: timed out 10 s ago (not yet swept)
         (100, None, 930, "idle"),  # the last socket closed 70 s ago
         (100, None, 399, "offline"),  # ... 601 s ago: out of the window
         (399, None, None, "offline"),  # a page view 601 s ago
@@ -43,14 +44,13 @@ def render(source: str, **context: Any) -> str:
         (900, None, 904, "online"),  # the old tab closed as the page that replaced it loaded
         (900, None, 905, "online"),  # closed within her cookie's life: she may browse on
         (690, None, 990, "idle"),  # closed 300 s after her last record: gone
-        (950, 910, 905, "online"),  # a page view after the last socket sign
+        (950, 940, 905, "online"),  # a page view after the last socket sign
     ],
 )
 def test_the_one_rule_for_a_status(
     settings: Any, score: float | None, beat: float | None, left: float | None, expected: str
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600  # idle after 300 s
-    settings.WHOS_ONLINE_HEARTBEAT = 25  # a timeout of 60 s (2.4 beats)
     assert status_of(score, 1000, beat, left) == expected
 
 
@@ -193,10 +193,9 @@ def test_a_connection_keeps_its_member_online_until_the_heartbeat_timeout(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 120  # idle after 60 s
-    settings.WHOS_ONLINE_HEARTBEAT = 37.5  # a timeout of 90 s (2.4 beats)
     (alice,) = people("alice")
     with time_machine.travel(NOW, tick=False) as traveller:
-        sockets.connect(tab(alice))
+        sockets.connect(tab(alice), every=37.5)  # a timeout of 90 s (2.4 beats)
         assert presence.status(alice) == "online"
         traveller.shift(90)  # past idle, but the last heartbeat is not timed out yet
         assert presence.status(alice) == "online"
