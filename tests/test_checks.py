@@ -14,7 +14,7 @@ from django.db import models
 
 from tests.conftest import django_redis_cache, socket_timeout
 from whos_online.checks import settings as settings_checks
-from whos_online.settings_table import DEFAULTS, REMOVED, SETTINGS, Setting
+from whos_online.settings_table import REMOVED, SETTINGS, Setting
 
 MIDDLEWARE = "whos_online.middleware.WhosOnlineMiddleware"
 SESSION = "django.contrib.sessions.middleware.SessionMiddleware"
