@@ -205,6 +205,60 @@ def test_a_connection_keeps_its_member_online_until_the_heartbeat_timeout(
         assert [m.status for m in online_now.online_users()] == ["idle"]
 
 
+def test_a_connection_outlives_a_missed_beat_within_its_timeout_and_is_gone_after(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    """A push beating every 10 s keeps its connection 24 s (2.4 beats) after each beat:
+    one beat missed, the member is still connected and online; then gone and idle."""
+    settings.WHOS_ONLINE_MAX_AGE = 120  # idle after 60 s by the page view alone
+    (alice,) = people("alice")
+    connection = tab(alice)
+    with time_machine.travel(NOW, tick=False) as traveller:
+        push.connect(connection, every=10)
+        traveller.shift(50)
+        push.heartbeat([connection], every=10)  # her last beat: alive until +74
+        traveller.shift(24)  # the beat due at +60 never came
+        assert push.connected() == [str(alice.pk)]
+        assert [m.status for m in online_now.online_users()] == ["online"]
+        traveller.shift(1)
+        assert push.connected() == []
+        assert presence.status(alice) == "idle"
+        assert [m.status for m in online_now.online_users()] == ["idle"]
+
+
+def test_two_pushes_with_different_intervals_keep_their_own_timeouts(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    """A member's slow push (every 100 s: alive 240 s) outlives her fast ones (every 10 s):
+    their beats and closes never shorten what the slow one keeps."""
+    settings.WHOS_ONLINE_MAX_AGE, settings.WHOS_ONLINE_RETENTION = 120, 600
+    (alice,) = people("alice")
+    slow, fast, other = tab(alice, "slow"), tab(alice, "fast"), tab(alice, "other")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        push.connect(slow, every=100)
+        push.connect(fast, every=10)
+        for _ in range(3):
+            traveller.shift(10)
+            push.heartbeat([fast], every=10)  # the last at +30: then its process died
+        traveller.shift(70)
+        assert push.connected() == [str(alice.pk)]  # +100: by the slow push alone
+        push.connect(other, every=10)
+        traveller.shift(10)
+        push.disconnect(other)
+        traveller.shift(129)  # +239: the slow push's beat is not yet overdue
+        assert push.connected() == [str(alice.pk)]
+        assert presence.status(alice) == "online"
+        traveller.shift(2)
+        assert push.connected() == []
+        assert presence.status(alice) == "idle"
+
+
+def test_a_push_may_not_outlast_the_keys_that_hold_its_connections(people: Any) -> None:
+    (alice,) = people("alice")
+    with pytest.raises(ValueError, match="beats every 251 s outlast WHOS_ONLINE_RETENTION"):
+        push.connect(tab(alice), every=251)  # alive 602.4 s: past the 600 s window
+
+
 def test_a_tab_closed_after_her_cookie_would_have_expired_leaves_its_member_idle(
     redis_db: redis.Redis, people: Any
 ) -> None:

@@ -78,8 +78,12 @@ def heartbeat(connections: Iterable[Connection], every: float = EVERY) -> None:
     until BEATS_TO_TIMEOUT × ``every`` seconds from now: the caller beats again every
     ``every`` seconds. One round trip per HEARTBEAT_BATCH connections.
 
-    A member Redis no longer holds (it lost its data) is put back, with their card.
+    A member Redis no longer holds (it lost its data) is put back, with their card. The
+    timeout must be within WHOS_ONLINE_RETENTION (the window by default), which the keys
+    that hold the connections live for: a ValueError says so.
     """
+    if BEATS_TO_TIMEOUT * every > conf.retention:
+        raise ValueError(f"beats every {every:g} s outlast WHOS_ONLINE_RETENTION")
     batch = list(connections)
     for first in range(0, len(batch), HEARTBEAT_BATCH):
         _beat(batch[first : first + HEARTBEAT_BATCH], BEATS_TO_TIMEOUT * every)
