@@ -70,7 +70,6 @@ def server(tmp_path: Any, settings: Any) -> Iterator[Server]:
     prefix = f"whos_online_realtime:{uuid.uuid4().hex}"
     settings.CACHES = {"default": REAL_CACHE}
     settings.WHOS_ONLINE_KEY_PREFIX = prefix
-    settings.WHOS_ONLINE_HEARTBEAT = HEARTBEAT  # this process reads as the server does
     settings.WHOS_ONLINE_MAX_AGE = MAX_AGE
     socket_timeout(settings, 2)
     with running_demo(
