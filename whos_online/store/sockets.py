@@ -60,7 +60,6 @@ def connect(connection: Connection, every: float = EVERY) -> float:
     One round trip per namespace for the record, plus the first heartbeat.
     Returns the score recorded on the site.
     """
-    timeout_of(every)  # a ValueError before anything is written
     visits = [
         record_member(connection.pk, connection.hidden, connection.card, room, keep_card=True)
         for room in connection.namespaces
@@ -81,19 +80,9 @@ def heartbeat(connections: Iterable[Connection], every: float = EVERY) -> None:
 
     A member Redis no longer holds (it lost its data) is put back, with their card.
     """
-    timeout = timeout_of(every)
     batch = list(connections)
     for first in range(0, len(batch), HEARTBEAT_BATCH):
-        _beat(batch[first : first + HEARTBEAT_BATCH], timeout)
-
-
-def timeout_of(every: float) -> float:
-    """How long a connection beating every ``every`` seconds is alive after a beat. It must
-    be within WHOS_ONLINE_RETENTION (the window by default), which the keys that hold the
-    connections live for: a ValueError says so."""
-    if BEATS_TO_TIMEOUT * every > conf.retention:
-        raise ValueError(f"beats every {every:g} s outlast WHOS_ONLINE_RETENTION")
-    return BEATS_TO_TIMEOUT * every
+        _beat(batch[first : first + HEARTBEAT_BATCH], BEATS_TO_TIMEOUT * every)
 
 
 def _beat(connections: list[Connection], timeout: float) -> None:
