@@ -35,6 +35,7 @@ from tests.redis_server import RedisServer
 from whos_online import push
 from whos_online.conf import conf
 from whos_online.store import sockets
+from whos_online.store.sockets import BEATS_TO_TIMEOUT
 
 pytestmark = pytest.mark.load
 
@@ -144,7 +145,7 @@ def test_two_thousand_sockets_on_one_worker(
         report["commands_per_s"] = (commands_after - commands_before) / STEADY
         live = redis_client.zrange(f"{conf.socket_keys().live}", 0, -1, withscores=True)
         # A live score is when the connection is alive until: its beat plus the timeout.
-        timeout = sockets.BEATS_TO_TIMEOUT * HEARTBEAT
+        timeout = BEATS_TO_TIMEOUT * HEARTBEAT
         report["beaten"] = sum(score - timeout >= mark for _, score in live)
 
         closing = time.monotonic()
