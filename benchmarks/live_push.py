@@ -131,7 +131,7 @@ def main() -> None:
     polls = TABS / POLL
     ticks = 2  # a change every half second
     checks = 1 / hub.CHECK_EVERY
-    beats = 1 / conf.heartbeat
+    beats = 1 / hub.heartbeat()
     beat_calls = -(-TABS // sockets.HEARTBEAT_BATCH)  # EVALs per beat
     rows = [
         (
@@ -157,7 +157,7 @@ def main() -> None:
         "# Live block: poll or push",
         "",
         f"{TABS:,} open tabs with a live block, {MEMBERS} members and {GUESTS} guests online, "
-        f"one server process holding every socket; heartbeat {conf.heartbeat:g} s "
+        f"one server process holding every socket; heartbeat {hub.heartbeat():g} s "
         f"({beat:.0f} ms for the {beat_calls} EVALs that beat {TABS:,} connections, "
         f"{sockets.HEARTBEAT_BATCH} each). Written by "
         "`benchmarks/live_push.py` (see its docstring for what is timed).",

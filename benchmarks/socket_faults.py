@@ -41,6 +41,7 @@ from tests.conftest import STAFF  # noqa: E402
 from tests.redis_server import RedisServer  # noqa: E402
 from whos_online import presence, push  # noqa: E402
 from whos_online.conf import conf  # noqa: E402
+from whos_online.contrib.channels import hub  # noqa: E402
 from whos_online.contrib.channels.routing import websocket_urlpatterns  # noqa: E402
 
 MEMBERS = 20
@@ -113,7 +114,7 @@ async def scenario(server: RedisServer) -> list[list[Any]]:
 
     # Their sockets close after a heartbeat that came past their cookie's life: not a page's
     # navigation, and nothing but the beats' timeout ends a close Redis skipped.
-    await asyncio.sleep(conf.cookie_age + conf.heartbeat)
+    await asyncio.sleep(conf.cookie_age + hub.heartbeat())
     server.pause()
     for closed in tabs[: MEMBERS // 2]:
         await closed.disconnect()

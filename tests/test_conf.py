@@ -62,8 +62,6 @@ DEFAULTS = [
     ("redis_client", None),
     ("guest_counting", "exact"),
     ("show_day_total", False),
-    ("heartbeat", 25.0),
-    ("heartbeat_timeout", 60.0),  # 2.4 × the heartbeat
     ("websocket_url", None),
     ("history_key", "whos_online:history"),
     ("rooms_key", "whos_online:rooms"),
@@ -111,7 +109,6 @@ def test_the_default_callables(unset: None, people: Any) -> None:
         ("WHOS_ONLINE_GUESTS", "approximate", "guest_counting", "approximate"),
         ("WHOS_ONLINE_RETENTION", timedelta(days=1), "show_day_total", True),
         ("WHOS_ONLINE_RETENTION", 86399, "show_day_total", False),
-        ("WHOS_ONLINE_HEARTBEAT", timedelta(seconds=10), "heartbeat", 10.0),
         ("WHOS_ONLINE_WEBSOCKET_URL", "/ws/online/", "websocket_url", "/ws/online/"),
         ("WHOS_ONLINE_REDIS_CLIENT", "tests.test_connection.fakeredis_client", "redis_client",
          fakeredis_client),
@@ -123,21 +120,6 @@ def test_each_setting_is_read(
 ) -> None:
     setattr(settings, setting, value)
     assert getattr(conf, name) == seen
-
-
-@pytest.mark.parametrize(
-    "setting, value, name, derived",
-    [
-        ("WHOS_ONLINE_HEARTBEAT", 25, "heartbeat_timeout", 60.0),
-        ("WHOS_ONLINE_HEARTBEAT", timedelta(seconds=10), "heartbeat_timeout", 24.0),
-    ],
-)
-def test_derived_settings_follow_theirs(
-    settings: Any, setting: str, value: Any, name: str, derived: float
-) -> None:
-    """A connection is gone after 2.4 heartbeats."""
-    setattr(settings, setting, value)
-    assert getattr(conf, name) == pytest.approx(derived)
 
 
 def test_a_process_keeps_a_block_s_read_a_second(monkeypatch: pytest.MonkeyPatch) -> None:

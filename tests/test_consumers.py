@@ -342,10 +342,10 @@ def test_a_connect_redis_skipped_is_recorded_by_the_next_beat_due_at_once(
     connect = push.connect
     failures = [redis.ConnectionError("a blip")]
 
-    def blip(connection: sockets.Connection) -> float:
+    def blip(connection: sockets.Connection, every: float) -> float:
         if failures:
             raise failures.pop()
-        return connect(connection)
+        return connect(connection, every)
 
     monkeypatch.setattr(push, "connect", blip)
 

@@ -38,12 +38,12 @@ private_card = hiding(private)
 @pytest.fixture(autouse=True)
 def _window(settings: Any) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_HEARTBEAT = 25  # a timeout of 60 s
     settings.WHOS_ONLINE_MEMBER_CARD = "tests.test_kept.private_card"
 
 
 def beat(traveller: Any, tabs: Iterable[Connection], start: int, stop: int) -> None:
-    """Heartbeats of ``tabs`` every 25 s from NOW + ``start`` up to NOW + ``stop``."""
+    """Heartbeats of ``tabs`` every 25 s (the default: alive 60 s) from NOW + ``start`` up
+    to NOW + ``stop``."""
     for second in range(start, stop + 1, 25):
         traveller.move_to(NOW + timedelta(seconds=second))
         sockets.heartbeat(tabs)
@@ -84,7 +84,7 @@ def test_a_page_view_moves_a_kept_members_place(redis_db: redis.Redis, people: A
 
 
 def test_a_sign_that_aged_out_leaves_the_index(redis_db: redis.Redis, people: Any) -> None:
-    """A dead process's socket (swept to the left set at its last beat) and a closed one
+    """A dead process's socket (swept to the left set when its timeout passed) and a closed one
     keep their members inside the window, then nobody: reads pass over them, and prune
     drops them from the index and the left set."""
     alice, bob, carol = people("alice", "bob", "carol")
@@ -96,7 +96,7 @@ def test_a_sign_that_aged_out_leaves_the_index(redis_db: redis.Redis, people: An
         beat(traveller, tabs.values(), 25, 50)
         sockets.disconnect(tabs[carol])  # at +50
         beat(traveller, [tabs[bob]], 75, 125)  # alice's process died after +50
-        sockets.check([None])  # swept: alice's last beat is a close now
+        sockets.check([None])  # swept: alice's close is at +110 (her last beat's timeout)
         beat(traveller, [tabs[bob]], 150, 625)
         assert online_now.user_count() == 3
         assert names(online_now.online_users()) == ["carol", "bob", "alice"]
@@ -104,7 +104,9 @@ def test_a_sign_that_aged_out_leaves_the_index(redis_db: redis.Redis, people: An
             "users": [str(u.pk) for u in (alice, bob, carol)],
             "hidden": [],
         }
-        beat(traveller, [tabs[bob]], 650, 675)  # the window starts at +75
+        beat(traveller, [tabs[bob]], 650, 700)  # the window starts at +100: alice is in
+        assert names(online_now.online_users()) == ["bob", "alice"]
+        beat(traveller, [tabs[bob]], 725, 725)  # the window starts at +125
         assert names(online_now.online_users()) == ["bob"] and online_now.user_count() == 1
         assert len(indexed(redis_db)["users"]) == 3  # a read writes nothing
         presence.prune()

@@ -36,8 +36,9 @@ from tests.test_browser import (
     server_log_on_failure,
 )
 from whos_online import presence, push
-from whos_online.conf import HEARTBEATS_TO_TIMEOUT, conf
+from whos_online.conf import conf
 from whos_online.store.connection import get_client
+from whos_online.store.sockets import BEATS_TO_TIMEOUT
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -46,7 +47,7 @@ pytestmark = pytest.mark.browser
 
 HEARTBEAT = 1.25  # s, the server's WHOS_ONLINE_HEARTBEAT
 MAX_AGE = 30  # s, the server's window: a tab closed past its member's 15 s cookie makes them idle
-TIMEOUT = HEARTBEATS_TO_TIMEOUT * HEARTBEAT  # 3 s: a connection is gone after 2.4 beats
+TIMEOUT = BEATS_TO_TIMEOUT * HEARTBEAT  # 3 s: a connection is gone after 2.4 beats
 ROOM = "thread:welcome"  # the demo's thread page
 SETUP = """
 from django.core.management import call_command
@@ -69,7 +70,6 @@ def server(tmp_path: Any, settings: Any) -> Iterator[Server]:
     prefix = f"whos_online_realtime:{uuid.uuid4().hex}"
     settings.CACHES = {"default": REAL_CACHE}
     settings.WHOS_ONLINE_KEY_PREFIX = prefix
-    settings.WHOS_ONLINE_HEARTBEAT = HEARTBEAT  # this process reads as the server does
     settings.WHOS_ONLINE_MAX_AGE = MAX_AGE
     socket_timeout(settings, 2)
     with running_demo(
@@ -101,11 +101,12 @@ def on_thread(page: Page, site: Demo) -> Any:
 
 def beaten_past_the_grace() -> bool:
     """Whether every listed member's last heartbeat is a cookie's life after their last record
-    (their score; their last seen is their newest sign, the heartbeat itself)."""
+    (their score; their last seen is their newest sign, the heartbeat itself). The live set
+    holds when the connection is alive until: the beat plus TIMEOUT."""
     client, keys = get_client(), conf.keys()
     live = conf.socket_keys().live
     return all(
-        (client.zscore(live, member.pk) or 0)
+        (client.zscore(live, member.pk) or 0) - TIMEOUT
         >= (client.zscore(keys.users, member.pk) or 0) + conf.cookie_age
         for member in presence.summary(limit=-1).members
     )

@@ -131,8 +131,7 @@ def test_prune_passes_over_the_members_a_socket_keeps_inside_the_window(
     """Connected for longer than the window without a page view, or gone less than a
     window ago: their scores are older than the window, but they stay, with their cards,
     on the site and in the room; everyone else that stale goes, whatever the batch."""
-    settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_HEARTBEAT = 25  # a timeout of 60 s
+    settings.WHOS_ONLINE_MAX_AGE = 600  # sockets beat every 25 s by default: alive 60 s
     reading, closed, gone, stale = people("reading", "closed", "gone", "stale")
     tabs = {user: tab(user, user.username, "r") for user in (reading, closed, gone)}
     with time_machine.travel(NOW, tick=False) as traveller:
@@ -140,7 +139,7 @@ def test_prune_passes_over_the_members_a_socket_keeps_inside_the_window(
         presence.record_user(stale, room="r")
         for opened in tabs.values():
             sockets.connect(opened)
-        for second in range(25, 675, 25):  # gone's process died at once
+        for second in range(25, 700, 25):  # gone's process died at once: gone at +60
             traveller.move_to(NOW + timedelta(seconds=second))
             sockets.heartbeat([tabs[reading]] + [tabs[closed]] * (second <= 500))
             if second == 500:
@@ -823,8 +822,7 @@ def test_approximate_guests_in_a_window_of_one_bucket(redis_db: redis.Redis, set
 def test_heartbeats_keep_members_in_the_window_and_move_a_dead_process_members_to_left(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
-    settings.WHOS_ONLINE_MAX_AGE = 600
-    settings.WHOS_ONLINE_HEARTBEAT = 25  # a timeout of 60 s (2.4 beats)
+    settings.WHOS_ONLINE_MAX_AGE = 600  # sockets beat every 25 s by default: alive 60 s
     alice, carol, bob = people("alice", "carol", "bob")
     tabs = {user: tab(user, f"tab-{user.username}", "r") for user in (alice, carol, bob)}
     with time_machine.travel(NOW, tick=False) as traveller:
@@ -837,9 +835,12 @@ def test_heartbeats_keep_members_in_the_window_and_move_a_dead_process_members_t
         for room in (None, "r"):
             live, left, *_ = conf.socket_keys(room)
             assert push.connected(room=room) == [str(bob.pk)]
-            assert redis_db.zrange(live, 0, -1, withscores=True) == [(str(bob.pk).encode(), T + 71)]
-            assert redis_db.zcard(left) == 2  # the last beats of alice and carol
-            assert redis_db.zmscore(left, [str(alice.pk), str(carol.pk)]) == [T + 10, T + 10]
+            # When each is alive until: the last beat plus the timeout.
+            assert redis_db.zrange(live, 0, -1, withscores=True) == [
+                (str(bob.pk).encode(), T + 131)
+            ]
+            assert redis_db.zcard(left) == 2  # alice's and carol's timeouts
+            assert redis_db.zmscore(left, [str(alice.pk), str(carol.pk)]) == [T + 70, T + 70]
             for name in (live, left, conf.keys(room).users):
                 assert redis_db.ttl(name) == 600, name
             conns = conf.connections_key(room, str(bob.pk))
@@ -847,22 +848,24 @@ def test_heartbeats_keep_members_in_the_window_and_move_a_dead_process_members_t
             # Their process died within their cookie's life: they may be browsing on.
             assert statuses(room) == {"alice": "online", "carol": "online", "bob": "online"}
         assert redis_db.ttl(key(settings, "cards")) == 600
-        # Last seen is the newest sign: bob's beat, alice's last one.
-        assert (presence.last_seen(bob), presence.last_seen(alice)) == (at(71), at(10))
+        # Last seen is the newest sign: now for bob, alive; alice's timeout.
+        assert (presence.last_seen(bob), presence.last_seen(alice)) == (at(71), at(70))
         # A beat never moves a score, so it never reorders a list: bob stays listed and
         # counted past the window by his beats alone, his score still his connect.
-        traveller.move_to(at(650))  # alice's and carol's last signs left the window at 610
+        traveller.move_to(at(400))
+        sockets.heartbeat([tabs[bob]])
+        traveller.move_to(at(680))  # alice's and carol's last signs left the window at 670
         sockets.heartbeat([tabs[bob]])
         for room in (None, "r"):
             assert redis_db.zscore(conf.keys(room).users, str(bob.pk)) == T
             assert names(online_now.online_users(room=room)) == ["bob"]
             assert online_now.user_count(room=room) == 1
             assert statuses(room) == {"bob": "online"}  # alice and carol are offline
-        assert presence.last_seen(bob) == at(650)
+        assert presence.last_seen(bob) == at(680)
         traveller.move_to(at(600))  # a process whose clock lags beats too: nothing goes back
         sockets.heartbeat([tabs[bob]])
         for room in (None, "r"):
-            assert redis_db.zscore(conf.socket_keys(room).live, str(bob.pk)) == T + 650
+            assert redis_db.zscore(conf.socket_keys(room).live, str(bob.pk)) == T + 740
 
 
 def test_closing_tabs_keeps_a_member_live_at_their_newest_other_tab(
@@ -876,14 +879,14 @@ def test_closing_tabs_keeps_a_member_live_at_their_newest_other_tab(
     pk = str(alice.pk).encode()
     with time_machine.travel(NOW, tick=False) as traveller:
         sockets.connect(c)
-        for i in range(3):  # alice's tabs beat at NOW, +10, +20; bob's at NOW, +10
+        for i in range(3):  # alice's tabs beat at NOW, +10, +20; bob's at NOW, +10 (alive 60 s)
             sockets.connect(a[i])
             if i < 2:
                 sockets.connect(b[i])
             traveller.shift(10)
         sockets.disconnect(a[2])
         for room in (None, "r"):
-            assert redis_db.zscore(conf.socket_keys(room).live, pk) == T + 10
+            assert redis_db.zscore(conf.socket_keys(room).live, pk) == T + 70
             conns = conf.connections_key(room, str(alice.pk))
             assert sorted(redis_db.hkeys(conns)) == [b"a0", b"a1"]
         traveller.move_to(at(70))
@@ -952,8 +955,8 @@ def test_a_lagging_process_never_moves_a_leave_back(redis_db: redis.Redis, peopl
         sockets.connect(opened)
         traveller.shift(100)
         sockets.disconnect(opened)  # her last connection closed at NOW + 100
-        traveller.move_to(at(50))  # a process whose clock lags beats for another tab of hers
+        traveller.move_to(at(30))  # a process whose clock lags beats for another tab of hers
         sockets.heartbeat([Connection(str(alice.pk), "z")])
-        traveller.move_to(at(111))  # that process died: its beat goes to left
+        traveller.move_to(at(91))  # that process died: its timeout (+90) goes to left
         sockets.heartbeat([Connection(str(bob.pk), "b")])
         assert redis_db.zscore(left, str(alice.pk)) == T + 100

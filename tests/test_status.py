@@ -28,13 +28,14 @@ def render(source: str, **context: Any) -> str:
     return engines["django"].from_string("{% load whos_online %}" + source).render(context)
 
 
-# now 1,000; window 600 s, idle after 300 s (the cookie's life), heartbeat timeout 60 s
+# now 1,000; window 600 s, idle after 300 s (the cookie's life); beat: when the member's
+# connections are alive until (their last heartbeat plus its timeout)
 @pytest.mark.parametrize(
     ("score", "beat", "left", "expected"),
     [
-        (None, 990, None, "offline"),  # logged out or never seen: a socket alone is no one
-        (100, 950, None, "online"),  # a beating socket, however old the page view
-        (100, 930, None, "idle"),  # its process died 70 s ago (not yet swept)
+        (None, 1050, None, "offline"),  # logged out or never seen: a socket alone is no one
+        (100, 1000, None, "online"),  # a beating socket, however old the page view
+        (100, 990, None, "idle"),  # its process died: timed out 10 s ago (not yet swept)
         (100, None, 930, "idle"),  # the last socket closed 70 s ago
         (100, None, 399, "offline"),  # ... 601 s ago: out of the window
         (399, None, None, "offline"),  # a page view 601 s ago
@@ -43,14 +44,13 @@ def render(source: str, **context: Any) -> str:
         (900, None, 904, "online"),  # the old tab closed as the page that replaced it loaded
         (900, None, 905, "online"),  # closed within her cookie's life: she may browse on
         (690, None, 990, "idle"),  # closed 300 s after her last record: gone
-        (950, 910, 905, "online"),  # a page view after the last socket sign
+        (950, 940, 905, "online"),  # a page view after the last socket sign
     ],
 )
 def test_the_one_rule_for_a_status(
     settings: Any, score: float | None, beat: float | None, left: float | None, expected: str
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 600  # idle after 300 s
-    settings.WHOS_ONLINE_HEARTBEAT = 25  # a timeout of 60 s (2.4 beats)
     assert status_of(score, 1000, beat, left) == expected
 
 
@@ -193,10 +193,9 @@ def test_a_connection_keeps_its_member_online_until_the_heartbeat_timeout(
     redis_db: redis.Redis, settings: Any, people: Any
 ) -> None:
     settings.WHOS_ONLINE_MAX_AGE = 120  # idle after 60 s
-    settings.WHOS_ONLINE_HEARTBEAT = 37.5  # a timeout of 90 s (2.4 beats)
     (alice,) = people("alice")
     with time_machine.travel(NOW, tick=False) as traveller:
-        sockets.connect(tab(alice))
+        sockets.connect(tab(alice), every=37.5)  # a timeout of 90 s (2.4 beats)
         assert presence.status(alice) == "online"
         traveller.shift(90)  # past idle, but the last heartbeat is not timed out yet
         assert presence.status(alice) == "online"
@@ -204,6 +203,54 @@ def test_a_connection_keeps_its_member_online_until_the_heartbeat_timeout(
         traveller.shift(1)  # its process died: the socket was the last sign of alice
         assert presence.status(alice) == "idle"
         assert [m.status for m in online_now.online_users()] == ["idle"]
+
+
+def test_a_connection_outlives_a_missed_beat_within_its_timeout_and_is_gone_after(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    """A push beating every 10 s keeps its connection 24 s (2.4 beats) after each beat:
+    one beat missed, the member is still connected and online; then gone and idle."""
+    settings.WHOS_ONLINE_MAX_AGE = 120  # idle after 60 s by the page view alone
+    (alice,) = people("alice")
+    connection = tab(alice)
+    with time_machine.travel(NOW, tick=False) as traveller:
+        push.connect(connection, every=10)
+        traveller.shift(50)
+        push.heartbeat([connection], every=10)  # her last beat: alive until +74
+        traveller.shift(24)  # the beat due at +60 never came
+        assert push.connected() == [str(alice.pk)]
+        assert [m.status for m in online_now.online_users()] == ["online"]
+        traveller.shift(1)
+        assert push.connected() == []
+        assert presence.status(alice) == "idle"
+        assert [m.status for m in online_now.online_users()] == ["idle"]
+
+
+def test_two_pushes_with_different_intervals_keep_their_own_timeouts(
+    redis_db: redis.Redis, settings: Any, people: Any
+) -> None:
+    """A member's slow push (every 100 s: alive 240 s) outlives her fast ones (every 10 s):
+    their beats and closes never shorten what the slow one keeps."""
+    settings.WHOS_ONLINE_MAX_AGE, settings.WHOS_ONLINE_RETENTION = 120, 600
+    (alice,) = people("alice")
+    slow, fast, other = tab(alice, "slow"), tab(alice, "fast"), tab(alice, "other")
+    with time_machine.travel(NOW, tick=False) as traveller:
+        push.connect(slow, every=100)
+        push.connect(fast, every=10)
+        for _ in range(3):
+            traveller.shift(10)
+            push.heartbeat([fast], every=10)  # the last at +30: then its process died
+        traveller.shift(70)
+        assert push.connected() == [str(alice.pk)]  # +100: by the slow push alone
+        push.connect(other, every=10)
+        traveller.shift(10)
+        push.disconnect(other)
+        traveller.shift(129)  # +239: the slow push's beat is not yet overdue
+        assert push.connected() == [str(alice.pk)]
+        assert presence.status(alice) == "online"
+        traveller.shift(2)
+        assert push.connected() == []
+        assert presence.status(alice) == "idle"
 
 
 def test_a_tab_closed_after_her_cookie_would_have_expired_leaves_its_member_idle(

@@ -27,8 +27,6 @@ from whos_online.settings_table import (
     seconds,
 )
 
-# A connection is gone after this many heartbeats without one: two missed, and a margin.
-HEARTBEATS_TO_TIMEOUT = 2.4
 # A Redis call is slow after this share of the socket timeout: well inside it, so a Redis
 # that answers just in time still counts as failing.
 SLOW_SHARE_OF_TIMEOUT = 0.4
@@ -53,7 +51,7 @@ class Keys(NamedTuple):
 
 
 class SocketKeys(NamedTuple):
-    """A namespace's WebSocket presence: pk -> newest heartbeat, pk -> last close, and the
+    """A namespace's push presence: pk -> when alive until, pk -> last close, and the
     indexes of the members those keep (lua/lib/kept.lua). The four share one TTL."""
 
     live: str
@@ -96,11 +94,11 @@ class Settings:
 
     def namespace_keys(self, room: object) -> tuple[str, ...]:
         """Every key of a namespace that a room dropped over the rooms cap loses
-        (rooms keep no peak; a member's connections there expire with the heartbeat)."""
+        (rooms keep no peak; a member's connections there expire with their timeout)."""
         return (*self.keys(room)[:3], *self.socket_keys(room))
 
     def connections_key(self, room: object, pk: str) -> str:
-        """One member's open connections in a namespace: connection id -> last heartbeat."""
+        """One member's open connections in a namespace: connection id -> when alive until."""
         return f"{self._namespace(room)}:conns:{pk}"
 
     def member_rooms_key(self, pk: str) -> str:
@@ -297,15 +295,6 @@ class Settings:
     def show_day_total(self) -> bool:
         """The block's 24-hour total counts members kept a day, so needs that retention."""
         return self.retention >= timedelta(days=1).total_seconds()
-
-    @cached_property
-    def heartbeat(self) -> float:
-        return seconds(_get("WHOS_ONLINE_HEARTBEAT"))
-
-    @cached_property
-    def heartbeat_timeout(self) -> float:
-        """A connection without a heartbeat for this long is gone (its process died)."""
-        return HEARTBEATS_TO_TIMEOUT * self.heartbeat
 
     @cached_property
     def websocket_url(self) -> str | None:

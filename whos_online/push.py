@@ -7,11 +7,12 @@ can a site's own push (docs/howto/server-sent-events.md).
 a leave, a status or card changing): read ``presence.summary(room=...)`` again and
 compare it with what the page was sent to tell who joined and who left.
 
-A member is online while any of their connections beats: ``open_connection`` (it
+A member is online while any of their connections is alive: ``open_connection`` (it
 runs ``WHOS_ONLINE_MEMBER_CARD``, so call it where Django manages database
-connections), then ``connect``, ``heartbeat`` every ``WHOS_ONLINE_HEARTBEAT``
-seconds, and ``disconnect`` when it closes; a connection without a beat for 2.4 ×
-that is gone (its process died), which ``check`` sweeps. ``connected`` lists the
+connections), then ``connect``, ``heartbeat`` every ``every`` seconds (the push's own
+interval, 25 by default: pushes with different intervals coexist), and ``disconnect``
+when it closes; a connection without a beat for 2.4 × ``every`` is gone (its process
+died), which ``check`` sweeps. ``connected`` lists the
 members with a live connection. Each call is one Redis round trip (``connect`` one
 per namespace and a beat) and raises ``redis.exceptions.RedisError`` when Redis
 fails: run it through ``presence.fail_open`` where it must not.

@@ -123,14 +123,6 @@ SETTINGS: tuple[Setting, ...] = (
         check="whos_online.E009",
     ),
     Setting(
-        "WHOS_ONLINE_HEARTBEAT", 25, "`int` or `float` (seconds) or `timedelta`",
-        "How often a push's open connections beat (`whos_online.push`; the Channels part "
-        "beats for all of a process's WebSockets at once, one Redis round trip per 200). A "
-        "connection without a beat for 2.4 × this (60 s by default: two missed beats and a "
-        "margin) is gone, its process having died.",
-        (*NUMBER, timedelta), 0.001,
-    ),
-    Setting(
         "WHOS_ONLINE_ACCESS", None, CALLABLE,
         "Who sees the site list and who sees and joins which room, on pages, the endpoint "
         "and sockets: called with the user and the room's name (`None` for the site). "
@@ -177,7 +169,6 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "WHOS_ONLINE_LIST_LIMIT", "WHOS_ONLINE_RETENTION",
     )),
     ("Rooms", ("WHOS_ONLINE_ROOMS", "WHOS_ONLINE_ACCESS", "WHOS_ONLINE_ROOM_MAX_AGE")),
-    ("Push connections", ("WHOS_ONLINE_HEARTBEAT",)),
     ("Redis", (
         "WHOS_ONLINE_KEY_PREFIX", "WHOS_ONLINE_REDIS_CLIENT",
     )),

@@ -119,7 +119,6 @@ def read(
             int(staff_view),
             len(buckets),
             counting.day_cutoff(now) if hours else "",
-            now - conf.heartbeat_timeout,
             guest_cap(),
         ],
         hyperloglogs=bool(buckets or hours),
@@ -204,7 +203,7 @@ def is_staff(viewer: Any) -> bool:
 
 def _scores(users: Iterable[Key], include_hidden: bool) -> dict[Key, tuple[Any, ...]]:
     """Each member's signs, in one round trip: their score (the newest over the member
-    sets), their newest heartbeat and when their last connection closed (None: none)."""
+    sets), when their connections are alive until and when the last closed (None: none)."""
     given = list(dict.fromkeys(users))
     if not given:
         return {}

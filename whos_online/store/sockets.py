@@ -46,8 +46,16 @@ def open_connection(user: Any, room: str | None = None) -> Connection:
     return Connection(str(user.pk), uuid.uuid4().hex, room, hidden, card)
 
 
-def connect(connection: Connection) -> float:
-    """A member opened ``connection``: record them (a visit, with its card) and beat once.
+# How often a push beats unless it says otherwise (``every``), in seconds.
+EVERY = 25.0
+# A connection is gone after this many of its beats' intervals without one: two missed
+# beats, and a margin.
+BEATS_TO_TIMEOUT = 2.4
+
+
+def connect(connection: Connection, every: float = EVERY) -> float:
+    """A member opened ``connection``: record them (a visit, with its card) and beat once
+    (see ``heartbeat`` for ``every``).
 
     One round trip per namespace for the record, plus the first heartbeat.
     Returns the score recorded on the site.
@@ -56,7 +64,7 @@ def connect(connection: Connection) -> float:
         record_member(connection.pk, connection.hidden, connection.card, room, keep_card=True)
         for room in connection.namespaces
     ]
-    heartbeat([connection])
+    heartbeat([connection], every)
     return visits[0].at
 
 
@@ -65,28 +73,29 @@ def connect(connection: Connection) -> float:
 HEARTBEAT_BATCH = 200
 
 
-def heartbeat(connections: Iterable[Connection]) -> None:
-    """Mark every connection alive now (see lua/heartbeat.lua), each in each of its
-    namespaces: one round trip per HEARTBEAT_BATCH connections.
+def heartbeat(connections: Iterable[Connection], every: float = EVERY) -> None:
+    """Mark every connection alive (see lua/heartbeat.lua), each in each of its namespaces,
+    until BEATS_TO_TIMEOUT × ``every`` seconds from now: the caller beats again every
+    ``every`` seconds. One round trip per HEARTBEAT_BATCH connections.
 
     A member Redis no longer holds (it lost its data) is put back, with their card.
     """
     batch = list(connections)
     for first in range(0, len(batch), HEARTBEAT_BATCH):
-        _beat(batch[first : first + HEARTBEAT_BATCH])
+        _beat(batch[first : first + HEARTBEAT_BATCH], BEATS_TO_TIMEOUT * every)
 
 
-def _beat(connections: list[Connection]) -> None:
-    """One HEARTBEAT call (see lua/heartbeat.lua) for ``connections``, each in each of its
-    namespaces: its live, left, index and connections keys, and its member set."""
+def _beat(connections: list[Connection], timeout: float) -> None:
+    """One HEARTBEAT call (see lua/heartbeat.lua) for ``connections``, alive for ``timeout``
+    seconds, each in each of its namespaces: its live, left, index and connections keys,
+    and its member set."""
     now = time.time()
-    timeout = conf.heartbeat_timeout
     keys = [conf.keys().cards, conf.rooms_key]
     args: list[Any] = [
         now,
+        now + timeout,
         math.ceil(timeout),
         math.ceil(conf.retention),
-        now - timeout,
         conf.notices_channel,
     ]
     for connection in connections:
@@ -113,8 +122,8 @@ def disconnect(connection: Connection, at: float | None = None) -> float:
     for room in connection.namespaces:
         keys += [*conf.socket_keys(room), *conf.keys(room)[:2]]
         keys.append(conf.connections_key(room, connection.pk))
-    args = [now, now - conf.heartbeat_timeout, math.ceil(conf.max_age), connection.pk]
-    args += [connection.id, conf.notices_channel, *map(room_arg, connection.namespaces)]
+    args = [now, math.ceil(conf.max_age), connection.pk, connection.id, conf.notices_channel]
+    args += map(room_arg, connection.namespaces)
     scripts.DISCONNECT(get_client(), keys, args)
     return now
 
@@ -123,14 +132,14 @@ def check(rooms: list[str | None]) -> None:
     """Sweep the namespaces of ``rooms`` (None: the site) for connections of dead
     processes (see lua/check.lua): one round trip."""
     keys = [key for room in rooms for key in conf.socket_keys(room)]
-    args = [time.time() - conf.heartbeat_timeout, math.ceil(conf.retention), conf.notices_channel]
+    args = [time.time(), math.ceil(conf.retention), conf.notices_channel]
     scripts.CHECK(get_client(), keys, [*args, *map(room_arg, rooms)])
 
 
 def connected(*, room: str | None = None) -> list[str]:
-    """Pks of members (hidden ones too) with a living connection, newest heartbeat first."""
-    cutoff = time.time() - conf.heartbeat_timeout
-    live = get_client().zrange(conf.socket_keys(room).live, "+inf", cutoff, byscore=True, desc=True)
+    """Pks of members (hidden ones too) with a living connection, the one alive longest first."""
+    now = time.time()
+    live = get_client().zrange(conf.socket_keys(room).live, "+inf", now, byscore=True, desc=True)
     return [text(pk) for pk in live]
 
 

@@ -1,5 +1,5 @@
-"""A member's status, from the signs Redis keeps of them (their score, newest heartbeat
-and last socket close): the one rule every surface applies, and ``lua/lib/kept.lua``
+"""A member's status, from the signs Redis keeps of them (their score, when their push
+connections are alive until, and their last socket close): the one rule every surface applies, and ``lua/lib/kept.lua``
 inside Redis. The rule in a table: docs/howto/presence-dots.md.
 
 Heartbeats never move the score, so they never reorder a list. A socket closed a
@@ -9,6 +9,7 @@ browsing would have been recorded again by then, when their "online" cookie expi
 
 from __future__ import annotations
 
+import time
 from typing import Literal
 
 from whos_online.conf import HALF_WINDOW, conf
@@ -38,10 +39,10 @@ def status_of(
 
 
 def beating(beat: float | None, now: float) -> bool:
-    """Whether a socket of theirs still beats: its newest heartbeat is within the timeout."""
-    return beat is not None and beat >= now - conf.heartbeat_timeout
+    """Whether a socket of theirs still beats: ``beat``, when it is alive until, is not past."""
+    return beat is not None and beat >= now
 
 
 def last_sign(score: float, beat: float | None = None, left: float | None = None) -> float:
-    """When a member was last seen: their newest sign."""
-    return max(score, beat or 0.0, left or 0.0)
+    """When a member was last seen: their newest sign (now, while a socket is alive)."""
+    return max(score, min(beat or 0.0, time.time()), left or 0.0)

@@ -1,27 +1,38 @@
-"""The Channels part's own checks: its setting, and the endpoint its live blocks fall
+"""The Channels part's own checks: its settings, and the endpoint its live blocks fall
 back to (registered by its app, so a site without it runs neither)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, register
 from django.urls import NoReverseMatch, reverse
 
+from whos_online.contrib.channels.hub import HEARTBEAT, heartbeat
+
 
 @register(Tags.compatibility)
-def check_websocket_url(**kwargs: Any) -> list[CheckMessage]:
-    value = getattr(settings, "WHOS_ONLINE_WEBSOCKET_URL", None)
-    if value is None or isinstance(value, str):
-        return []
-    return [
-        Error(
-            f"WHOS_ONLINE_WEBSOCKET_URL is {value!r}; it must be str or None.",
-            hint="Fix or remove it (the default is None).",
-            id="whos_online.E005",
-        )
-    ]
+def check_settings(**kwargs: Any) -> list[CheckMessage]:
+    errors: list[CheckMessage] = []
+    url = getattr(settings, "WHOS_ONLINE_WEBSOCKET_URL", None)
+    if not (url is None or isinstance(url, str)):
+        errors.append(_wrong("WHOS_ONLINE_WEBSOCKET_URL", url, "str or None", None))
+    beat = getattr(settings, "WHOS_ONLINE_HEARTBEAT", HEARTBEAT)
+    number = isinstance(beat, (int, float, timedelta)) and not isinstance(beat, bool)
+    if not (number and heartbeat() >= 0.001):
+        expected = "int or float or timedelta >= 0.001"
+        errors.append(_wrong("WHOS_ONLINE_HEARTBEAT", beat, expected, HEARTBEAT))
+    return errors
+
+
+def _wrong(name: str, value: Any, expected: str, default: Any) -> Error:
+    return Error(
+        f"{name} is {value!r}; it must be {expected}.",
+        hint=f"Fix or remove it (the default is {default!r}).",
+        id="whos_online.E005",
+    )
 
 
 @register(Tags.urls)

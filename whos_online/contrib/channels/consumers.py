@@ -18,7 +18,7 @@ from django.contrib.auth.models import AnonymousUser
 
 from whos_online import push
 from whos_online.access import REFUSED, TOO_MANY_CONNECTIONS, RoomAccess, room_access
-from whos_online.contrib.channels.hub import View, get_hub
+from whos_online.contrib.channels.hub import View, get_hub, heartbeat
 from whos_online.contrib.channels.language import socket_language
 from whos_online.room_names import room_name
 from whos_online.store import failsafe, reading
@@ -91,7 +91,7 @@ class PresenceMixin:
             logger.debug("whos_online: member %s has too many connections", connection.pk)
             return
         self.presence_connection = connection
-        recorded = await asyncio.to_thread(failsafe.write, push.connect, connection)
+        recorded = await asyncio.to_thread(failsafe.write, push.connect, connection, heartbeat())
         if isinstance(recorded, failsafe.Unavailable):
             hub.beat_soon()
 

@@ -25,6 +25,7 @@ import time
 import weakref
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from typing import Any, Protocol
 
 from channels.db import database_sync_to_async
@@ -51,6 +52,14 @@ CHECK_EVERY = 10.0
 UNAVAILABLE_AFTER = 10.0
 # Open connections one member may have tracked in one process (tabs, windows, devices).
 MAX_CONNECTIONS_PER_MEMBER = 20
+# Seconds between a process's beats unless WHOS_ONLINE_HEARTBEAT says otherwise.
+HEARTBEAT = 25
+
+
+def heartbeat() -> float:
+    """Seconds between a process's beats for its connections: WHOS_ONLINE_HEARTBEAT."""
+    value = getattr(settings, "WHOS_ONLINE_HEARTBEAT", HEARTBEAT)
+    return value.total_seconds() if isinstance(value, timedelta) else float(value)
 
 
 class Subscriber(Protocol):
@@ -177,9 +186,10 @@ class Hub:
         now = time.time()
         # A clock that went backwards beats (and sweeps) at once rather than never. Both
         # are tried again each tick until Redis takes them.
-        if self.connections and not 0 <= now - self.beat_at < conf.heartbeat:
+        every = heartbeat()
+        if self.connections and not 0 <= now - self.beat_at < every:
             alive = list(self.connections.values())
-            beaten = await asyncio.to_thread(failsafe.write, push.heartbeat, alive)
+            beaten = await asyncio.to_thread(failsafe.write, push.heartbeat, alive, every)
             if not isinstance(beaten, failsafe.Unavailable):
                 self.beat_at = now
         if self.feeds and not 0 <= now - self.checked_at < CHECK_EVERY:

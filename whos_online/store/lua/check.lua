@@ -1,9 +1,9 @@
 -- A hub's sweep of the namespaces its views show, where no process may beat any
--- more: connections of dead processes (a heartbeat before ARGV[1]) move from live
+-- more: connections of dead processes (alive until before ARGV[1]) move from live
 -- to left, and such a namespace's room is published.
 --
 -- KEYS       four per namespace: live, left, kept users, kept hidden (lib/kept.lua)
--- ARGV[1]    now minus the heartbeat timeout
+-- ARGV[1]    now
 -- ARGV[2]    the left set's TTL
 -- ARGV[3]    the notices channel
 -- ARGV[4..]  each namespace's room ('' for the site)

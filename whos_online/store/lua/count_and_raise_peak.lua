@@ -4,7 +4,7 @@
 --
 -- KEYS[1]    users      KEYS[2]  hidden     KEYS[3]  guests
 -- KEYS[4]    peak       KEYS[5]  cards (not read: the namespace's keys come whole)
--- KEYS[6]    live: pk -> newest heartbeat      KEYS[7]  left: pk -> last closed
+-- KEYS[6]    live: pk -> alive until      KEYS[7]  left: pk -> last closed
 -- KEYS[8]    kept users      KEYS[9]  kept hidden: the indexes of lib/kept.lua
 -- KEYS[10..] the window's guest HyperLogLogs, if guests are counted approximately
 -- ARGV[1]    the window's start

@@ -1,5 +1,5 @@
--- One WebSocket connection closed. The member stays live at the newest heartbeat
--- of their other living connections (those of dead processes are dropped); with
+-- One push connection closed. The member stays live until the latest their other
+-- connections are alive until (those past it, of dead processes, are dropped); with
 -- none left they move to the left set (and their set's index, see lib/kept.lua)
 -- and the namespace is published. A room the cap dropped is left alone.
 --
@@ -7,35 +7,34 @@
 -- then seven per namespace the connection was in: live, left, kept users,
 --            kept hidden, users, hidden, the member's connections hash there
 -- ARGV[1]    now
--- ARGV[2]    now minus the heartbeat timeout
--- ARGV[3]    the left set's TTL (the window)
--- ARGV[4]    the member's pk
--- ARGV[5]    the connection id
--- ARGV[6]    the notices channel
--- ARGV[7..]  each namespace's room ('' for the site)
+-- ARGV[2]    the left set's TTL (the window)
+-- ARGV[3]    the member's pk
+-- ARGV[4]    the connection id
+-- ARGV[5]    the notices channel
+-- ARGV[6..]  each namespace's room ('' for the site)
 -- Returns 1.
 --@include lib/kept.lua
 --@include lib/announce.lua
-local pk = ARGV[4]
+local pk = ARGV[3]
 for i = 0, (#KEYS - 1) / 7 - 1 do
   local live, left, kept_users, kept_hidden = KEYS[2 + 7 * i], KEYS[3 + 7 * i], KEYS[4 + 7 * i],
                                               KEYS[5 + 7 * i]
   local users, hidden, conns = KEYS[6 + 7 * i], KEYS[7 + 7 * i], KEYS[8 + 7 * i]
-  local room = ARGV[7 + i]
-  redis.call('HDEL', conns, ARGV[5])
+  local room = ARGV[6 + i]
+  redis.call('HDEL', conns, ARGV[4])
   if room == '' or redis.call('ZSCORE', KEYS[1], room) then
-    local newest = nil
+    local latest = nil
     local fields = redis.call('HGETALL', conns)
     for j = 1, #fields, 2 do
-      local beat = tonumber(fields[j + 1])
-      if beat < tonumber(ARGV[2]) then
+      local alive_until = tonumber(fields[j + 1])
+      if alive_until < tonumber(ARGV[1]) then
         redis.call('HDEL', conns, fields[j])
-      elseif newest == nil or beat > newest then
-        newest = beat
+      elseif latest == nil or alive_until > latest then
+        latest = alive_until
       end
     end
-    if newest then
-      redis.call('ZADD', live, newest, pk)
+    if latest then
+      redis.call('ZADD', live, latest, pk)
     else
       redis.call('ZREM', live, pk)
       redis.call('ZADD', left, ARGV[1], pk)
@@ -43,8 +42,8 @@ for i = 0, (#KEYS - 1) / 7 - 1 do
         local score = redis.call('ZSCORE', set[1], pk)
         if score then redis.call('ZADD', set[2], score, pk) end
       end
-      expire_signs(ARGV[3], live, left, kept_users, kept_hidden)
-      announce(room, ARGV[6])
+      expire_signs(ARGV[2], live, left, kept_users, kept_hidden)
+      announce(room, ARGV[5])
     end
   end
 end

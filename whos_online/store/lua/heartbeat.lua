@@ -1,4 +1,5 @@
--- A process's heartbeat for its open WebSocket connections, in one call.
+-- A process's heartbeat for its open push connections, in one call: each is alive
+-- until ARGV[2] (the beat's time and the timeout its pusher gives).
 --
 -- KEYS[1]    the cards (kept alive as a record keeps them)
 -- KEYS[2]    the rooms' registry
@@ -7,9 +8,9 @@
 --            and the other index, the member's connections hash there, and that
 --            member set (users or hidden)
 -- ARGV[1]    now
--- ARGV[2]    the connections hash's TTL (the heartbeat timeout)
--- ARGV[3]    the sets' TTL (the retention)
--- ARGV[4]    now minus the heartbeat timeout
+-- ARGV[2]    when the connections are alive until: now plus their timeout
+-- ARGV[3]    the connections hash's TTL at least (the timeout, whole seconds)
+-- ARGV[4]    the sets' TTL (the retention)
 -- ARGV[5]    the notices channel
 -- then four per connection and namespace: the pk, the connection id, the room
 --            ('' for the site), the member's card
@@ -24,7 +25,7 @@
 --@include lib/sweep.lua
 --@include lib/announce.lua
 local now, seen, signs, rooms, changed = ARGV[1], {}, {}, false, {}
-redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('EXPIRE', KEYS[1], ARGV[4])
 for i = 0, (#KEYS - 2) / 6 - 1 do
   local live, left, kept, other = KEYS[3 + 6 * i], KEYS[4 + 6 * i], KEYS[5 + 6 * i], KEYS[6 + 6 * i]
   local conns, set = KEYS[7 + 6 * i], KEYS[8 + 6 * i]
@@ -35,13 +36,14 @@ for i = 0, (#KEYS - 2) / 6 - 1 do
     redis.call('ZADD', KEYS[2], 'GT', now, room)
   end
   if registered then
-    if redis.call('HSET', conns, conn, now) == 1 and not redis.call('ZSCORE', set, pk) then
+    if redis.call('HSET', conns, conn, ARGV[2]) == 1 and not redis.call('ZSCORE', set, pk) then
       changed[room] = true
       redis.call('ZADD', set, now, pk)
       redis.call('HSETNX', KEYS[1], pk, card)
     end
-    redis.call('EXPIRE', conns, ARGV[2])
-    if redis.call('ZADD', live, 'GT', now, pk) == 1 then changed[room] = true end
+    -- Never shorter: the member's other connections may have longer timeouts.
+    if redis.call('TTL', conns) < tonumber(ARGV[3]) then redis.call('EXPIRE', conns, ARGV[3]) end
+    if redis.call('ZADD', live, 'GT', ARGV[2], pk) == 1 then changed[room] = true end
     -- At every beat, not only the first: a member forgotten then seen again is
     -- back in their set but not in its index (one ZSCORE when they are in it).
     if not redis.call('ZSCORE', kept, pk) then
@@ -50,16 +52,16 @@ for i = 0, (#KEYS - 2) / 6 - 1 do
     end
     if not signs[live] then
       signs[live] = {live, left, kept, other}
-      if sweep(live, left, ARGV[4]) then changed[room] = true end
+      if sweep(live, left, now) then changed[room] = true end
     end
     if not seen[set] then
       seen[set] = true
-      redis.call('EXPIRE', set, ARGV[3])
+      redis.call('EXPIRE', set, ARGV[4])
     end
   end
 end
 -- As long as the member set: a stale beat still says "their last sign was a socket".
-for _, keys in pairs(signs) do expire_signs(ARGV[3], unpack(keys)) end
-if rooms and redis.call('EXISTS', KEYS[2]) == 1 then redis.call('EXPIRE', KEYS[2], ARGV[3]) end
+for _, keys in pairs(signs) do expire_signs(ARGV[4], unpack(keys)) end
+if rooms and redis.call('EXISTS', KEYS[2]) == 1 then redis.call('EXPIRE', KEYS[2], ARGV[4]) end
 for room in pairs(changed) do announce(room, ARGV[5]) end
 return 1

@@ -6,7 +6,7 @@
 --
 -- KEYS[1]  the sorted set
 -- KEYS[2]  the cards hash (KEYS[1] itself for a set without cards)
--- KEYS[3]  live: pk -> newest heartbeat      KEYS[4]  left: pk -> last closed
+-- KEYS[3]  live: pk -> alive until      KEYS[4]  left: pk -> last closed
 -- KEYS[5]  the set's index of members a socket keeps (see lib/kept.lua)
 --          (KEYS[1] itself, all three, for a set of guests)
 -- ARGV[1]  the score bound

@@ -3,7 +3,7 @@
 --
 -- KEYS[1]     users      KEYS[2]  hidden     KEYS[3]  guests
 -- KEYS[4]     peak       KEYS[5]  cards
--- KEYS[6]     live: pk -> newest heartbeat      KEYS[7]  left: pk -> last closed
+-- KEYS[6]     live: pk -> alive until      KEYS[7]  left: pk -> last closed
 -- KEYS[8]     kept users      KEYS[9]  kept hidden: the indexes of lib/kept.lua
 -- KEYS[10..]  with approximate guest counting (ARGV[6] = n > 0): the window's n
 --             guest HyperLogLogs; then, with the day's count (ARGV[7] not ''), the
@@ -16,8 +16,7 @@
 -- ARGV[5]     '1' to list the hidden members too (a staff view), else '0'
 -- ARGV[6]     n: how many KEYS[10..] are the window's buckets (0: exact guests)
 -- ARGV[7]     the start of the past 24 hours ('': no day count)
--- ARGV[8]     now minus the heartbeat timeout
--- ARGV[9]     the guest cap (0: none)
+-- ARGV[8]     the guest cap (0: none)
 -- Returns {listed, hidden (each one JSON text; see listing), users, hidden count,
 -- guests, peak count, peak time (see peak_with in lib/counts.lua), day members,
 -- day guests (false, false without a day count), the oldest sign (see oldest)}.
@@ -69,7 +68,7 @@ local guests = counted[3]
 local peak_count, peak_at = false, false
 if ARGV[3] == '1' then
   peak_count, peak_at = peak_with(KEYS, counted, ARGV[2], users + hidden + guests, guests,
-                                  tonumber(ARGV[9]), buckets > 0)
+                                  tonumber(ARGV[8]), buckets > 0)
 end
 for _, value in ipairs({users, hidden, guests, peak_count, peak_at}) do
   result[#result + 1] = value
@@ -102,7 +101,7 @@ local function oldest(key, n)
   local rows = redis.call('ZRANGE', key, start, '+inf', 'BYSCORE', 'LIMIT', 0, 20, 'WITHSCORES')
   for i = 1, #rows, 2 do
     local beat = redis.call('ZSCORE', live, rows[i])
-    if not (beat and tonumber(beat) >= tonumber(ARGV[8])) then return tonumber(rows[i + 1]) end
+    if not (beat and tonumber(beat) >= tonumber(ARGV[2])) then return tonumber(rows[i + 1]) end
   end
   if #rows > 0 then return tonumber(rows[#rows]) end
 end
@@ -112,7 +111,7 @@ for i, n in ipairs({counted[1], counted[2], buckets > 0 and 0 or counted[3]}) do
   if score and (not first or score < first) then first = score end
 end
 if sockets then
-  for _, range in ipairs({{left, '+inf'}, {live, '(' .. ARGV[8]}}) do
+  for _, range in ipairs({{left, '+inf'}, {live, '(' .. ARGV[2]}}) do
     local sign = redis.call('ZRANGE', range[1], start, range[2], 'BYSCORE', 'LIMIT', 0, 1,
                             'WITHSCORES')
     if sign[2] and (not first or tonumber(sign[2]) < first) then first = tonumber(sign[2]) end

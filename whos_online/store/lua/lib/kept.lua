@@ -1,6 +1,7 @@
 -- A member is inside a window while their score (the last page view or connect)
--- or their newest socket sign (a heartbeat in the live set, a close in the left
--- set) is in it. Heartbeats never move scores, so they never reorder a list.
+-- or their newest socket sign (when their connections are alive until, in the
+-- live set; a close, in the left set) is in it. Heartbeats never move scores, so
+-- they never reorder a list.
 --
 -- So that no read walks the connected members, each member set has an index (kept
 -- users, kept hidden): its members with a socket sign, scored as in the set. The
