@@ -13,8 +13,6 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any, NamedTuple, Union
 
-from django.utils.module_loading import import_string
-
 SECONDS = (int, timedelta)
 NUMBER = (int, float)
 # A dotted path, a callable or None: check_callables checks these, each under its own id.
@@ -90,15 +88,3 @@ def seconds(value: Any) -> float:
 # A WHOS_ONLINE_ROOMS value naming a callable, not a room: identifiers joined by dots,
 # so neither a {field} nor the ':' a room's parts are joined by.
 DOTTED_PATH = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)+")
-
-
-def room_spec(value: Any) -> Any:
-    """A WHOS_ONLINE_ROOMS value as the middleware uses it: a dotted path as the callable it
-    names (None if it names none: check E015), any other value as it is."""
-    if not (isinstance(value, str) and DOTTED_PATH.fullmatch(value)):
-        return value
-    try:
-        found = import_string(value)
-    except ImportError:
-        return None
-    return found if callable(found) else None

@@ -12,14 +12,7 @@ from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.utils.module_loading import import_string
 
 from whos_online.conf import conf
-from whos_online.settings_table import (
-    CALLABLE,
-    PROXY_HEADERS,
-    REMOVED,
-    SETTINGS,
-    Setting,
-    seconds,
-)
+from whos_online.settings_table import CALLABLE, PROXY_HEADERS, REMOVED, SETTINGS, Setting, seconds
 from whos_online.store.members import logs_in_by_email
 
 HASH_TAG = re.compile(r"\{[^}]+\}")
