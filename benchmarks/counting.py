@@ -135,11 +135,11 @@ def fill(
 
 
 def fill_exact(client: redis.Redis, n: int, now: float) -> None:
-    fill(client, FILL_EXACT, [conf.guests_key], f"{n}:", 0, n, now, conf.max_age)
+    fill(client, FILL_EXACT, [conf.keys().guests], f"{n}:", 0, n, now, conf.max_age)
 
 
 def fill_buckets(client: redis.Redis, now: float, seed: str, first: int, last: int) -> None:
-    fill(client, FILL_BUCKETS, counting.window_buckets(conf.guests_key, now), seed, first, last)
+    fill(client, FILL_BUCKETS, counting.window_buckets(conf.keys().guests, now), seed, first, last)
 
 
 def count_at(now: float) -> tuple[int, float]:
@@ -183,7 +183,7 @@ def measure_size(client: redis.Redis, n: int) -> dict[str, float]:
         fill_buckets(client, now, f"{n}:", 0, n)
         row["approx_count"], row["approx_us"] = count_at(now)
         # The window's buckets and the block's union of the older ones.
-        hlls = client.scan_iter(match=f"{conf.guests_key}:hll:*", count=1000)
+        hlls = client.scan_iter(match=f"{conf.keys().guests}:hll:*", count=1000)
         row["approx_bytes"] = sum(client.memory_usage(key, samples=0) or 0 for key in hlls)
     wipe(client)
     return row

@@ -74,7 +74,7 @@ def child(checkout: str, crowd: int, records: int, reads: int) -> None:
     pipe = admin.pipeline(transaction=False)
     for first in range(0, guests, 10_000):
         scored = {f"crowd{i:012d}": now for i in range(first, min(first + 10_000, guests))}
-        pipe.zadd(conf.guests_key, scored)
+        pipe.zadd(conf.keys().guests, scored)
     pipe.execute()
     presence.prune()  # the peak, as cron keeps it
     for i in range(50):  # the scripts loaded

@@ -1,5 +1,4 @@
-"""Sphinx configuration: MyST Markdown pages, the Furo theme, autodoc of the Python API
-and the settings reference generated from whos_online.settings_table.SETTINGS (_ext/settings_reference.py).
+"""Sphinx configuration: MyST Markdown pages, the Furo theme and autodoc of the Python API.
 
 Build with ``python3 dev.py docs`` (warnings are errors, every reference must resolve).
 """
@@ -15,7 +14,7 @@ from pygments.lexers.special import TextLexer
 from sphinx.application import Sphinx
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parent), str(HERE / "_ext")]
+sys.path.insert(0, str(HERE.parent))
 
 # autodoc imports whos_online, which reads Django's settings: the fewest that let it.
 settings.configure(
@@ -33,7 +32,7 @@ author = "The whos_online developers"
 copyright = "the whos_online developers"
 release = version = whos_online.__version__
 
-extensions = ["myst_parser", "sphinx.ext.autodoc", "settings_reference"]
+extensions = ["myst_parser", "sphinx.ext.autodoc"]
 source_suffix = {".md": "markdown"}
 exclude_patterns = ["_build"]
 myst_enable_extensions = ["colon_fence", "deflist"]

@@ -14,7 +14,7 @@ from django.contrib.auth.models import User
 from django.core.signals import setting_changed
 from django.test import override_settings
 
-from tests.conftest import socket_timeout
+from tests.conftest import BrowserClient, socket_timeout
 from tests.test_connection import fakeredis_client
 from whos_online import conf as conf_module
 from whos_online.conf import Settings, conf
@@ -25,7 +25,7 @@ from whos_online.visitors import bots
 
 def test_defaults() -> None:
     assert (conf.cookie_name, conf.cookie_age, conf.max_age) == ("online", 300, 600.0)
-    assert (conf.keys().users, conf.guests_key) == ("whos_online:users", "whos_online:guests")
+    assert (conf.keys().users, conf.keys().guests) == ("whos_online:users", "whos_online:guests")
 
 
 def test_override_settings_is_seen_and_undone() -> None:
@@ -180,7 +180,7 @@ def test_the_redis_keys(settings: Any) -> None:
     )
     assert conf.connections_key(None, "7") == "{site}:conns:7"
     assert conf.connections_key("lobby", "7") == "{site}:room:lobby:conns:7"
-    assert (conf.keys().users, conf.guests_key) == ("{site}:users", "{site}:guests")
+    assert (conf.keys().users, conf.keys().guests) == ("{site}:users", "{site}:guests")
     assert (conf.rooms_key, conf.history_key) == ("{site}:rooms", "{site}:history")
     with pytest.raises(ValueError, match="A room needs a name."):
         conf.keys("")
@@ -238,6 +238,19 @@ def test_exclusions_are_one_regex(settings: Any) -> None:
     for broken in ("/api/", 3, ["(unclosed"], []):
         settings.WHOS_ONLINE_EXCLUDE_PATHS = broken
         assert conf.exclude_paths is None
+
+
+@pytest.mark.parametrize("spec", [("page", "pk"), 2, "tests.urls_cms.page_rooms"])
+def test_a_rooms_entry_check_e015_reports_names_no_room_and_breaks_no_page(
+    redis_db: Any, settings: Any, spec: object
+) -> None:
+    """Neither a room string nor a callable (nor a dotted path to one): the page is served
+    as if the entry were not there."""
+    settings.ROOT_URLCONF = "tests.urls_cms"
+    settings.WHOS_ONLINE_ROOMS = {"wagtail_serve": spec, "other": "room:{pk}"}
+    assert conf.rooms == {"other": "room:{pk}"}
+    response = BrowserClient().get("/about/")
+    assert response.status_code == 200 and "Nobody is here" in response.content.decode()
 
 
 def test_a_value_is_read_from_django_once_per_settings_object(

@@ -238,7 +238,7 @@ def test_thousands_of_visitors_are_counted_exactly(
         assert sorted(names(listed)) == sorted(played["members"])
         pks = site_pks(site_env)
         assert {member.pk for member in listed} == {pks[name] for name in played["members"]}
-        stored = client.zrange(conf.guests_key, 0, -1)
+        stored = client.zrange(conf.keys().guests, 0, -1)
         guest_ids = {m.decode() if isinstance(m, bytes) else m for m in stored}
         assert guest_ids == {addresses.guest_id(address) for address in played["guests"]}
     finally:

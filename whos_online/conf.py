@@ -20,10 +20,10 @@ from django.utils.module_loading import import_string
 from whos_online.room_names import room_name
 from whos_online.settings_table import (
     DEFAULTS,
+    DOTTED_PATH,
     PROXY_HEADERS,
     SOCKET_TIMEOUT,
     Network,
-    room_spec,
     seconds,
 )
 
@@ -133,10 +133,6 @@ class Settings:
         if name is None:
             raise ValueError("A room needs a name.")
         return f"{self.key_prefix}:room:{name}"
-
-    @cached_property
-    def guests_key(self) -> str:
-        return self.keys().guests
 
     @cached_property
     def rooms_key(self) -> str:
@@ -280,10 +276,6 @@ class Settings:
         return str(settings.SESSION_COOKIE_NAME)
 
     @cached_property
-    def secret_key(self) -> str:
-        return str(settings.SECRET_KEY)
-
-    @cached_property
     def member_card(self) -> Callable[[Any], dict[str, Any]]:
         return cast("Callable[[Any], dict[str, Any]]", _callable("WHOS_ONLINE_MEMBER_CARD"))
 
@@ -308,12 +300,21 @@ class Settings:
 
     @cached_property
     def rooms(self) -> dict[str, object]:
-        """URL name -> room, without the entries check E015 reports."""
+        """URL name -> room (a string, or a callable that a dotted path names), without the
+        entries check E015 reports."""
         value = _get("WHOS_ONLINE_ROOMS")
         if not isinstance(value, dict):
             return {}
-        specs = {name: room_spec(spec) for name, spec in value.items()}
-        return {name: spec for name, spec in specs.items() if spec is not None}
+        rooms = {}
+        for name, spec in value.items():
+            if isinstance(spec, str) and DOTTED_PATH.fullmatch(spec):
+                try:
+                    spec = import_string(spec)
+                except ImportError:
+                    continue
+            if isinstance(spec, str) or callable(spec):
+                rooms[name] = spec
+        return rooms
 
 
 def _callable(name: str) -> Any:

@@ -12,7 +12,7 @@ from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.utils.module_loading import import_string
 
 from whos_online.conf import conf
-from whos_online.settings_table import PROXY_HEADERS, REMOVED, SETTINGS, Setting, seconds
+from whos_online.settings_table import CALLABLE, PROXY_HEADERS, REMOVED, SETTINGS, Setting, seconds
 from whos_online.store.members import logs_in_by_email
 
 HASH_TAG = re.compile(r"\{[^}]+\}")
@@ -87,7 +87,7 @@ def check_callables(**kwargs: Any) -> list[CheckMessage]:
     """The settings the table says take a callable, each under its own id."""
     errors: list[CheckMessage] = []
     for setting in SETTINGS:
-        if "callable" not in setting.takes:
+        if setting.accepts != CALLABLE:
             continue
         name, value = setting.name, getattr(settings, setting.name, setting.default)
         if value is None:

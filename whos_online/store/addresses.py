@@ -31,5 +31,5 @@ def guest_id(ip: str | Address) -> str:
         else:
             host_bits = 128 - conf.ipv6_prefix
             address = ipaddress.IPv6Address(int(address) >> host_bits << host_bits)
-    digest = salted_hmac("whos_online.guest", address.packed, conf.secret_key, algorithm="sha256")
+    digest = salted_hmac("whos_online.guest", address.packed, algorithm="sha256")
     return digest.hexdigest()[:16]

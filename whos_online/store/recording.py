@@ -142,7 +142,7 @@ def forget_guest(ip: str) -> bool:
     """
     if counting.approximate():
         return False
-    return bool(get_client().zrem(conf.guests_key, guest_id(ip)))
+    return bool(get_client().zrem(conf.keys().guests, guest_id(ip)))
 
 
 # Guests over the cap dropped by one write: a short write however long the flood.
