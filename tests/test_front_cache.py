@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 import redis
 import time_machine
-from asgiref.sync import async_to_sync
 from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse
 from django.template import engines
@@ -21,6 +20,7 @@ from django.urls import include, path
 
 from tests import online_now
 from tests.conftest import NOW, BrowserAsyncClient, BrowserClient, names
+from tests.test_middleware import async_get
 from whos_online import presence
 from whos_online.conf import Settings, conf
 from whos_online.rooms.pages import in_room
@@ -183,7 +183,7 @@ def test_the_beacon_counts_under_asgi(site_cache: Any) -> None:
     page = BrowserClient().get("/topic/1/", REMOTE_ADDR="198.51.100.1").content.decode()
     guest = BrowserAsyncClient()
     for beacon in beacons(page):
-        answer = async_to_sync(guest.get)(beacon, REMOTE_ADDR="198.51.100.2")
+        answer = async_get(guest, beacon, REMOTE_ADDR="198.51.100.2")
         assert answer.status_code == 204
     assert {"online", "online_rooms"} <= set(guest.cookies)
     assert online_now.guest_count(room="topic:1") == 2
